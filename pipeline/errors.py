@@ -1,0 +1,77 @@
+"""Exit codes and the user-facing errors that map to them.
+
+Every error a user can cause is one of these classes; the CLI turns them into
+a message and an exit code, never a traceback. Anything else is a bug (exit 5).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class ExitCode(enum.IntEnum):
+    """Documented exit codes (README and `mfu --help` list the same)."""
+
+    OK = 0
+    THRESHOLD = 1
+    USAGE = 2
+    CONFIG = 3
+    TRACE = 4
+    INTERNAL = 5
+
+
+@dataclass
+class Problem:
+    """One thing wrong in a config file, located precisely enough to fix."""
+
+    message: str
+    pointer: str = ""          # JSON pointer, e.g. /workload/global_batch
+    file: str = ""
+    line: int | None = None    # 1-based
+    col: int | None = None     # 1-based
+    hint: str = ""             # what to write instead
+
+    def __str__(self) -> str:
+        where = self.file or "<job>"
+        if self.line is not None:
+            where += f":{self.line}:{self.col or 1}"
+        text = f"{where}: {self.pointer or '/'}: {self.message}"
+        if self.hint:
+            text += f" (fix: {self.hint})"
+        return text
+
+
+class MfuError(Exception):
+    """Base of user-facing errors; `code` is the process exit code."""
+
+    code: ExitCode = ExitCode.INTERNAL
+
+
+class UsageError(MfuError):
+    code = ExitCode.USAGE
+
+
+class ConfigError(MfuError):
+    """A job (or catalog) file is wrong; carries every problem found, not just the first."""
+
+    code = ExitCode.CONFIG
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class TraceError(MfuError):
+    """The trace cannot answer the question: unreadable, not an export, region missing."""
+
+    code = ExitCode.TRACE
+
+
+class HardwareError(MfuError):
+    """No trustworthy peak: unknown GPU, mixed GPUs, no GPU table and no override.
+
+    Raised as a config problem (exit 3) because the fix is always in the job file.
+    """
+
+    code = ExitCode.CONFIG
