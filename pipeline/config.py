@@ -1,0 +1,291 @@
+"""Job files: YAML with positions -> JSON Schema -> scope-consistency checks -> a frozen Job.
+
+Every problem in a file is collected and reported at once, each located by
+file:line:col and JSON pointer, with what to write instead. The schema is the
+reference documentation; the checks here are the rules a schema cannot say:
+that the FLOPs numerator and the time denominator describe the same work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from .errors import ConfigError, Problem
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+# YAML 1.1 reads 989e12 and 8.0e9 as strings; FLOP counts are written exactly like that.
+_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads 989e12 / 8.0e9 as floats."""
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
+
+
+@dataclass(frozen=True)
+class Region:
+    name: str
+    match: str
+    domain: str | None
+    first: int
+    last: int | None
+    attribution: str
+    covers: str | int
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated job. `steps_per_occurrence` is the scope bridge: optimizer steps in one occurrence."""
+
+    path: Path
+    name: str
+    description: str
+    trace_path: Path
+    trace_text: str
+    region: Region
+    hardware: dict[str, Any]
+    model: dict[str, Any]
+    workload: dict[str, Any]
+    parallelism: dict[str, Any]
+    thresholds: dict[str, Any]
+    steps_per_occurrence: Fraction
+    sha256: str
+    data: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+@cache
+def schema_registry() -> Registry:
+    resources = [(p.name, Resource.from_contents(json.loads(p.read_text(encoding="utf-8"))))
+                 for p in sorted(SCHEMA_DIR.glob("*.schema.json"))]
+    return Registry().with_resources(resources)
+
+
+def validator(name: str) -> Draft202012Validator:
+    schema = schema_registry().contents(name)
+    return Draft202012Validator(schema, registry=schema_registry())
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, tuple[int, int]], list[Problem]]:
+    """Parse YAML keeping (line, col) per JSON pointer; duplicate keys are problems, not silent."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        msg = f"invalid YAML: {exc.problem or exc.context}"
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ConfigError([Problem(msg, "", file, line, col, "check indentation, quotes and ':' after keys")])
+    except yaml.YAMLError as exc:
+        raise ConfigError([Problem(f"invalid YAML: {exc}", "", file)])
+    positions: dict[str, tuple[int, int]] = {}
+    problems: list[Problem] = []
+    if node is not None:
+        _walk(node, "", positions, problems, file)
+    return data, positions, problems
+
+
+def _walk(node: yaml.Node, pointer: str, positions: dict, problems: list[Problem], file: str) -> None:
+    positions.setdefault(pointer, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(key.value)
+            child = f"{pointer}/{_escape(name)}"
+            if name in seen:
+                problems.append(Problem(f"duplicate key '{name}'", child, file, key.start_mark.line + 1,
+                                        key.start_mark.column + 1, "keep one of them"))
+            seen.add(name)
+            positions[child + "#key"] = (key.start_mark.line + 1, key.start_mark.column + 1)
+            _walk(value, child, positions, problems, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, f"{pointer}/{i}", positions, problems, file)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _locate(problem: Problem, positions: dict[str, tuple[int, int]], key: bool = False) -> Problem:
+    """Fill line/col from the nearest enclosing node that has a position."""
+    pointer = problem.pointer
+    if key and pointer + "#key" in positions:
+        problem.line, problem.col = positions[pointer + "#key"]
+        return problem
+    while pointer not in positions and pointer:
+        pointer = pointer.rsplit("/", 1)[0]
+    problem.line, problem.col = positions.get(pointer, (1, 1))
+    return problem
+
+
+def schema_problems(data: Any, schema_name: str, file: str,
+                    positions: dict[str, tuple[int, int]]) -> list[Problem]:
+    """Every schema violation as a located Problem; unknown keys point at the key itself."""
+    out: list[Problem] = []
+    for err in validator(schema_name).iter_errors(data):
+        base = "".join(f"/{_escape(str(p))}" for p in err.absolute_path)
+        if err.validator == "additionalProperties":
+            allowed = sorted(err.schema.get("properties", {}))
+            for extra in sorted(set(err.instance) - set(allowed)):
+                out.append(_locate(Problem(f"unknown key '{extra}'", f"{base}/{_escape(extra)}", file,
+                                           hint=f"allowed here: {', '.join(allowed)}"), positions, key=True))
+            continue
+        out.append(_locate(Problem(_message(err), base, file, hint=_hint(err)), positions))
+    return sorted(out, key=lambda p: (p.line or 0, p.col or 0, p.pointer))
+
+
+def _message(err) -> str:
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required here")
+    if err.validator == "enum":
+        return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
+    if err.validator in ("type", "oneOf", "anyOf"):
+        return f"{err.instance!r} is not valid here: {err.schema.get('description', err.message)}"
+    return err.message
+
+
+def _hint(err) -> str:
+    if err.validator == "required":
+        return f"add the key; {err.schema.get('properties', {}).get(err.message.split(chr(39))[1], {}).get('description', '')}".rstrip("; ")
+    return ""
+
+
+def load_job(path: str | Path) -> Job:
+    """Read, validate and scope-check one job file; raise ConfigError listing every problem."""
+    path = Path(path)
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError([Problem("job file not found", "", file, hint="check the path")]) from None
+    except OSError as exc:
+        raise ConfigError([Problem(f"cannot read job file ({exc.strerror})", "", file)]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([Problem(f"not UTF-8 text (byte {exc.start})", "", file)]) from None
+    data, positions, problems = parse_yaml(text, file)
+    if not isinstance(data, dict):
+        raise ConfigError([Problem("the job file must be a YAML mapping of keys (name, trace, region, ...)",
+                                   "", file, 1, 1)])
+    problems += schema_problems(data, "job.schema.json", file, positions)
+    if not problems:
+        problems += [_locate(p, positions) for p in scope_problems(data, file)]
+    if problems:
+        raise ConfigError(problems)
+    return _build(path, data, hashlib.sha256(raw).hexdigest())
+
+
+def _build(path: Path, data: dict[str, Any], sha256: str) -> Job:
+    region = data["region"]
+    occ = region.get("occurrences", {})
+    wl = {"grad_accum": 1, "recompute": "none", "flash_recompute": False, **data["workload"]}
+    hw = {"gpu": "auto", "peak_tflops": None, "hbm_gbps": None, "sparsity": False,
+          "fp8_fraction": None, "achievable_tflops": None, **data["hardware"]}
+    return Job(
+        path=path,
+        name=data["name"],
+        description=data.get("description", ""),
+        trace_path=(path.parent / data["trace"]),
+        trace_text=data["trace"],
+        region=Region(region["name"], region.get("match", "exact"), region.get("domain"),
+                      occ.get("first", 1), occ.get("last"), region.get("attribution", "process"),
+                      region.get("covers", "step")),
+        hardware=hw,
+        model=dict(data["model"]),
+        workload=wl,
+        parallelism=dict(data.get("parallelism", {})),
+        thresholds=dict(data.get("thresholds", {})),
+        steps_per_occurrence=steps_per_occurrence(region.get("covers", "step"), wl),
+        sha256=sha256,
+        data=data,
+    )
+
+
+def steps_per_occurrence(covers: str | int, workload: dict[str, Any]) -> Fraction:
+    """Optimizer steps in one occurrence: the factor that scopes per-step FLOPs to the region."""
+    if covers == "microbatch":
+        return Fraction(1, workload.get("grad_accum", 1))
+    if covers == "step":
+        return Fraction(1)
+    return Fraction(int(covers))
+
+
+def scope_problems(data: dict[str, Any], file: str) -> list[Problem]:
+    """Cross-field rules (SEMANTICS §7): batch arithmetic, GPU product, mode vs recompute, scope."""
+    wl, hw, region = data["workload"], data["hardware"], data["region"]
+    par, model = data.get("parallelism"), data["model"]
+    out: list[Problem] = []
+
+    def bad(msg: str, pointer: str, hint: str = "") -> None:
+        out.append(Problem(msg, pointer, file, hint=hint))
+
+    occ = region.get("occurrences", {})
+    if "last" in occ and occ["last"] < occ.get("first", 1):
+        bad(f"last ({occ['last']}) is before first ({occ.get('first', 1)})", "/region/occurrences/last",
+            "last must be >= first")
+    gpus = hw["num_gpus"]
+    mb, ga, gb = wl.get("micro_batch"), wl.get("grad_accum", 1), wl["global_batch"]
+    if wl["mode"] != "training":
+        if wl.get("recompute", "none") != "none" or wl.get("flash_recompute"):
+            bad(f"{wl['mode']} has no backward pass, so nothing is recomputed", "/workload/recompute",
+                "remove recompute/flash_recompute or set mode: training")
+        if ga != 1:
+            bad(f"{wl['mode']} has no gradient accumulation", "/workload/grad_accum", "remove grad_accum")
+    if wl["mode"] == "decode" and "context_len" not in wl:
+        bad("decode mode needs the KV-cache length", "/workload", "add workload.context_len")
+    if region.get("covers") == "microbatch" and mb is None:
+        bad("covers: microbatch needs micro_batch to size one microbatch", "/workload",
+            "add workload.micro_batch (and grad_accum)")
+    if "seq_lens" in wl and sum(wl["seq_lens"]) > wl["seq_len"]:
+        bad(f"seq_lens add up to {sum(wl['seq_lens'])}, more than seq_len {wl['seq_len']}",
+            "/workload/seq_lens", "packed documents must fit in one sequence of seq_len tokens")
+    dp = _data_parallel(par, gpus, bad)
+    if mb is not None:
+        if dp is not None and mb * ga * dp != gb:
+            bad(f"global_batch {gb} != micro_batch {mb} x grad_accum {ga} x data-parallel {dp} = {mb * ga * dp}",
+                "/workload/global_batch", f"set global_batch: {mb * ga * dp}, or fix micro_batch/grad_accum/parallelism")
+        elif dp is None and gb % (mb * ga):
+            bad(f"global_batch {gb} is not a multiple of micro_batch {mb} x grad_accum {ga}",
+                "/workload/global_batch", "global_batch = micro_batch x grad_accum x data-parallel replicas")
+        elif dp is None and gpus % (gb // (mb * ga)):
+            rep = gb // (mb * ga)
+            bad(f"global_batch / (micro_batch x grad_accum) = {rep} data-parallel replicas, which does not "
+                f"divide num_gpus {gpus}", "/workload/global_batch", "check the batch sizes, or declare parallelism")
+    if hw.get("fp8_fraction") is not None and hw["precision"] != "fp8":
+        bad("fp8_fraction only applies to precision fp8", "/hardware/fp8_fraction", "remove it or set precision: fp8")
+    if "flops_per_step" in model and region.get("covers") == "microbatch" and "grad_accum" not in wl:
+        bad("an explicit flops_per_step with covers: microbatch needs grad_accum to split the step",
+            "/workload", "add workload.grad_accum")
+    return out
+
+
+def _data_parallel(par: dict[str, Any] | None, gpus: int, bad) -> int | None:
+    """Data-parallel degree from the declared parallelism, checking the GPU product."""
+    if par is None:
+        return None
+    model_par = par.get("tensor", 1) * par.get("pipeline", 1) * par.get("context", 1)
+    if "data" in par:
+        if par["data"] * model_par != gpus:
+            bad(f"data {par['data']} x tensor x pipeline x context ({model_par}) = {par['data'] * model_par}, "
+                f"but num_gpus is {gpus}", "/parallelism", "make the product equal hardware.num_gpus")
+        return par["data"]
+    if gpus % model_par:
+        bad(f"num_gpus {gpus} is not divisible by tensor x pipeline x context = {model_par}", "/parallelism",
+            "fix the parallel degrees or num_gpus")
+        return None
+    return gpus // model_par

@@ -1,0 +1,124 @@
+"""Times per occurrence from a trace: region selection, kernel attribution, sum/union (SEMANTICS §3-6).
+
+All arithmetic on kernels happens in the SQL files; this module decides which
+queries apply to this trace (attribution fallback) and turns "no such region"
+or "not that many occurrences" into errors a user can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import queries
+from .config import Region
+from .errors import TraceError
+from .trace import Trace
+
+NS = 1_000_000_000
+
+
+@dataclass
+class Measurement:
+    attribution: str                       # what was used (may differ from requested, with a warning)
+    first: int
+    last: int
+    occurrences: list[dict[str, Any]]      # per occurrence, integer ns plus derived seconds
+    ranks: list[dict[str, Any]]            # per occurrence and process
+    devices_used: list[int]
+    counts_per_process: dict[int, int]
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+
+def prepare(trace: Trace) -> None:
+    queries.run(trace.con, "views")
+
+
+def measure(trace: Trace, region: Region) -> Measurement:
+    """Select the job's occurrences and compute their times; raise TraceError when impossible."""
+    if not trace.has("raw_nvtx"):
+        raise TraceError(f"{trace.path}: the trace has no NVTX_EVENTS table, so it has no regions; "
+                         "capture with `nsys profile --trace=nvtx,cuda` and mark the step with an NVTX range")
+    if not trace.has("raw_kernel"):
+        raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
+                         "capture with `--trace=cuda`")
+    warnings: list[dict[str, str]] = []
+    queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain)
+    counts = {r["pid"]: r["occurrences"] for r in queries.run(trace.con, "region_counts")}
+    if not counts:
+        raise TraceError(_not_found(trace, region))
+    most = max(counts.values())
+    last = region.last if region.last is not None else most
+    if region.first > most or last > most:
+        per = ", ".join(f"pid {p}: {n}" for p, n in sorted(counts.items()))
+        raise TraceError(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
+                         f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
+    attribution = _attribution(trace, region.attribution, warnings)
+    params = {"first": region.first, "last": last}
+    if attribution == "window":
+        queries.run(trace.con, "attribute_window", **params)
+    else:
+        queries.run(trace.con, "attribute_launch", same_thread=attribution == "thread", **params)
+    queries.run(trace.con, "kernel_union")
+    occurrences = queries.run(trace.con, "occurrence_times", **params)
+    devices = queries.run(trace.con, "device_times")
+    ranks = queries.run(trace.con, "rank_times", **params)
+    unattributed = {} if attribution == "window" else {
+        r["occurrence"]: r for r in queries.run(trace.con, "unattributed", **params)}
+    _assemble(occurrences, devices, unattributed, counts, warnings)
+    used = sorted({d["device_id"] for d in devices})
+    return Measurement(attribution, region.first, last, occurrences, ranks, used, counts, warnings)
+
+
+def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> str:
+    if wanted == "window":
+        return wanted
+    if not trace.has("raw_runtime"):
+        warnings.append({"code": "attribution_window", "message":
+                         f"no CUPTI_ACTIVITY_KIND_RUNTIME table: '{wanted}' attribution is impossible, so "
+                         "kernels are attributed by time window (every kernel of the process overlapping the "
+                         "range, clipped to it)"})
+        return "window"
+    if not trace.has_column("raw_kernel", "globalPid"):
+        warnings.append({"code": "attribution_window", "message":
+                         "the kernel table has no globalPid column, so launches cannot be matched within a "
+                         "process; kernels are attributed by time window"})
+        return "window"
+    return wanted
+
+
+def _assemble(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
+              counts: dict[int, int], warnings: list[dict[str, str]]) -> None:
+    """Add seconds, per-device unions and warnings to each occurrence row (no kernel math here)."""
+    expected = len(counts)
+    for occ in occurrences:
+        k = occ["occurrence"]
+        occ["device_union_ns"] = {str(d["device_id"]): d["union_ns"] for d in devices if d["occurrence"] == k}
+        occ["device_kernel_count"] = {str(d["device_id"]): d["kernel_count"] for d in devices if d["occurrence"] == k}
+        miss = unattributed.get(k, {})
+        occ["unattributed_kernel_count"] = miss.get("kernel_count", 0)
+        occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
+        if occ["processes"] < expected:
+            warnings.append({"code": "occurrence_missing_ranks", "message":
+                             f"occurrence {k} spans {occ['processes']} of the {expected} processes that have "
+                             "this region; the others have fewer occurrences"})
+        if occ["wall_ns"] > 1.05 * occ["cpu_range_ns"]:
+            warnings.append({"code": "gpu_outlasts_range", "message":
+                             f"occurrence {k}: wall time (range plus the GPU work it launched) exceeds the CPU "
+                             f"range by {100 * (occ['wall_ns'] / occ['cpu_range_ns'] - 1):.1f} % — the region "
+                             "closes before its kernels finish; the wall envelope is used, as it should be"})
+        if occ["kernel_count"] == 0:
+            warnings.append({"code": "no_kernels", "message": f"occurrence {k}: no kernel was attributed"})
+    missed = sum(o["unattributed_kernel_count"] for o in occurrences)
+    if missed:
+        warnings.append({"code": "unattributed_kernels", "message":
+                         f"{missed} kernels ran inside the selected ranges with no launch record in the trace "
+                         "(trimmed capture or CUDA graphs); they are not counted"})
+
+
+def _not_found(trace: Trace, region: Region) -> str:
+    near = queries.run(trace.con, "inspect_ranges", limit=8)
+    names = ", ".join(repr(r["name_group"]) for r in near) or "none"
+    dom = f" in domain '{region.domain}'" if region.domain else ""
+    return (f"{trace.path}: no NVTX range matches '{region.name}' (match: {region.match}){dom}. "
+            f"Most frequent range names: {names}. Run `mfu inspect {trace.path}` to list them")

@@ -1,0 +1,31 @@
+-- Kernels whose launch call started inside a selected range (SEMANTICS §4).
+-- The launch is the runtime row with the kernel's correlationId AND the same process:
+-- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
+-- launch rows (cudaLaunchKernel and cudaLaunchKernel_v7000 with one correlationId).
+-- $same_thread = true gives `thread` attribution (launch on the range's own thread).
+CREATE OR REPLACE TEMP TABLE attributed AS
+WITH selected AS (
+    SELECT occurrence, global_pid, global_tid, start_ns, end_ns
+    FROM region_ranges
+    WHERE occurrence BETWEEN $first AND $last
+),
+launched AS (
+    SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
+    FROM launches AS l
+    JOIN selected AS s
+      ON l.global_pid = s.global_pid
+     AND l.start_ns BETWEEN s.start_ns AND s.end_ns
+     AND (NOT $same_thread OR l.global_tid = s.global_tid)
+)
+SELECT
+    a.occurrence,
+    k.global_pid,
+    k.device_id,
+    k.stream_id,
+    k.name_id,
+    k.start_ns,
+    k.end_ns
+FROM kernels AS k
+JOIN launched AS a
+  ON k.global_pid = a.global_pid
+ AND k.correlation_id = a.correlation_id;

@@ -1,0 +1,22 @@
+-- `window` attribution (no runtime table needed): every kernel of the range's process
+-- that overlaps the range, clipped to it. Kernels without a process id count for every
+-- process's window, since nothing in the export says whose they are.
+CREATE OR REPLACE TEMP TABLE attributed AS
+WITH selected AS (
+    SELECT occurrence, global_pid, start_ns, end_ns
+    FROM region_ranges
+    WHERE occurrence BETWEEN $first AND $last
+)
+SELECT
+    s.occurrence,
+    k.global_pid,
+    k.device_id,
+    k.stream_id,
+    k.name_id,
+    greatest(k.start_ns, s.start_ns) AS start_ns,
+    least(k.end_ns, s.end_ns) AS end_ns
+FROM kernels AS k
+JOIN selected AS s
+  ON (k.global_pid = s.global_pid OR k.global_pid IS NULL)
+ AND k.start_ns < s.end_ns
+ AND k.end_ns > s.start_ns;

@@ -1,0 +1,63 @@
+-- Normalized views over the raw_* views that pipeline/trace.py maps from the export.
+-- Units in names; ids decoded per SEMANTICS §2:
+--   pid = (globalTid >> 24) & 0xFFFFFF, tid = globalTid & 0xFFFFFF,
+--   process key global_pid = globalTid & ~0xFFFFFF (equals the kernel's globalPid).
+
+CREATE OR REPLACE TEMP VIEW nvtx_domains AS
+SELECT DISTINCT
+    n.globalTid & ~CAST(16777215 AS BIGINT) AS global_pid,
+    n.domainId AS domain_id,
+    coalesce(n.text, s.value) AS domain
+FROM raw_nvtx AS n
+LEFT JOIN raw_strings AS s ON s.id = n.textId
+WHERE n.eventType = 75;
+
+-- NVTX ranges: push/pop (59), start/end (60), NVTXT imports (70, 71); marks have no end.
+CREATE OR REPLACE TEMP VIEW ranges AS
+SELECT
+    n.start AS start_ns,
+    n."end" AS end_ns,
+    n.globalTid AS global_tid,
+    n.globalTid & ~CAST(16777215 AS BIGINT) AS global_pid,
+    (n.globalTid >> 24) & 16777215 AS pid,
+    n.globalTid & 16777215 AS tid,
+    coalesce(n.text, s.value) AS name,
+    d.domain AS domain
+FROM raw_nvtx AS n
+LEFT JOIN raw_strings AS s ON s.id = n.textId
+LEFT JOIN nvtx_domains AS d
+       ON d.domain_id = n.domainId
+      AND d.global_pid = n.globalTid & ~CAST(16777215 AS BIGINT)
+WHERE n.eventType IN (59, 60, 70, 71)
+  AND n."end" IS NOT NULL;
+
+CREATE OR REPLACE TEMP VIEW launches AS
+SELECT
+    r.start AS start_ns,
+    r."end" AS end_ns,
+    r.globalTid AS global_tid,
+    r.globalTid & ~CAST(16777215 AS BIGINT) AS global_pid,
+    r.correlationId AS correlation_id
+FROM raw_runtime AS r;
+
+CREATE OR REPLACE TEMP VIEW kernels AS
+SELECT
+    k.start AS start_ns,
+    k."end" AS end_ns,
+    k.deviceId AS device_id,
+    k.streamId AS stream_id,
+    k.correlationId AS correlation_id,
+    k.globalPid AS global_pid,
+    coalesce(k.shortName, k.demangledName) AS name_id
+FROM raw_kernel AS k;
+
+CREATE OR REPLACE TEMP VIEW gpus AS
+SELECT
+    g.id AS device_id,
+    g.name AS name,
+    g.chipName AS chip_name,
+    g.totalMemory AS memory_bytes,
+    g.memoryBandwidth AS bandwidth_bytes_per_s,
+    g.smCount AS sm_count,
+    g.clockRate AS clock_hz
+FROM raw_gpu AS g;

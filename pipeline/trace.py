@@ -1,0 +1,213 @@
+"""Open an Nsight Systems SQLite export read-only in DuckDB and expose it as fixed raw views.
+
+This is the only module that knows how exports differ between versions: table
+name suffixes, columns added or missing, the renamed metadata table. It maps
+whatever the file holds onto `raw_*` views with one fixed set of columns
+(NULL where the export lacks a column, empty where it lacks a table), so every
+query in `pipeline/sql/` is plain SQL over stable names.
+
+It is also the one place that loads DuckDB's SQLite scanner, from the pinned
+`duckdb-extension-sqlite` wheel, with auto-install and auto-load switched off:
+our machines are offline and a run must never reach for the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from .errors import TraceError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# raw view -> (export table, [(column, duckdb type)]). Only these columns are read.
+RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "raw_strings": ("StringIds", [("id", "BIGINT"), ("value", "VARCHAR")]),
+    "raw_kernel": ("CUPTI_ACTIVITY_KIND_KERNEL", [
+        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),
+        ("streamId", "BIGINT"), ("correlationId", "BIGINT"), ("globalPid", "BIGINT"),
+        ("shortName", "BIGINT"), ("demangledName", "BIGINT")]),
+    "raw_runtime": ("CUPTI_ACTIVITY_KIND_RUNTIME", [
+        ("start", "BIGINT"), ("end", "BIGINT"), ("globalTid", "BIGINT"),
+        ("correlationId", "BIGINT"), ("nameId", "BIGINT")]),
+    "raw_nvtx": ("NVTX_EVENTS", [
+        ("start", "BIGINT"), ("end", "BIGINT"), ("eventType", "BIGINT"),
+        ("text", "VARCHAR"), ("textId", "BIGINT"), ("globalTid", "BIGINT"),
+        ("domainId", "BIGINT")]),
+    "raw_gpu": ("TARGET_INFO_GPU", [
+        ("id", "BIGINT"), ("name", "VARCHAR"), ("chipName", "VARCHAR"),
+        ("totalMemory", "BIGINT"), ("memoryBandwidth", "BIGINT"),
+        ("smCount", "BIGINT"), ("clockRate", "BIGINT")]),
+    "raw_processes": ("PROCESSES", [("globalPid", "BIGINT"), ("pid", "BIGINT"), ("name", "VARCHAR")]),
+    "raw_memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", [
+        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),
+        ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("bytes", "BIGINT")]),
+    "raw_memset": ("CUPTI_ACTIVITY_KIND_MEMSET", [
+        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),
+        ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("bytes", "BIGINT")]),
+}
+
+# Columns without which a present table is unusable for its purpose.
+ESSENTIAL = {
+    "raw_kernel": {"start", "end", "deviceId"},
+    "raw_runtime": {"start", "end", "correlationId", "globalTid"},
+    "raw_nvtx": {"start", "end", "eventType", "globalTid"},
+}
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the SQLite scanner loaded from the pinned wheel, never the network."""
+    con = duckdb.connect(config={
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+    })
+    con.execute(f"INSTALL '{sqlite_extension_path()}'")
+    con.execute("LOAD sqlite")
+    return con
+
+
+def sqlite_extension_path() -> Path:
+    """The scanner binary shipped inside `duckdb-extension-sqlite` for our DuckDB version."""
+    try:
+        import duckdb_extension_sqlite
+    except ImportError as exc:  # an install problem, not a user mistake in a job
+        raise TraceError("the package duckdb-extension-sqlite is not installed; "
+                         "run: pip install duckdb-extension-sqlite==" + duckdb.__version__) from exc
+    root = Path(duckdb_extension_sqlite.__file__).parent / "extensions"
+    wanted = root / f"v{duckdb.__version__}" / "sqlite.duckdb_extension"
+    if not wanted.is_file():
+        found = sorted(p.parent.name for p in root.glob("*/sqlite.duckdb_extension"))
+        raise TraceError(f"duckdb-extension-sqlite carries {found or 'no extension'}, but DuckDB is "
+                         f"{duckdb.__version__}; install matching versions of both")
+    return wanted
+
+
+@dataclass
+class Trace:
+    """An attached export: the connection, what it holds, and how it was identified."""
+
+    path: Path
+    con: duckdb.DuckDBPyConnection
+    tables: dict[str, str]                       # raw view -> export table name used
+    columns: dict[str, set[str]]                 # raw view -> columns present in the file
+    nsys_version: str | None = None
+    export_schema_version: str | None = None
+    sha256: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def has(self, raw: str) -> bool:
+        return raw in self.tables
+
+    def has_column(self, raw: str, column: str) -> bool:
+        return column in self.columns.get(raw, set())
+
+
+def open_trace(path: str | Path) -> Trace:
+    """Attach `path` read-only, check it is an Nsight Systems export, and build the raw views."""
+    path = Path(path)
+    _check_file(path)
+    con = connect()
+    try:
+        # ATTACH takes no parameters: the path is the one literal we splice, quotes doubled.
+        literal = "'" + str(path).replace("'", "''") + "'"
+        con.execute(f"ATTACH {literal} AS nsys (TYPE sqlite, READ_ONLY)")
+        present = _export_columns(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise TraceError(f"{path}: cannot be read as SQLite ({_first_line(exc)})") from exc
+    if not any(t in present for t in ("StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU")) and not any(
+            t.startswith("CUPTI_ACTIVITY_KIND_") for t in present):
+        con.close()
+        raise TraceError(f"{path}: an SQLite file, but not an Nsight Systems export (no StringIds, "
+                         "NVTX_EVENTS or CUPTI_ACTIVITY_KIND_* tables); create one with "
+                         "`nsys export --type sqlite report.nsys-rep`")
+    trace = Trace(path=path, con=con, tables={}, columns={}, sha256=file_sha256(path))
+    for raw, (table, cols) in RAW_TABLES.items():
+        _make_raw_view(trace, present, raw, table, cols)
+    trace.nsys_version, trace.export_schema_version = _versions(con, present)
+    return trace
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise TraceError(f"{path}: trace file not found; check `trace:` in the job (relative "
+                         "to the job file) or the path given on the command line")
+    if not path.is_file():
+        raise TraceError(f"{path}: is not a file")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if head != SQLITE_MAGIC:
+        hint = " (an .nsys-rep report: export it with `nsys export --type sqlite`)" \
+            if path.suffix == ".nsys-rep" else ""
+        raise TraceError(f"{path}: not an SQLite file{hint}")
+
+
+def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    rows = con.execute("SELECT table_name, column_name FROM duckdb_columns() "
+                       "WHERE database_name = 'nsys'").fetchall()
+    out: dict[str, set[str]] = {}
+    for table, column in rows:
+        out.setdefault(table, set()).add(column)
+    return out
+
+
+def resolve_table(present: dict[str, set[str]] | set[str], name: str) -> str | None:
+    """Exact name first, then the highest numeric `_V<n>` suffix (SEMANTICS §2)."""
+    if name in present:
+        return name
+    suffixed = [(int(m.group(1)), t) for t in present
+                if (m := re.fullmatch(re.escape(name) + r"_V(\d+)", t))]
+    return max(suffixed)[1] if suffixed else None
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: str,
+                   cols: list[tuple[str, str]]) -> None:
+    """Map an export table onto fixed columns; identifiers only, never values, are spliced."""
+    actual = resolve_table(present, table)
+    have = present.get(actual, set()) if actual else set()
+    if actual and ESSENTIAL.get(raw, set()) - have:
+        missing = sorted(ESSENTIAL[raw] - have)
+        trace.notes.append(f"{actual} lacks columns {missing}; treated as absent")
+        actual = None
+    select = ", ".join(
+        f"CAST({_quote(c)} AS {t}) AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}"
+        for c, t in cols)
+    source = f"nsys.{_quote(actual)}" if actual else "(SELECT 1) AS empty WHERE false"
+    trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT {select} FROM {source}")
+    if actual:
+        trace.tables[raw] = actual
+        trace.columns[raw] = {c for c, _ in cols if c in have}
+
+
+def _versions(con: duckdb.DuckDBPyConnection, present: dict[str, set[str]]) -> tuple[str | None, str | None]:
+    """META_DATA_EXPORT, named EXPORT_META_DATA up to schema 3.1.7, absent in 2021 exports."""
+    table = resolve_table(present, "META_DATA_EXPORT") or resolve_table(present, "EXPORT_META_DATA")
+    if not table or not {"name", "value"} <= present[table]:
+        return None, None
+    rows = dict(con.execute(
+        f"SELECT name, CAST(value AS VARCHAR) FROM nsys.{_quote(table)} "
+        "WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')").fetchall())
+    return rows.get("EXPORT_PRODUCT_VERSION"), rows.get("EXPORT_SCHEMA_VERSION")
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
