@@ -1,0 +1,50 @@
+"""MFU and friends as small pure functions (SEMANTICS §1, §6, §9).
+
+Inputs are plain numbers: FLOPs as integers, times in seconds, peaks in TFLOP/s.
+Nothing here knows about traces or jobs, so every figure can be checked by hand.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+TERA = 1e12
+
+
+def utilization_pct(flops: float, seconds: float, num_gpus: int, peak_tflops: float) -> float | None:
+    """FLOPs / (time x GPUs x peak), in percent. SEMANTICS §1 (MFU_wall, HFU_wall, active ratio).
+
+    None when there is no time to divide by (an empty union): no figure beats a made-up one.
+    """
+    if seconds <= 0:
+        return None
+    return 100.0 * flops / (seconds * num_gpus * peak_tflops * TERA)
+
+
+def achieved_tflops_per_gpu(flops: float, seconds: float, num_gpus: int) -> float | None:
+    """Model FLOPs / (wall x GPUs) / 1e12. SEMANTICS §1."""
+    return flops / (seconds * num_gpus) / TERA if seconds > 0 else None
+
+
+def tokens_per_s(tokens: float, seconds: float) -> float | None:
+    """Tokens processed in the selected work / wall time. SEMANTICS §1."""
+    return tokens / seconds if seconds > 0 else None
+
+
+def step_stats(seconds: Sequence[float]) -> dict[str, float]:
+    """Median, min, max and coefficient of variation of per-occurrence wall times (SEMANTICS §6)."""
+    mean = statistics.fmean(seconds)
+    cv = statistics.pstdev(seconds) / mean if len(seconds) > 1 and mean > 0 else 0.0
+    return {"median_s": statistics.median(seconds), "min_s": min(seconds), "max_s": max(seconds),
+            "mean_s": mean, "cv_pct": 100.0 * cv}
+
+
+def ridge_flop_per_byte(peak_tflops: float, hbm_gbps: float) -> float:
+    """Peak / bandwidth: the arithmetic intensity where the roofs meet. SEMANTICS §9."""
+    return peak_tflops * TERA / (hbm_gbps * 1e9)
+
+
+def attainable_tflops(intensity: float, peak_tflops: float, hbm_gbps: float) -> float:
+    """min(peak, AI x bandwidth). SEMANTICS §9 (roofline)."""
+    return min(peak_tflops, intensity * hbm_gbps * 1e9 / TERA)

@@ -1,0 +1,101 @@
+"""Reports from result.json via Jinja: Markdown, one self-contained HTML file, and the JSON itself.
+
+Undefined variables are errors (StrictUndefined) and HTML is autoescaped. Files are
+written to temporary names in the target folder and renamed only once every one
+rendered, so a failure never leaves a half-written report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+_PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def fmt_num(value: float | int | None, digits: int = 3) -> str:
+    """Fixed decimals, thousands separators; an em dash for a missing figure."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def fmt_int(value: int | None) -> str:
+    return "—" if value is None else f"{int(value):,}"
+
+
+def fmt_pct(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f} %"
+
+
+def fmt_si(value: float | int | None, unit: str = "FLOP", digits: int = 3) -> str:
+    """3.900e15 -> '3.900 PFLOP': readable magnitudes with the exact value kept in JSON."""
+    if value is None:
+        return "—"
+    for scale, prefix in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}f} {prefix}{unit}"
+    return f"{value:.{digits}f} {unit}"
+
+
+def fmt_seconds(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value >= 1:
+        return f"{value:.4f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.4f} ms"
+    return f"{value * 1e6:.3f} µs"
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pipeline", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds)
+    return env
+
+
+def to_json(result: dict[str, Any]) -> str:
+    """Deterministic JSON: sorted keys, no NaN (a NaN here is a bug, so it raises)."""
+    return json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render_all(result: dict[str, Any], kind: str = "report") -> dict[str, str]:
+    """Every output file of one result, as text, keyed by file name."""
+    env = environment()
+    return {
+        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result),
+        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result),
+        "result.json" if kind == "report" else f"{kind}.json": to_json(result),
+    }
+
+
+def write_files(folder: Path, files: dict[str, str]) -> list[Path]:
+    """All-or-nothing: write every file to a temp name, then rename each into place."""
+    folder.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            staged.append((name, Path(tmp)))
+    except BaseException:
+        for _, tmp in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for name, tmp in staged:
+        os.replace(tmp, folder / name)
+    return [folder / name for name in files]

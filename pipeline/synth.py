@@ -1,0 +1,238 @@
+"""Synthetic Nsight Systems exports with a ground truth written at generation time (SEMANTICS §10).
+
+No public trace has per-step NVTX ranges over several ranks with NCCL overlap and
+millions of kernels, so we make them: real table and column names, and the quirks
+real exports have (correlationIds repeating across processes, launches from a second
+thread, kernels finishing after the range closes, duplicate launch rows, kernels
+without a launch row, setup kernels outside any range). The ground truth is
+computed here from the intervals as they are planted, by a plain sort-and-merge
+that shares no code with the SQL under test.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HOST = 1 << 48
+LAUNCH_NS = 3_000            # CPU duration of one launch call
+LAUNCH_LATENCY_NS = 4_000    # launch start -> earliest kernel start
+COMPUTE_NAMES = [
+    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
+    "nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT",
+    "flash_fwd_kernel",
+    "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>",
+    "void at::native::(anonymous namespace)::RMSNormForward<c10::BFloat16>",
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>",
+    "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>",
+]
+NCCL_NAME = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+
+@dataclass
+class SynthSpec:
+    """What to plant. Times in ns; `straggler_*` delays one rank's steps (issue: straggler cost)."""
+
+    ranks: int = 2
+    steps: int = 5
+    kernels_per_step: int = 40
+    step_ns: int = 50_000_000
+    step_gap_ns: int = 2_000_000
+    busy_fraction: float = 0.8
+    tail_ns: int = 1_500_000           # GPU work still running after the CPU range closes
+    nccl_every: int = 8                # every n-th launch is an NCCL kernel on its own stream
+    second_thread_every: int = 5       # every n-th launch comes from the autograd thread
+    duplicate_every: int = 10          # every n-th launch is recorded twice (…_v7000)
+    drop_launch_every: int = 0         # every n-th kernel loses its launch row (0: never)
+    setup_kernels: int = 3             # kernels launched before the first step, outside any range
+    rank_skew_ns: int = 20_000
+    straggler_rank: int | None = None
+    straggler_ns: int = 0
+    region: str = "train_step"
+    gpu_name: str = "NVIDIA H100 80GB HBM3"
+    gpu_memory: int = 85_520_809_984
+    gpu_bandwidth: int = 3_352_320_000_000
+    gpu_sms: int = 132
+    gpu_clock: int = 1_980_000_000
+    seed: int = 0
+    first_pid: int = 4000
+
+
+@dataclass
+class _Tables:
+    strings: dict[str, int] = field(default_factory=dict)
+    nvtx: list[tuple] = field(default_factory=list)
+    runtime: list[tuple] = field(default_factory=list)
+    kernels: list[tuple] = field(default_factory=list)
+
+    def sid(self, text: str) -> int:
+        return self.strings.setdefault(text, len(self.strings) + 1)
+
+
+def union_ns(intervals: list[tuple[int, int]]) -> int:
+    """Length of a union of [start, end) intervals: sort, then merge touching or overlapping ones."""
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    return total + (cur_e - cur_s if cur_e is not None else 0)
+
+
+def generate(spec: SynthSpec, out: Path) -> dict:
+    """Write `out` (SQLite) and `out` + '.truth.json'; return the ground truth."""
+    rng = random.Random(spec.seed)
+    t = _Tables()
+    truth_steps: dict[int, list[dict]] = {}
+    for rank in range(spec.ranks):
+        for step, planted in _rank(spec, rank, t, rng):
+            truth_steps.setdefault(step, []).append(planted)
+    dropped = {}
+    for planted in (p for v in truth_steps.values() for p in v):
+        dropped.setdefault(planted["rank"], []).extend(planted["dropped"])
+    truth = {"spec": asdict(spec),
+             "occurrences": [_truth(k, v, dropped) for k, v in sorted(truth_steps.items())]}
+    _write(spec, t, out)
+    Path(str(out) + ".truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
+    return truth
+
+
+def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterator[tuple[int, dict]]:
+    pid = spec.first_pid + rank
+    gpid = HOST | (pid << 24)
+    main_tid, grad_tid = gpid | pid, gpid | (pid + 1)
+    corr = iter(range(1, 1 << 62))     # per process: repeats across ranks, as in real exports
+    names = {"launch": t.sid("cudaLaunchKernel"),
+             "dup": t.sid("cudaLaunchKernel_v7000")}
+    base = 1_000_000_000 + rank * spec.rank_skew_ns
+    for i in range(spec.setup_kernels):      # before the first step: never attributed
+        launch = base - 5_000_000 + i * 100_000
+        c = next(corr)
+        t.runtime.append((launch, launch + LAUNCH_NS, main_tid, c, names["launch"]))
+        t.kernels.append((launch + LAUNCH_LATENCY_NS, launch + 50_000, rank, 7, c, gpid, t.sid(COMPUTE_NAMES[4])))
+    stream_free = {7: 0, 13: 0}
+    for step in range(spec.steps):
+        start = base + step * (spec.step_ns + spec.step_gap_ns)
+        if rank == spec.straggler_rank:
+            start += spec.straggler_ns
+        cpu_end = start + spec.step_ns - spec.tail_ns
+        t.nvtx.append((start, cpu_end, 59, None, t.sid(spec.region), main_tid, 0))
+        t.nvtx.append((start + 100, start + 1_000, 59, f"aten::mm, seq = {step}, op_id = {rank}", None, main_tid, 0))
+        planted = _step_kernels(spec, t, rng, rank, gpid, (main_tid, grad_tid), corr, names,
+                                (start, cpu_end), stream_free)
+        yield step + 1, planted
+
+
+def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, stream_free) -> dict:
+    start, cpu_end = window
+    n = spec.kernels_per_step
+    spacing = (cpu_end - start - 2 * LAUNCH_NS) // n
+    busy = int((spec.step_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
+    mean = busy // n
+    kept, main_only, dropped = [], [], []
+    for i in range(n):
+        launch = start + LAUNCH_NS + i * spacing
+        tid = tids[1] if spec.second_thread_every and i % spec.second_thread_every == 1 else tids[0]
+        c = next(corr)
+        nccl = spec.nccl_every and i % spec.nccl_every == spec.nccl_every - 1
+        stream = 13 if nccl else 7
+        dur = max(1_000, int(mean * rng.uniform(0.5, 1.5)))
+        if i == n - 1:     # the last kernel runs past the range end: asynchronous tail
+            dur = max(dur, cpu_end - launch + spec.tail_ns - LAUNCH_LATENCY_NS)
+        k_start = max(launch + LAUNCH_LATENCY_NS, stream_free[stream] + rng.randint(0, 2_000))
+        k_end = k_start + dur
+        stream_free[stream] = k_end
+        name = NCCL_NAME if nccl else COMPUTE_NAMES[i % len(COMPUTE_NAMES)]
+        t.kernels.append((k_start, k_end, rank, stream, c, gpid, t.sid(name)))
+        if spec.drop_launch_every and i % spec.drop_launch_every == spec.drop_launch_every - 1:
+            dropped.append((k_start, k_end))
+            continue
+        t.runtime.append((launch, launch + LAUNCH_NS, tid, c, names["launch"]))
+        if spec.duplicate_every and i % spec.duplicate_every == 0:
+            t.runtime.append((launch + 200, launch + LAUNCH_NS - 200, tid, c, names["dup"]))
+        kept.append((k_start, k_end))
+        if tid == tids[0]:
+            main_only.append((k_start, k_end))
+    return {"rank": rank, "device": rank, "start_ns": start, "end_ns": cpu_end, "kernels": kept,
+            "main_thread_kernels": main_only, "dropped": dropped}
+
+
+def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int]]]) -> dict:
+    allk = [k for r in ranks for k in r["kernels"]]
+    start = min(r["start_ns"] for r in ranks)
+    end = max([r["end_ns"] for r in ranks] + [e for _, e in allk])
+    return {
+        "index": index,
+        "processes": len(ranks),
+        "start_ns": start,
+        "cpu_range_ns": max(r["end_ns"] - r["start_ns"] for r in ranks),
+        "wall_ns": end - start,
+        "kernel_sum_ns": sum(e - s for s, e in allk),
+        "kernel_union_ns": union_ns(allk),
+        "kernel_count": len(allk),
+        "device_union_ns": {str(r["device"]): union_ns(r["kernels"]) for r in ranks},
+        "rank_wall_ns": {str(r["rank"]): max([r["end_ns"]] + [e for _, e in r["kernels"]]) - r["start_ns"]
+                         for r in ranks},
+        "thread_kernel_count": sum(len(r["main_thread_kernels"]) for r in ranks),
+        "thread_kernel_union_ns": union_ns([k for r in ranks for k in r["main_thread_kernels"]]),
+        "unattributed_kernel_count": sum(1 for r in ranks for s, e in dropped.get(r["rank"], [])
+                                         if s < r["end_ns"] and e > r["start_ns"]),
+    }
+
+
+_SCHEMA = {
+    "StringIds": "id INTEGER PRIMARY KEY, value TEXT NOT NULL",
+    "NVTX_EVENTS": "start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, "
+                   "category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, "
+                   "textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, "
+                   "doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, "
+                   "jsonTextId INTEGER, jsonText TEXT",
+    "CUPTI_ACTIVITY_KIND_RUNTIME": "start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+                                   "globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, "
+                                   "returnValue INTEGER NOT NULL, callchainId INTEGER",
+    "CUPTI_ACTIVITY_KIND_KERNEL": "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+                                  "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+                                  "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
+                                  "shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, "
+                                  "gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, "
+                                  "blockY INTEGER, blockZ INTEGER",
+    "TARGET_INFO_GPU": "vmId INTEGER, id INTEGER NOT NULL, name TEXT, chipName TEXT, totalMemory INTEGER, "
+                       "memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, cuDevice INTEGER",
+    "PROCESSES": "globalPid INTEGER, pid INTEGER, name TEXT",
+    "META_DATA_EXPORT": "name TEXT, value TEXT",
+}
+
+
+def _write(spec: SynthSpec, t: _Tables, out: Path) -> None:
+    """Create the export in one transaction, rows in the column order of _SCHEMA."""
+    out.unlink(missing_ok=True)
+    con = sqlite3.connect(out)
+    try:
+        for table, cols in _SCHEMA.items():
+            con.execute(f"CREATE TABLE {table} ({cols})")
+        con.executemany("INSERT INTO StringIds VALUES (?, ?)", ((i, s) for s, i in t.strings.items()))
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, textId, globalTid, domainId) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)", t.nvtx)
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+                        "correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)", t.runtime)
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+                        "correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX, "
+                        "blockY, blockZ) VALUES (?, ?, ?, 1, ?, ?, ?, ?7, ?7, 128, 1, 1, 256, 1, 1)", t.kernels)
+        con.executemany("INSERT INTO TARGET_INFO_GPU VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)", [
+            (r, spec.gpu_name, "GH100", spec.gpu_memory, spec.gpu_bandwidth, spec.gpu_clock, spec.gpu_sms, r)
+            for r in range(spec.ranks)])
+        con.executemany("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", [
+            (HOST | ((spec.first_pid + r) << 24), spec.first_pid + r) for r in range(spec.ranks)])
+        con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [
+            ("EXPORT_PRODUCT_VERSION", "synthetic (mfu-pipeline synth)"), ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+        con.commit()
+    finally:
+        con.close()
