@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pipeline.errors import ConfigError, Problem
 from pipeline.models import resolve_model
@@ -22,9 +22,10 @@ RECOMPUTE = ("none", "selective", "full")
 CONVENTIONS = {
     "megatron": "component-wise; causal attention counts half of QKᵀ and ×V (Megatron-LM, MaxText); "
                 "LM head included; only active experts",
-    "palm": "component-wise without causal halving = 6N + 12·L·H·Q·T per token (PaLM App. B, nanoGPT, "
-            "torchtitan); N = all matmul weights incl. LM head, excl. input-embedding lookup",
-    "6n": "6·N·tokens (2·N·tokens forward-only), N = active parameters incl. embeddings; ignores attention",
+    "palm": "component-wise without causal halving = 6N + 12·L·H·Q·T per token (PaLM App. B, "
+            "nanoGPT, torchtitan); N = all matmul weights incl. LM head, excl. input-embedding lookup",
+    "6n": "6·N·tokens (2·N·tokens forward-only), N = active parameters incl. embeddings; "
+          "ignores attention",
 }
 EXPLICIT = "explicit"
 ATTENTION_CORE = ("attn_scores", "attn_context")
@@ -84,24 +85,21 @@ def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int, sequence
         return _explicit(resolved, mode, recompute, flash_recompute, seq_len, sequences, seq_lens)
     chosen = convention or resolved.get("convention", "megatron")
     if chosen not in CONVENTIONS:
-        raise ConfigError([Problem(message=f"unknown convention {chosen!r}", pointer="/model/convention",
-                                   hint="one of " + ", ".join(CONVENTIONS))])
+        raise ConfigError([Problem(message=f"unknown convention {chosen!r}",
+                                   pointer="/model/convention", hint="one of " + ", ".join(CONVENTIONS))])
     arch = Arch.from_model(resolved)
     warnings: list[str] = []
     if mode == "decode":
-        context = seq_len if context_len is None else context_len
-        generated = generated_tokens or 1
-        tokens = sequences * generated
-        core_x2 = lambda w: sequences * 2 * decode_keys(context, generated, w)  # noqa: E731
+        tokens = sequences * (generated_tokens or 1)
+        core_x2 = _decode_core(sequences, seq_len if context_len is None else context_len,
+                               generated_tokens or 1)
     else:
         lengths = Counter(seq_lens) if seq_lens else Counter({seq_len: sequences})
         tokens = sum(n * length for length, n in lengths.items())
         if seq_lens and tokens != seq_len * sequences:
             warnings.append(f"seq_lens sum to {tokens} tokens, not sequences × seq_len = "
                             f"{sequences * seq_len}; padding is not counted as model FLOPs")
-        halved = arch.causal and chosen == "megatron"
-        core_x2 = lambda w: sum(n * attention_pairs_x2(length, w, halved)  # noqa: E731
-                                for length, n in lengths.items())
+        core_x2 = _prefill_core(lengths, halved=arch.causal and chosen == "megatron")
     total, active = param_counts(arch)
     if arch.vocab is None:
         warnings.append("vocab not declared: parameter counts exclude the embedding")
@@ -111,7 +109,8 @@ def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int, sequence
             warnings.append("the 6n convention cannot see recomputation: hardware FLOPs = model FLOPs")
     else:
         forward = forward_flops(arch, tokens, core_x2, with_mtp=mode == "training")
-    rows = [_row(name, flops, mode, recompute, flash_recompute, chosen) for name, flops in forward.items()]
+    rows = [_row(name, flops, mode, recompute, flash_recompute, chosen)
+            for name, flops in forward.items()]
     model_flops = sum(r.total for r in rows)
     six_n = six_n_flops(active, tokens, training=mode == "training")
     if arch.moe is None and chosen != "6n" and abs(model_flops - six_n) > SIX_N_TOLERANCE * six_n:
@@ -124,6 +123,20 @@ def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int, sequence
         params_active=active, convention=chosen, convention_note=CONVENTIONS[chosen], mode=mode,
         recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
         six_n_flops_per_step=six_n, warnings=warnings)
+
+
+CoreX2 = Callable[[Optional[int]], int]  # window → doubled (query, key) pairs in the unit of work
+
+
+def _prefill_core(lengths: Counter, *, halved: bool) -> CoreX2:
+    """Training/prefill: Σ over sequences (packed documents: Σ Lᵢ², not b·s²)."""
+    return lambda window: sum(n * attention_pairs_x2(length, window, halved)
+                              for length, n in lengths.items())
+
+
+def _decode_core(sequences: int, context: int, generated: int) -> CoreX2:
+    """Decode: each new token scores against every cached key, so nothing is halved."""
+    return lambda window: sequences * 2 * decode_keys(context, generated, window)
 
 
 def six_n_flops(params: int, tokens: int, *, training: bool = True) -> int:
@@ -145,7 +158,11 @@ def attention_pairs_x2(length: int, window: int | None, halved: bool) -> int:
 
 
 def decode_keys(context: int, generated: int, window: int | None) -> int:
-    """Keys read by `generated` new tokens after `context` cached ones: token i sees context+i+1 (≤ window)."""
+    """Keys read by `generated` new tokens after `context` cached ones.
+
+    New token i (0-based) sees the cache, the i tokens before it and itself: context+i+1 keys,
+    at most `window` on a sliding-window layer.
+    """
     first, last = context + 1, context + generated
     if window is None or last <= window:
         return (first + last) * generated // 2
@@ -155,7 +172,7 @@ def decode_keys(context: int, generated: int, window: int | None) -> int:
     return (first + window) * below // 2 + window * (generated - below)
 
 
-def forward_flops(arch: Arch, tokens: int, core_x2: Any, *, with_mtp: bool) -> dict[str, int]:
+def forward_flops(arch: Arch, tokens: int, core_x2: CoreX2, *, with_mtp: bool) -> dict[str, int]:
     """Forward FLOPs per component summed over layers: 2·T per weight element, plus the attention core."""
     scores_dim, context_dim = arch.attention_dims()
     out: dict[str, int] = {}
@@ -228,7 +245,8 @@ def _check_workload(mode: str, recompute: str, flash: bool, seq_len: int, sequen
     if mode not in MODES:
         problems.append(bad("mode", f"unknown mode {mode!r}", "one of " + ", ".join(MODES)))
     if recompute not in RECOMPUTE:
-        problems.append(bad("recompute", f"unknown recompute {recompute!r}", "one of " + ", ".join(RECOMPUTE)))
+        problems.append(bad("recompute", f"unknown recompute {recompute!r}",
+                            "one of " + ", ".join(RECOMPUTE)))
     elif mode != "training" and (recompute != "none" or flash):
         problems.append(bad("recompute", f"{mode} has no backward pass, so nothing is recomputed",
                             "recompute: none and flash_recompute: false"))
@@ -238,7 +256,8 @@ def _check_workload(mode: str, recompute: str, flash: bool, seq_len: int, sequen
             problems.append(bad(key, f"{key} must be a whole number ≥ {low}, got {value!r}"))
     if seq_lens is not None and (mode == "decode" or not seq_lens
                                  or any(not isinstance(n, int) or n < 1 for n in seq_lens)):
-        problems.append(bad("seq_lens", "seq_lens must be a non-empty list of lengths ≥ 1 (not for decode)"))
+        problems.append(bad("seq_lens", "seq_lens must be a non-empty list of lengths ≥ 1 "
+                                        "(and is not for decode)"))
     if mode != "decode" and (context_len is not None or generated_tokens is not None):
         problems.append(bad("mode", "context_len and generated_tokens apply to decode only"))
     if problems:

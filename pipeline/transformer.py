@@ -116,7 +116,7 @@ class Arch:
         return (i - self.moe.first_dense_layers + 1) % self.moe.every == 0
 
     def window_of(self, i: int) -> int | None:
-        """Sliding window of layer i, None for global; every `global_every`-th layer is global (Gemma 2: 2)."""
+        """Window of layer i, None for global; every `global_every`-th layer is global (Gemma 2: 2)."""
         if self.window is None:
             return None
         if self.global_every and (i + 1) % self.global_every == 0:
