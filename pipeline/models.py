@@ -94,6 +94,13 @@ def _architecture_problems(model: Mapping[str, Any]) -> list[Problem]:
     if model.get("lm_head", True) and "vocab" not in model:
         problems.append(Problem(message="an LM head needs 'vocab'", pointer="/model",
                                 hint="add vocab: <size>, or lm_head: false"))
+    hidden, heads = model.get("hidden"), model.get("heads")
+    if hidden and heads and "head_dim" not in model and "mla" not in model and hidden % heads:
+        problems.append(Problem(message=f"hidden {hidden} is not a multiple of heads {heads}",
+                                pointer="/model/head_dim", hint="give head_dim explicitly"))
+    if heads and heads % model.get("kv_heads", heads):
+        problems.append(Problem(message="heads must be a multiple of kv_heads (GQA groups)",
+                                pointer="/model/kv_heads"))
     if moe is not None and moe.get("top_k", 0) > moe.get("experts", 0):
         problems.append(Problem(message="top_k exceeds the number of experts", pointer="/model/moe/top_k"))
     return problems
@@ -111,3 +118,20 @@ def _exact_numbers(value: Any, pointer: str) -> Any:
     if number != number.to_integral_value():
         raise ConfigError([Problem(message=f"{value!r} is not a whole number", pointer=pointer)])
     return int(number)
+
+
+def model_from_flags(**flags: Any) -> dict:
+    """CLI flags to a model mapping: None means not given; moe_/mla_/sliding_window_ go to sections.
+
+    Example: model_from_flags(preset="llama-3-8b", moe_top_k=None, sliding_window_window=4096).
+    """
+    model: dict[str, Any] = {}
+    for key, value in flags.items():
+        if value is None:
+            continue
+        section = next((s for s in NESTED if key.startswith(s + "_")), None)
+        if section is None:
+            model[key] = value
+        else:
+            model.setdefault(section, {})[key[len(section) + 1:]] = value
+    return model

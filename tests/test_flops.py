@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.errors import ConfigError
 from pipeline.flops import attention_pairs_x2, compute_flops, decode_keys, six_n_flops
-from pipeline.models import presets, resolve_model
+from pipeline.models import model_from_flags, presets, resolve_model
 from pipeline.transformer import Arch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,6 +305,17 @@ def test_numeric_strings_and_bad_numbers():
                        "moe": {"experts": "4", "top_k": 8, "expert_ffn": 64}})
     messages = " ".join(p.message for p in err.value.problems)
     assert "heads" in messages and "vocab" in messages and "top_k" in messages  # all at once
+
+
+def test_shape_rules_beyond_the_schema():
+    with pytest.raises(ConfigError) as err:
+        resolve_model({**SEM11, "heads": 48, "kv_heads": 5})
+    assert {p.pointer for p in err.value.problems} == {"/model/head_dim", "/model/kv_heads"}
+
+
+def test_model_from_flags():
+    assert model_from_flags(preset="mixtral-8x7b", vocab=None, moe_top_k=1, sliding_window_window=64) \
+        == {"preset": "mixtral-8x7b", "moe": {"top_k": 1}, "sliding_window": {"window": 64}}
 
 
 def test_to_dict_is_json_ready():
