@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pipeline.errors import ConfigError, Problem
 from pipeline.models import resolve_model
-from pipeline.transformer import Arch, layer_matmuls, mtp_matmuls, param_counts
+from pipeline.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls, param_counts
 
 MODES = ("training", "inference", "decode")
 RECOMPUTE = ("none", "selective", "full")
@@ -177,7 +177,7 @@ def forward_flops(arch: Arch, tokens: int, core_x2: CoreX2, *, with_mtp: bool) -
     scores_dim, context_dim = arch.attention_dims()
     out: dict[str, int] = {}
 
-    def add(prefix: str, matmuls: list, window: int | None) -> None:
+    def add(prefix: str, matmuls: list[Matmul], window: int | None) -> None:
         x2 = core_x2(window)
         for mm in matmuls:
             if mm.component == "out_proj":  # keep the natural order: core before output projection
