@@ -1,0 +1,264 @@
+"""Model FLOPs (the MFU numerator) from a declared architecture, component by component.
+
+Counting follows SEMANTICS §7: forward matmul FLOPs per component, times 3 for
+training (forward, input gradient, weight gradient) or 1 for inference. The
+convention that produced the figure is always recorded, together with the
+6·N·tokens cross-check, because well-known implementations disagree by >10 %.
+Integer arithmetic throughout, so published exact figures reproduce exactly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from pipeline.errors import ConfigError, Problem
+from pipeline.models import resolve_model
+from pipeline.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls, param_counts
+
+MODES = ("training", "inference", "decode")
+RECOMPUTE = ("none", "selective", "full")
+CONVENTIONS = {
+    "megatron": "component-wise; causal attention counts half of QKᵀ and ×V (Megatron-LM, MaxText); "
+                "LM head included; only active experts",
+    "palm": "component-wise without causal halving = 6N + 12·L·H·Q·T per token (PaLM App. B, "
+            "nanoGPT, torchtitan); N = all matmul weights incl. LM head, excl. input-embedding lookup",
+    "6n": "6·N·tokens (2·N·tokens forward-only), N = active parameters incl. embeddings; "
+          "ignores attention",
+}
+EXPLICIT = "explicit"
+ATTENTION_CORE = ("attn_scores", "attn_context")
+SIX_N_TOLERANCE = 0.20  # dense models: beyond this, 6N and the chosen figure disagree enough to check inputs
+
+
+@dataclass(frozen=True)
+class Component:
+    """One row of the breakdown: forward FLOPs, the MFU multiplier and the HFU (hardware) multiplier."""
+
+    component: str
+    forward_flops: int
+    multiplier: int
+    total: int
+    hardware_multiplier: int
+    hardware_total: int
+
+
+@dataclass(frozen=True)
+class FlopsResult:
+    """The numerator for one unit of work and how it was obtained."""
+
+    model_flops_per_step: int
+    hardware_flops_per_step: int
+    flops_per_token: float
+    tokens_per_step: int
+    params_total: int | None
+    params_active: int | None
+    convention: str
+    convention_note: str
+    mode: str
+    recompute: str
+    flash_recompute: bool
+    breakdown: list[Component]
+    six_n_flops_per_step: int | None
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready copy (ints stay exact; JSON has no integer size limit)."""
+        return asdict(self)
+
+
+def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int, sequences: int,
+                  recompute: str = "none", flash_recompute: bool = False,
+                  convention: str | None = None, seq_lens: Sequence[int] | None = None,
+                  context_len: int | None = None, generated_tokens: int | None = None) -> FlopsResult:
+    """Model and hardware FLOPs of `sequences` sequences of `seq_len` tokens (the caller's unit of work).
+
+    seq_lens: lengths of every packed document in the unit (attention uses Σ Lᵢ²).
+    decode: `generated_tokens` (default 1) new tokens per sequence after `context_len`
+    (default seq_len) cached ones: projections for the new tokens, attention over the cache.
+    """
+    _check_workload(mode, recompute, flash_recompute, seq_len, sequences, seq_lens,
+                    context_len, generated_tokens)
+    resolved = resolve_model(model)
+    if "flops_per_step" in resolved:
+        return _explicit(resolved, mode, recompute, flash_recompute, seq_len, sequences, seq_lens)
+    chosen = convention or resolved.get("convention", "megatron")
+    if chosen not in CONVENTIONS:
+        raise ConfigError([Problem(message=f"unknown convention {chosen!r}",
+                                   pointer="/model/convention", hint="one of " + ", ".join(CONVENTIONS))])
+    arch = Arch.from_model(resolved)
+    warnings: list[str] = []
+    if mode == "decode":
+        tokens = sequences * (generated_tokens or 1)
+        core_x2 = _decode_core(sequences, seq_len if context_len is None else context_len,
+                               generated_tokens or 1)
+    else:
+        lengths = Counter(seq_lens) if seq_lens else Counter({seq_len: sequences})
+        tokens = sum(n * length for length, n in lengths.items())
+        if seq_lens and tokens != seq_len * sequences:
+            warnings.append(f"seq_lens sum to {tokens} tokens, not sequences × seq_len = "
+                            f"{sequences * seq_len}; padding is not counted as model FLOPs")
+        core_x2 = _prefill_core(lengths, halved=arch.causal and chosen == "megatron")
+    total, active = param_counts(arch)
+    if arch.vocab is None:
+        warnings.append("vocab not declared: parameter counts exclude the embedding")
+    if chosen == "6n":
+        forward = {"6n": six_n_flops(active, tokens, training=False)}
+        if recompute != "none" or flash_recompute:
+            warnings.append("the 6n convention cannot see recomputation: hardware FLOPs = model FLOPs")
+    else:
+        forward = forward_flops(arch, tokens, core_x2, with_mtp=mode == "training")
+    rows = [_row(name, flops, mode, recompute, flash_recompute, chosen)
+            for name, flops in forward.items()]
+    model_flops = sum(r.total for r in rows)
+    six_n = six_n_flops(active, tokens, training=mode == "training")
+    if arch.moe is None and chosen != "6n" and abs(model_flops - six_n) > SIX_N_TOLERANCE * six_n:
+        warnings.append(f"model FLOPs differ from the 6·N·tokens check by {model_flops / six_n - 1:+.0%} "
+                        f"(tolerance ±{SIX_N_TOLERANCE:.0%}): expected for long sequences or large "
+                        f"vocabularies, otherwise check the declared shape")
+    return FlopsResult(
+        model_flops_per_step=model_flops, hardware_flops_per_step=sum(r.hardware_total for r in rows),
+        flops_per_token=model_flops / tokens, tokens_per_step=tokens, params_total=total,
+        params_active=active, convention=chosen, convention_note=CONVENTIONS[chosen], mode=mode,
+        recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
+        six_n_flops_per_step=six_n, warnings=warnings)
+
+
+CoreX2 = Callable[[Optional[int]], int]  # window → doubled (query, key) pairs in the unit of work
+
+
+def _prefill_core(lengths: Counter, *, halved: bool) -> CoreX2:
+    """Training/prefill: Σ over sequences (packed documents: Σ Lᵢ², not b·s²)."""
+    return lambda window: sum(n * attention_pairs_x2(length, window, halved)
+                              for length, n in lengths.items())
+
+
+def _decode_core(sequences: int, context: int, generated: int) -> CoreX2:
+    """Decode: each new token scores against every cached key, so nothing is halved."""
+    return lambda window: sequences * 2 * decode_keys(context, generated, window)
+
+
+def six_n_flops(params: int, tokens: int, *, training: bool = True) -> int:
+    """Kaplan et al. 2020 quick check: 2·N FLOPs per token forward, 6·N with the backward pass."""
+    return (6 if training else 2) * params * tokens
+
+
+def attention_pairs_x2(length: int, window: int | None, halved: bool) -> int:
+    """Twice the (query, key) pairs of one sequence; 2·pairs·width = QKᵀ FLOPs (SEMANTICS §7).
+
+    Halved (Megatron causal): s²/2 pairs, or the band w·s − w²/2 under a sliding window.
+    Not halved (full attention, or PaLM counting): s·min(s, w) pairs.
+    """
+    if not halved:
+        return 2 * length * min(length, window or length)
+    if window is None or length <= window:
+        return length * length
+    return 2 * window * length - window * window
+
+
+def decode_keys(context: int, generated: int, window: int | None) -> int:
+    """Keys read by `generated` new tokens after `context` cached ones.
+
+    New token i (0-based) sees the cache, the i tokens before it and itself: context+i+1 keys,
+    at most `window` on a sliding-window layer.
+    """
+    first, last = context + 1, context + generated
+    if window is None or last <= window:
+        return (first + last) * generated // 2
+    if first > window:
+        return window * generated
+    below = window - first + 1
+    return (first + window) * below // 2 + window * (generated - below)
+
+
+def forward_flops(arch: Arch, tokens: int, core_x2: CoreX2, *, with_mtp: bool) -> dict[str, int]:
+    """Forward FLOPs per component summed over layers: 2·T per weight element, plus the attention core."""
+    scores_dim, context_dim = arch.attention_dims()
+    out: dict[str, int] = {}
+
+    def add(prefix: str, matmuls: list[Matmul], window: int | None) -> None:
+        x2 = core_x2(window)
+        for mm in matmuls:
+            if mm.component == "out_proj":  # keep the natural order: core before output projection
+                out[prefix + "attn_scores"] = out.get(prefix + "attn_scores", 0) + x2 * scores_dim
+                out[prefix + "attn_context"] = out.get(prefix + "attn_context", 0) + x2 * context_dim
+            out[prefix + mm.component] = out.get(prefix + mm.component, 0) + 2 * tokens * mm.active
+
+    for i in range(arch.layers):
+        add("", layer_matmuls(arch, i), arch.window_of(i))
+    head = 2 * tokens * arch.hidden * arch.vocab if arch.lm_head and arch.vocab else 0
+    if head:
+        out["lm_head"] = head
+    if with_mtp:  # MTP modules train alongside the model and are dropped at inference
+        for _ in range(arch.mtp_layers):
+            add("mtp.", mtp_matmuls(arch), arch.window_of(arch.layers - 1))
+            if head:
+                out["mtp.lm_head"] = out.get("mtp.lm_head", 0) + head
+    return out
+
+
+def _row(name: str, forward: int, mode: str, recompute: str, flash: bool, convention: str) -> Component:
+    """Multipliers: training 3× for MFU; HFU adds re-run forwards (SEMANTICS §7).
+
+    full: every layer's forward again (the LM head is not checkpointed); selective:
+    the attention core again; FlashAttention backward recomputes QKᵀ only (its
+    backward is 5 matmuls vs 4 without recompute: Dao 2023, FlashAttention-2 §3.1.2).
+    """
+    if mode != "training":
+        return Component(name, forward, 1, forward, 1, forward)
+    base = name.rsplit(".", 1)[-1]
+    hw = 3
+    if convention != "6n":
+        hw += recompute == "full" and base != "lm_head"
+        hw += recompute == "selective" and base in ATTENTION_CORE
+        hw += flash and base == "attn_scores"
+    return Component(name, forward, 3, 3 * forward, hw, hw * forward)
+
+
+def _explicit(model: Mapping[str, Any], mode: str, recompute: str, flash: bool, seq_len: int,
+              sequences: int, seq_lens: Sequence[int] | None) -> FlopsResult:
+    """A user-given numerator passes through unchanged; the report must say it was not computed."""
+    flops = model["flops_per_step"]
+    hardware = model.get("hardware_flops_per_step", flops)
+    warnings = []
+    if (recompute != "none" or flash) and "hardware_flops_per_step" not in model:
+        warnings.append("recomputation declared but no hardware_flops_per_step: HFU = MFU")
+    tokens = sum(seq_lens) if seq_lens else seq_len * sequences
+    row = Component(EXPLICIT, flops, 1, flops, 1, hardware)
+    return FlopsResult(
+        model_flops_per_step=flops, hardware_flops_per_step=hardware, flops_per_token=flops / tokens,
+        tokens_per_step=tokens, params_total=None, params_active=None, convention=EXPLICIT,
+        convention_note="flops_per_step given in the job file, not computed", mode=mode,
+        recompute=recompute, flash_recompute=flash, breakdown=[row], six_n_flops_per_step=None,
+        warnings=warnings)
+
+
+def _check_workload(mode: str, recompute: str, flash: bool, seq_len: int, sequences: int,
+                    seq_lens: Sequence[int] | None, context_len: int | None,
+                    generated_tokens: int | None) -> None:
+    """Reject combinations that have no meaning rather than silently counting something else."""
+    def bad(key: str, message: str, hint: str = "") -> Problem:
+        return Problem(message=message, pointer=f"/workload/{key}", hint=hint)
+
+    problems = []
+    if mode not in MODES:
+        problems.append(bad("mode", f"unknown mode {mode!r}", "one of " + ", ".join(MODES)))
+    if recompute not in RECOMPUTE:
+        problems.append(bad("recompute", f"unknown recompute {recompute!r}",
+                            "one of " + ", ".join(RECOMPUTE)))
+    elif mode != "training" and (recompute != "none" or flash):
+        problems.append(bad("recompute", f"{mode} has no backward pass, so nothing is recomputed",
+                            "recompute: none and flash_recompute: false"))
+    for key, value, low in (("seq_len", seq_len, 1), ("sequences", sequences, 1),
+                            ("context_len", context_len, 0), ("generated_tokens", generated_tokens, 1)):
+        if value is not None and (not isinstance(value, int) or value < low):
+            problems.append(bad(key, f"{key} must be a whole number ≥ {low}, got {value!r}"))
+    if seq_lens is not None and (mode == "decode" or not seq_lens
+                                 or any(not isinstance(n, int) or n < 1 for n in seq_lens)):
+        problems.append(bad("seq_lens", "seq_lens must be a non-empty list of lengths ≥ 1 "
+                                        "(and is not for decode)"))
+    if mode != "decode" and (context_len is not None or generated_tokens is not None):
+        problems.append(bad("mode", "context_len and generated_tokens apply to decode only"))
+    if problems:
+        raise ConfigError(problems)

@@ -1,0 +1,472 @@
+"""GPU catalog and detection: where the MFU denominator comes from, and why.
+
+A wrong peak silently scales every MFU, so this module never guesses: the GPU is
+identified from `TARGET_INFO_GPU.name` (variants sharing a name are separated by
+memory, bandwidth, SM count and clock), an unknown or ambiguous GPU is an error
+that says how to override it, and every peak carries the sentence and the
+source that justify it (SEMANTICS.md section 8).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Collection, Mapping, Sequence
+
+import jsonschema
+import yaml
+
+from pipeline.errors import ConfigError, HardwareError, Problem
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CATALOG = ROOT / "configs" / "hardware.yaml"
+SCHEMA_PATH = ROOT / "schemas" / "hardware.schema.json"
+PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+OVERRIDE_HINT = ("set `hardware.gpu: <catalog name>` (list them with `mfu gpus`) "
+                 "or `hardware.peak_tflops` in the job file")
+_MIG = re.compile(r"^(?P<base>.+?)\s+MIG\s+(?P<profile>\d+g\.\d+gb)$", re.IGNORECASE)
+# Relative tolerance per measurement when a name fits several variants; trace
+# values are boost/peak figures, a few percent off the datasheet (H200: 4.92 vs 4.8 TB/s).
+_TOLERANCE = {"memory": 0.10, "bandwidth": 0.10, "clock": 0.05}
+_UNITS = {"memory": "GiB", "bandwidth": "GB/s", "sm": "SMs", "clock": "MHz"}
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    """One catalog entry: a product variant with its dense (and printed sparse) peaks."""
+
+    key: str
+    display_name: str
+    vendor: str
+    names: tuple[str, ...]
+    dense: Mapping[str, float]
+    sparse: Mapping[str, float]
+    hbm_gbps: float
+    memory_gb: float
+    sm_count: int | None
+    cu_count: int | None
+    boost_clock_mhz: float | None
+    source_title: str
+    source_url: str
+    note: str | None
+
+    def expected(self) -> dict[str, float]:
+        """Catalog values comparable with TARGET_INFO_GPU columns (same units as _measure)."""
+        values = {"memory": self.memory_gb, "bandwidth": self.hbm_gbps,
+                  "sm": self.sm_count, "clock": self.boost_clock_mhz}
+        return {k: float(v) for k, v in values.items() if v is not None}
+
+
+def _norm(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+@dataclass
+class Catalog:
+    """Entries by key, plus a case-insensitive index of keys and name strings."""
+
+    entries: dict[str, GpuEntry]
+    label: str = "configs/hardware.yaml"
+    _index: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for entry in self.entries.values():
+            for alias in {entry.key, entry.display_name, *entry.names}:
+                keys = self._index.setdefault(_norm(alias), [])
+                if entry.key not in keys:
+                    keys.append(entry.key)
+
+    def matching(self, name: str) -> list[GpuEntry]:
+        """Every entry a key or name string refers to (several when variants share a name)."""
+        return [self.entries[k] for k in self._index.get(_norm(name), [])]
+
+    def lookup(self, name: str) -> GpuEntry:
+        """The one entry a job's `hardware.gpu` names; an error lists close names otherwise."""
+        found = self.matching(name)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            keys = ", ".join(e.key for e in found)
+            raise HardwareError(f"GPU name {name!r} fits several catalog entries ({keys}); "
+                                f"set hardware.gpu to one of these keys")
+        close = difflib.get_close_matches(_norm(name), list(self._index), n=5, cutoff=0.5)
+        hint = f"; close names: {', '.join(close)}" if close else ""
+        raise HardwareError(f"GPU {name!r} is not in {self.label}{hint}. Use a key from "
+                            f"`mfu gpus`, add an entry, or set hardware.peak_tflops")
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """Read and validate the catalog; every problem is reported with its entry's pointer."""
+    path = Path(path) if path else DEFAULT_CATALOG
+    label = _label(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError([Problem(f"cannot read catalog: {exc.strerror}", file=label)]) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError([Problem(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=label,
+                                   line=mark.line + 1 if mark else None,
+                                   col=mark.column + 1 if mark else None)]) from exc
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = [Problem(err.message, pointer=_pointer(err.absolute_path), file=label)
+                for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))]
+    if not problems:
+        problems = _sparse_problems(data["gpus"], label)
+    if problems:
+        raise ConfigError(problems)
+    return Catalog({key: _entry(key, raw) for key, raw in data["gpus"].items()}, label)
+
+
+def _label(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _pointer(parts: Sequence[Any]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _sparse_problems(gpus: Mapping[str, Any], label: str) -> list[Problem]:
+    """Sparse figures must sit beside a dense one and exceed it, or they were mislabelled."""
+    problems = []
+    for key, raw in gpus.items():
+        for prec, value in raw.get("sparse_tflops", {}).items():
+            dense = raw["dense_tflops"].get(prec)
+            if dense is None or value <= dense:
+                problems.append(Problem(
+                    f"sparse {prec} {value} needs a smaller dense {prec} figure beside it "
+                    f"(dense is {dense})", pointer=f"/gpus/{key}/sparse_tflops/{prec}", file=label,
+                    hint="store the dense figure in dense_tflops; sparse is the vendor's 2:4 number"))
+    return problems
+
+
+def _entry(key: str, raw: Mapping[str, Any]) -> GpuEntry:
+    return GpuEntry(
+        key=key, display_name=raw["display_name"], vendor=raw["vendor"], names=tuple(raw["names"]),
+        dense={k: float(v) for k, v in raw["dense_tflops"].items()},
+        sparse={k: float(v) for k, v in raw.get("sparse_tflops", {}).items()},
+        hbm_gbps=float(raw["hbm_gbps"]), memory_gb=float(raw["memory_gb"]),
+        sm_count=raw.get("sm_count"), cu_count=raw.get("cu_count"),
+        boost_clock_mhz=raw.get("boost_clock_mhz"), source_title=raw["source"]["title"],
+        source_url=raw["source"]["url"], note=raw.get("note"))
+
+
+@dataclass(frozen=True)
+class Detection:
+    """Which catalog entry the trace's GPUs are, and the sentence that says why."""
+
+    entry: GpuEntry
+    reason: str
+    device_ids: tuple[int, ...]
+    mig_fraction: float = 1.0
+    trace_hbm_gbps: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _RowMatch:
+    entry: GpuEntry
+    name: str
+    why: str
+    profile: str | None
+    mig_fraction: float
+    trace_hbm_gbps: float | None
+    warnings: list[str]
+
+
+def detect(catalog: Catalog, gpus: Sequence[Mapping[str, Any]] | None,
+           used_device_ids: Collection[int] | None = None) -> Detection:
+    """Identify the GPU type of the devices that ran kernels; refuse rather than guess."""
+    if not gpus:
+        raise HardwareError("The trace has no TARGET_INFO_GPU table (or it is empty), so the "
+                            f"GPU cannot be identified; {OVERRIDE_HINT}")
+    rows, ignored, warnings = _used_rows(gpus, used_device_ids)
+    matches = [(row.get("id"), _match_row(catalog, row)) for row in rows]
+    kinds = {(m.entry.key, m.profile) for _, m in matches}
+    if len(kinds) > 1:
+        listing = "; ".join(f"device {i}: {m.name!r} -> {m.entry.key}" for i, m in matches)
+        raise HardwareError(f"The GPUs that ran kernels are of different types ({listing}); one "
+                            f"peak cannot describe them. Choose the type to report against with "
+                            f"`hardware.gpu: <catalog name>` or set `hardware.peak_tflops`")
+    first = matches[0][1]
+    ids = tuple(sorted(i for i, _ in matches if i is not None))
+    where = f" (device{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})" if ids else ""
+    skipped = f"; {len(ignored)} listed GPU(s) ran no kernels and were ignored" if ignored else ""
+    return Detection(entry=first.entry, reason=first.why + where + skipped, device_ids=ids,
+                     mig_fraction=first.mig_fraction, trace_hbm_gbps=first.trace_hbm_gbps,
+                     warnings=warnings + [w for _, m in matches for w in m.warnings])
+
+
+def _used_rows(gpus: Sequence[Mapping[str, Any]], used: Collection[int] | None
+               ) -> tuple[list[Mapping[str, Any]], list[Any], list[str]]:
+    """Keep the GPUs that ran kernels: a node lists every GPU, used or not."""
+    if used is None:
+        return list(gpus), [], []
+    used = set(used)
+    rows = [r for r in gpus if r.get("id") in used]
+    if not rows:
+        return list(gpus), [], [f"no TARGET_INFO_GPU id matches the kernel deviceIds "
+                                f"{sorted(used)}; identified from all listed GPUs"]
+    return rows, [r.get("id") for r in gpus if r.get("id") not in used], []
+
+
+def _match_row(catalog: Catalog, row: Mapping[str, Any]) -> _RowMatch:
+    """Name first; measurements only separate variants that share a name."""
+    name = " ".join(str(row.get("name") or "").split())
+    if not name:
+        raise HardwareError(f"TARGET_INFO_GPU row for device {row.get('id')} has no name; "
+                            f"{OVERRIDE_HINT}")
+    mig = _MIG.match(name)
+    base, profile = (mig["base"], mig["profile"]) if mig else (name, None)
+    candidates = catalog.matching(base)
+    if not candidates:
+        raise HardwareError(_unknown_message(catalog, name, row))
+    # A MIG slice reports its own memory, bandwidth and SMs; only its clock is the card's.
+    measured = _measure(row, only=("clock",) if profile else None)
+    entry, why = _pick(candidates, base, measured)
+    if not profile:
+        misfit = _misfits(entry, measured)
+        warnings = [f"{name!r} matched {entry.key} by name, but the trace reports "
+                    f"{'; '.join(misfit)}: check the catalog entry or override"] if misfit else []
+        bandwidth = row.get("memoryBandwidth")
+        return _RowMatch(entry, name, why, None, 1.0,
+                         bandwidth / 1e9 if bandwidth else None, warnings)
+    fraction, hbm = _mig_share(entry, row, name)
+    why += (f"; MIG slice {profile} with {row.get('smCount')} of {entry.sm_count} SMs "
+            f"(peak x {fraction:.3f})")
+    return _RowMatch(entry, name, why, profile, fraction, hbm, [])
+
+
+def _measure(row: Mapping[str, Any], only: Sequence[str] | None = None) -> dict[str, float]:
+    """TARGET_INFO_GPU columns in catalog units; columns missing in old exports are skipped."""
+    raw = {"memory": (row.get("totalMemory"), 2 ** 30), "bandwidth": (row.get("memoryBandwidth"), 1e9),
+           "sm": (row.get("smCount"), 1), "clock": (row.get("clockRate"), 1e6)}
+    return {k: float(v) / scale for k, (v, scale) in raw.items()
+            if v and (only is None or k in only)}
+
+
+def _misfits(entry: GpuEntry, measured: Mapping[str, float]) -> list[str]:
+    """Measurements that disagree with the entry, worded for a message."""
+    expected = entry.expected()
+    out = []
+    for key, value in measured.items():
+        want = expected.get(key)
+        if want is None:
+            continue
+        off = value != want if key == "sm" else abs(value - want) / want > _TOLERANCE[key]
+        if off:
+            out.append(f"{key} {value:g} {_UNITS[key]} vs {want:g} in the catalog")
+    return out
+
+
+def _describe(measured: Mapping[str, float]) -> str:
+    return ", ".join(f"{v:.1f} {_UNITS[k]}".replace(".0 ", " ") for k, v in measured.items())
+
+
+def _pick(candidates: list[GpuEntry], base: str, measured: Mapping[str, float]
+          ) -> tuple[GpuEntry, str]:
+    """One candidate wins by name alone; several must be separated by the trace's numbers."""
+    if len(candidates) == 1:
+        entry = candidates[0]
+        return entry, f"TARGET_INFO_GPU name {base!r} is listed by catalog entry {entry.key}"
+    keys = ", ".join(c.key for c in candidates)
+    if not measured:
+        raise HardwareError(f"GPU name {base!r} fits several catalog entries ({keys}) and the "
+                            f"trace has no memory, bandwidth, SM or clock columns to separate "
+                            f"them; set hardware.gpu to one of these keys or hardware.peak_tflops")
+    fitting = [c for c in candidates if not _misfits(c, measured)]
+    if len(fitting) != 1:
+        which = "none" if not fitting else "more than one"
+        raise HardwareError(f"GPU name {base!r} fits several catalog entries ({keys}) and the "
+                            f"trace's {_describe(measured)} match {which} of them; set "
+                            f"hardware.gpu to one of these keys or hardware.peak_tflops")
+    entry = fitting[0]
+    others = "; ".join(f"not {c.key}: {', '.join(_misfits(c, measured))}"
+                       for c in candidates if c is not entry)
+    return entry, (f"TARGET_INFO_GPU name {base!r} is shared by {keys}; the trace's "
+                   f"{_describe(measured)} fit {entry.key} ({others})")
+
+
+def _mig_share(entry: GpuEntry, row: Mapping[str, Any], name: str) -> tuple[float, float | None]:
+    """A MIG slice gets its SM share of the card's peak and its own reported bandwidth."""
+    sms = row.get("smCount")
+    if not sms or not entry.sm_count or sms > entry.sm_count:
+        raise HardwareError(f"{name!r} is a MIG slice, but its SM count ({sms}) cannot be "
+                            f"compared with {entry.key}'s ({entry.sm_count}), so its share of "
+                            f"the peak is unknown; set hardware.peak_tflops for the slice")
+    bandwidth = row.get("memoryBandwidth")
+    return sms / entry.sm_count, bandwidth / 1e9 if bandwidth else None
+
+
+def _unknown_message(catalog: Catalog, name: str, row: Mapping[str, Any]) -> str:
+    chip = f" (chip {row['chipName']}, which never decides alone)" if row.get("chipName") else ""
+    close = difflib.get_close_matches(_norm(name), list(catalog._index), n=3, cutoff=0.6)
+    near = f" Close catalog names: {', '.join(close)}." if close else ""
+    return (f"GPU {name!r}{chip} from the trace is not in {catalog.label}; there is no fallback "
+            f"peak.{near} To continue, {OVERRIDE_HINT}.")
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The denominator as the report shows it: value, where it came from, and caveats."""
+
+    gpu: str
+    key: str | None
+    precision: str
+    peak_tflops: float
+    peak_source: str
+    hbm_gbps: float | None
+    hbm_source: str
+    sparsity: bool
+    fp8_fraction: float | None
+    blended: bool
+    achievable_tflops: float | None
+    detection_reason: str
+    warnings: tuple[str, ...] = ()
+    mig_fraction: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (tuples become lists)."""
+        out = asdict(self)
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+@dataclass(frozen=True)
+class _Choice:
+    entry: GpuEntry | None
+    detection: Detection | None
+    reason: str
+    warnings: list[str]
+
+
+def resolve_peak(catalog: Catalog, hardware: Mapping[str, Any],
+                 gpus: Sequence[Mapping[str, Any]] | None,
+                 used_device_ids: Collection[int] | None = None) -> Peak:
+    """Job overrides first, then the named or detected entry at the job's precision."""
+    precision = hardware.get("precision") or "bf16"
+    sparsity = bool(hardware.get("sparsity") or False)
+    fraction = hardware.get("fp8_fraction")
+    _check_precision(precision, fraction)
+    job_peak, job_hbm = hardware.get("peak_tflops"), hardware.get("hbm_gbps")
+    gpu = hardware.get("gpu") or "auto"
+    choice = _choose(catalog, gpu, gpus, used_device_ids, need_entry=job_peak is None)
+    entry, detection = choice.entry, choice.detection
+    same = detection is not None and entry is not None and detection.entry.key == entry.key
+    mig = detection.mig_fraction if same else 1.0
+    if job_peak is not None:
+        value, source, blended = float(job_peak), "from job file", False
+    else:
+        value, source, blended = _catalog_peak(catalog, entry, precision, sparsity, fraction)
+        if mig < 1.0:
+            value *= mig
+            source += f"; x {mig:.3f} for the MIG slice's share of SMs"
+    if job_hbm is not None:
+        hbm, hbm_source = float(job_hbm), "from job file"
+    elif mig < 1.0 and detection.trace_hbm_gbps:
+        hbm, hbm_source = detection.trace_hbm_gbps, "trace TARGET_INFO_GPU.memoryBandwidth (MIG slice)"
+    elif entry is not None:
+        hbm, hbm_source = entry.hbm_gbps, _cite(catalog, entry)
+    else:
+        hbm, hbm_source = None, "unknown: set hardware.hbm_gbps"
+    achievable = hardware.get("achievable_tflops")
+    warnings = list(choice.warnings)
+    if achievable is not None and achievable > value:
+        warnings.append(f"achievable_tflops {achievable:g} exceeds the peak {value:g}")
+    display = entry.display_name if entry else (gpu if gpu != "auto" else "unknown GPU")
+    return Peak(gpu=display, key=entry.key if entry else None, precision=precision,
+                peak_tflops=value, peak_source=source, hbm_gbps=hbm, hbm_source=hbm_source,
+                sparsity=sparsity, fp8_fraction=fraction, blended=blended,
+                achievable_tflops=None if achievable is None else float(achievable),
+                detection_reason=choice.reason, warnings=tuple(warnings), mig_fraction=mig)
+
+
+def _check_precision(precision: str, fraction: Any) -> None:
+    if precision not in PRECISIONS:
+        raise HardwareError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    if fraction is None:
+        return
+    if precision != "fp8":
+        raise HardwareError(f"fp8_fraction applies to precision fp8 only (job says {precision})")
+    if not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
+        raise HardwareError(f"fp8_fraction must be a share between 0 and 1, got {fraction!r}")
+
+
+def _choose(catalog: Catalog, gpu: str, gpus: Sequence[Mapping[str, Any]] | None,
+            used: Collection[int] | None, need_entry: bool) -> _Choice:
+    """An explicit GPU wins over the trace (a mismatch warns); auto needs detection to succeed."""
+    if gpu == "auto":
+        if need_entry:
+            found = detect(catalog, gpus, used)
+            return _Choice(found.entry, found, found.reason, list(found.warnings))
+        try:
+            found = detect(catalog, gpus, used)
+        except HardwareError as exc:
+            return _Choice(None, None, f"GPU not identified from the trace ({exc})", [])
+        return _Choice(found.entry, found, found.reason, list(found.warnings))
+    try:
+        entry = catalog.lookup(gpu)
+    except HardwareError:
+        if need_entry:
+            raise
+        return _Choice(None, None, f"hardware.gpu: {gpu} in the job file (not in the catalog)", [])
+    reason = f"hardware.gpu: {gpu} in the job file selects {entry.key}"
+    if not gpus:
+        return _Choice(entry, None, reason, [])
+    try:
+        found = detect(catalog, gpus, used)
+    except HardwareError as exc:
+        return _Choice(entry, None, reason, [f"trace GPU not identified, using the job's choice: {exc}"])
+    if found.entry.key != entry.key:
+        return _Choice(entry, found, reason, [f"job names {entry.key} but the trace shows "
+                                              f"{found.entry.key}: {found.reason}"])
+    return _Choice(entry, found, f"{reason}; the trace agrees: {found.reason}", list(found.warnings))
+
+
+def _cite(catalog: Catalog, entry: GpuEntry) -> str:
+    return f"{catalog.label}: {entry.key} ({entry.source_title}, {entry.source_url})"
+
+
+def _catalog_peak(catalog: Catalog, entry: GpuEntry, precision: str, sparsity: bool,
+                  fraction: float | None) -> tuple[float, str, bool]:
+    """Dense peak (sparse only on request), fp8 optionally blended with bf16 by FLOP share.
+
+    Blend: if a share f of the FLOPs runs at P_fp8 and the rest at P_bf16, the ideal time
+    per FLOP is f/P_fp8 + (1-f)/P_bf16, so the peak is the time-weighted harmonic mean
+    1 / (f/P_fp8 + (1-f)/P_bf16), never the arithmetic mean (which overstates it).
+    """
+    kind = "sparse" if sparsity else "dense"
+    table = entry.sparse if sparsity else entry.dense
+    value = _figure(entry, table, precision, kind)
+    source = _cite(catalog, entry) + ("; sparse figure (sparsity: true)" if sparsity else "")
+    if fraction is None or fraction >= 1.0:
+        return value, source, False
+    bf16 = _figure(entry, table, "bf16", kind)
+    blended = 1.0 / (fraction / value + (1.0 - fraction) / bf16)
+    return blended, (f"{source}; blended {fraction:.0%} fp8 at {value:g} with "
+                     f"{1 - fraction:.0%} bf16 at {bf16:g} (harmonic, by FLOP share)"), True
+
+
+def _figure(entry: GpuEntry, table: Mapping[str, float], precision: str, kind: str) -> float:
+    if precision in table:
+        return table[precision]
+    has = ", ".join(table) or "none"
+    raise HardwareError(f"{entry.key} ({entry.display_name}) has no {kind} {precision} peak in "
+                        f"the catalog; it has: {has}. Choose one of those precisions or set "
+                        f"hardware.peak_tflops")
+
+
+def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """One flat row per entry for `mfu gpus` (table or JSON); missing precisions are None."""
+    return [{"key": e.key, "name": e.display_name,
+             **{f"{p}_tflops": e.dense.get(p) for p in ("bf16", "fp16", "fp8", "tf32")},
+             "hbm_gbps": e.hbm_gbps, "memory_gb": e.memory_gb,
+             "source": e.source_title, "source_url": e.source_url}
+            for e in catalog.entries.values()]

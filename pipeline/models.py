@@ -1,0 +1,137 @@
+"""Model presets and the resolution of a job's `model` section.
+
+Presets live in data (configs/models.yaml), each with its source and published
+parameter count, so adding a model is a reviewed data change, not a code change.
+Resolution merges a preset under the user's keys, validates the result against
+schemas/model.schema.json and turns numeric strings into exact integers.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+import yaml
+
+from pipeline.errors import ConfigError, Problem
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESETS_FILE = ROOT / "configs" / "models.yaml"
+SCHEMA_FILE = ROOT / "schemas" / "model.schema.json"
+NESTED = ("moe", "mla", "sliding_window")
+NUMERIC = re.compile(r"^\s*\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")  # same pattern as the schema
+
+
+@lru_cache(maxsize=1)
+def model_schema() -> dict:
+    """The JSON Schema of the `model` section (standalone, 2020-12)."""
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def presets() -> dict[str, dict]:
+    """All presets by name: {source, published_params, params_tolerance, model}."""
+    data = yaml.safe_load(PRESETS_FILE.read_text(encoding="utf-8"))
+    return data["presets"]
+
+
+def resolve_model(model: Mapping[str, Any]) -> dict:
+    """Preset merged under the given keys (nested sections merged key by key), validated, numbers exact.
+
+    Raises ConfigError listing every problem; an unknown preset names the closest presets.
+    """
+    merged: dict[str, Any] = {}
+    name = model.get("preset")
+    if name is not None:
+        table = presets()
+        if name not in table:
+            close = difflib.get_close_matches(str(name), table, n=3, cutoff=0.4)
+            hint = f"did you mean {', '.join(close)}?" if close else "see configs/models.yaml"
+            raise ConfigError([Problem(message=f"unknown model preset {name!r}",
+                                       pointer="/model/preset", hint=hint)])
+        merged = {k: (dict(v) if isinstance(v, dict) else v) for k, v in table[name]["model"].items()}
+    for key, value in model.items():
+        if key in NESTED and isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    _raise_if(_schema_problems(merged))
+    exact = _exact_numbers(merged, "/model")
+    if "flops_per_step" not in exact:
+        _raise_if(_architecture_problems(exact))
+    return exact
+
+
+def _raise_if(problems: list[Problem]) -> None:
+    if problems:
+        raise ConfigError(problems)
+
+
+def _schema_problems(model: Mapping[str, Any]) -> list[Problem]:
+    """Every schema violation, each located by its JSON pointer under /model."""
+    validator = jsonschema.Draft202012Validator(model_schema())
+    errors = sorted(validator.iter_errors(model), key=lambda e: list(e.absolute_path))
+    return [Problem(message=e.message, pointer="/model" + "".join(f"/{p}" for p in e.absolute_path))
+            for e in errors]
+
+
+def _architecture_problems(model: Mapping[str, Any]) -> list[Problem]:
+    """Rules a schema cannot state clearly: keys needed to count FLOPs, vocab when there is an LM head."""
+    problems = [Problem(message=f"missing required key {k!r}", pointer="/model",
+                        hint="give it, a `preset`, or an explicit `flops_per_step`")
+                for k in ("hidden", "layers", "heads", "mlp") if k not in model]
+    moe = model.get("moe")
+    all_moe = moe is not None and moe.get("first_dense_layers", 0) == 0 and moe.get("every", 1) == 1
+    if "ffn" not in model and not all_moe:
+        problems.append(Problem(message="missing 'ffn' (dense MLP width)", pointer="/model",
+                                hint="add ffn: <intermediate size>"))
+    if model.get("lm_head", True) and "vocab" not in model:
+        problems.append(Problem(message="an LM head needs 'vocab'", pointer="/model",
+                                hint="add vocab: <size>, or lm_head: false"))
+    hidden, heads = model.get("hidden"), model.get("heads")
+    if hidden and heads and "head_dim" not in model and "mla" not in model and hidden % heads:
+        problems.append(Problem(message=f"hidden {hidden} is not a multiple of heads {heads}",
+                                pointer="/model/head_dim", hint="give head_dim explicitly"))
+    if heads and heads % model.get("kv_heads", heads):
+        problems.append(Problem(message="heads must be a multiple of kv_heads (GQA groups)",
+                                pointer="/model/kv_heads"))
+    if moe is not None and moe.get("top_k", 0) > moe.get("experts", 0):
+        problems.append(Problem(message="top_k exceeds the number of experts", pointer="/model/moe/top_k"))
+    return problems
+
+
+def _exact_numbers(value: Any, pointer: str) -> Any:
+    """Numeric strings ("989e12") and integral floats become int; YAML 1.1 reads 989e12 as a string."""
+    if isinstance(value, Mapping):
+        return {k: _exact_numbers(v, f"{pointer}/{k}") for k, v in value.items()}
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return value
+    if isinstance(value, str) and not NUMERIC.match(value):
+        return value  # a name (preset, mlp, ...), already checked by the schema
+    number = Decimal(value.strip() if isinstance(value, str) else value)
+    if number != number.to_integral_value():
+        raise ConfigError([Problem(message=f"{value!r} is not a whole number", pointer=pointer)])
+    return int(number)
+
+
+def model_from_flags(**flags: Any) -> dict:
+    """CLI flags to a model mapping: None means not given; moe_/mla_/sliding_window_ go to sections.
+
+    Example: model_from_flags(preset="llama-3-8b", moe_top_k=None, sliding_window_window=4096).
+    """
+    model: dict[str, Any] = {}
+    for key, value in flags.items():
+        if value is None:
+            continue
+        section = next((s for s in NESTED if key.startswith(s + "_")), None)
+        if section is None:
+            model[key] = value
+        else:
+            model.setdefault(section, {})[key[len(section) + 1:]] = value
+    return model

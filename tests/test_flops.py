@@ -1,0 +1,371 @@
+"""Model FLOPs: every expected value is written out with its source, never taken from our output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from pipeline.errors import ConfigError
+from pipeline.flops import attention_pairs_x2, compute_flops, decode_keys, six_n_flops
+from pipeline.models import model_from_flags, presets, resolve_model
+from pipeline.transformer import Arch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# SEMANTICS §11: dense, MHA, 2-matrix MLP, full attention, no LM head.
+SEM11 = {"hidden": 4096, "layers": 32, "heads": 32, "ffn": 16384, "mlp": "gelu",
+         "attention": "full", "lm_head": False}
+
+
+def rows(result) -> dict:
+    return {c.component: c for c in result.breakdown}
+
+
+# --- SEMANTICS §11 -------------------------------------------------------------------
+
+def test_semantics_total_is_exact():
+    r = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)
+    assert r.model_flops_per_step == 422_212_465_065_984  # SEMANTICS §11
+    assert r.hardware_flops_per_step == r.model_flops_per_step
+    assert r.tokens_per_step == 8192
+
+
+def test_semantics_per_layer_components():
+    by = rows(compute_flops(SEM11, mode="training", seq_len=8192, sequences=1))
+    per_layer = lambda *names: sum(by[n].forward_flops for n in names) / 32  # noqa: E731
+    assert per_layer("attn_scores", "attn_context") == pytest.approx(1.0995e12, rel=1e-4)
+    assert per_layer("q_proj", "kv_proj") == pytest.approx(8.2463e11, rel=1e-4)
+    assert per_layer("out_proj") == pytest.approx(2.7488e11, rel=1e-4)
+    assert per_layer("mlp") == pytest.approx(2.1990e12, rel=1e-4)
+    assert all(c.multiplier == 3 for c in by.values())
+
+
+def test_semantics_causal():
+    r = compute_flops({**SEM11, "attention": "causal"}, mode="training", seq_len=8192, sequences=1)
+    assert r.model_flops_per_step == pytest.approx(3.694e14, rel=2e-4)  # SEMANTICS §11
+
+
+def test_six_n_quick_check():
+    assert six_n_flops(8_000_000_000, 8192) == pytest.approx(3.932e14, rel=1e-4)  # SEMANTICS §11
+    assert six_n_flops(8_000_000_000, 8192, training=False) * 3 == six_n_flops(8_000_000_000, 8192)
+
+
+# --- Llama-3-8B (SEMANTICS §11) -------------------------------------------------------
+
+def test_llama3_8b_per_token_both_conventions():
+    model = {"preset": "llama-3-8b"}
+    megatron = compute_flops(model, mode="training", seq_len=8192, sequences=1)
+    palm = compute_flops(model, mode="training", seq_len=8192, sequences=1, convention="palm")
+    assert megatron.flops_per_token / 1e9 == pytest.approx(51.47, abs=0.005)
+    assert palm.flops_per_token / 1e9 == pytest.approx(57.91, abs=0.005)
+    assert megatron.convention == "megatron" and palm.convention == "palm"
+    assert megatron.params_total == 8_030_261_248 == megatron.params_active
+
+
+def test_palm_convention_is_6n_plus_attention_for_llama():
+    """torchtitan: 6·(params − input embedding) + 12·L·H·Q·T; norms (266,240 weights) are no matmul."""
+    n_matmul = 8_030_261_248 - 128256 * 4096 - (2 * 32 + 1) * 4096
+    expected = 6 * n_matmul + 12 * 32 * 32 * 128 * 8192
+    r = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=8192, sequences=1,
+                      convention="palm")
+    assert r.flops_per_token == expected
+
+
+def test_palm_540b_attention_share():
+    """PaLM App. B: (6N + 12·L·H·Q·T) / 6N with N = 540.35B, L 118, H 48, Q 256, T 2048 → 1.011."""
+    r = compute_flops({"preset": "palm-540b"}, mode="training", seq_len=2048, sequences=1,
+                      convention="palm")
+    assert r.flops_per_token / (6 * 540.35e9) == pytest.approx(1.011, abs=0.0005)
+    assert 46.2 / 45.7 == pytest.approx(1.011, abs=0.0005)  # the paper's MFU with / without attention
+
+
+# --- Narayanan et al. 2021 (arXiv:2104.04473, eq. 3) and MT-NLG -----------------------
+
+MTNLG = {"hidden": 20480, "layers": 105, "heads": 128, "ffn": 4 * 20480, "mlp": "gelu", "vocab": 51200}
+
+
+def narayanan(B: int, s: int, l: int, h: int, V: int) -> int:
+    """96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), multiplied out so it stays an integer."""
+    return 96 * B * s * l * h * h + 16 * B * s * s * l * h + 6 * B * s * h * V
+
+
+def test_narayanan_formula_equals_full_recompute_hardware_count():
+    r = compute_flops(MTNLG, mode="training", seq_len=2048, sequences=1920, recompute="full",
+                      convention="palm")
+    assert r.hardware_flops_per_step == narayanan(1920, 2048, 105, 20480, 51200)
+    assert r.model_flops_per_step < r.hardware_flops_per_step
+
+
+@pytest.mark.parametrize("seconds, gpus, tflops", [(60.1, 2240, 126), (50.2, 2800, 121), (44.4, 3360, 113)])
+def test_mt_nlg_reported_throughput(seconds, gpus, tflops):
+    """MT-NLG 530B (arXiv:2201.11990, Table 2): per-GPU TFLOP/s from the iteration time."""
+    r = compute_flops(MTNLG, mode="training", seq_len=2048, sequences=1920, recompute="full",
+                      convention="palm")
+    assert r.hardware_flops_per_step / seconds / gpus / 1e12 == pytest.approx(tflops, rel=0.01)
+
+
+# --- MoE -------------------------------------------------------------------------------
+
+def test_mixtral_8x7b_params_and_flops():
+    r = compute_flops({"preset": "mixtral-8x7b"}, mode="training", seq_len=4096, sequences=1)
+    assert r.params_total / 1e9 == pytest.approx(46.7, abs=0.05)   # mistral.ai: 46.7B total
+    assert r.params_active / 1e9 == pytest.approx(12.9, abs=0.05)  # 12.9B used per token
+    # By hand per token: per layer q 2·4096², kv 2·4096·2048, o 2·4096², causal core 2·4096·4096,
+    # experts 2·top2·3·4096·14336, router 2·4096·8; 32 layers + LM head 2·4096·32000; ×3.
+    layer = 2 * 4096**2 + 2 * 4096 * 2048 + 2 * 4096**2 + 2 * 4096 * 4096 \
+        + 2 * 2 * 3 * 4096 * 14336 + 2 * 4096 * 8
+    assert r.flops_per_token == 3 * (32 * layer + 2 * 4096 * 32000)
+    assert r.flops_per_token / 1e9 == pytest.approx(79.7, abs=0.05)
+    assert not any("6·N" in w for w in r.warnings)  # the 6N warning is for dense models only
+
+
+def test_moe_layer_pattern():
+    deepseek = Arch.from_model(resolve_model({"preset": "deepseek-v3"}))
+    assert [deepseek.is_moe_layer(i) for i in range(5)] == [False, False, False, True, True]
+    every2 = Arch.from_model(resolve_model({"preset": "mixtral-8x7b", "ffn": 14336, "moe": {"every": 2}}))
+    assert [every2.is_moe_layer(i) for i in range(4)] == [False, True, False, True]
+
+
+def test_moe_counts_only_active_and_shared_experts():
+    model = {"hidden": 64, "layers": 1, "heads": 4, "mlp": "swiglu", "lm_head": False,
+             "moe": {"experts": 16, "top_k": 2, "expert_ffn": 32, "shared_experts": 1, "shared_ffn": 48}}
+    by = rows(compute_flops(model, mode="inference", seq_len=10, sequences=1))
+    assert by["experts"].forward_flops == 2 * 10 * 3 * 64 * 32 * 2
+    assert by["shared_experts"].forward_flops == 2 * 10 * 3 * 64 * 48
+    assert by["router"].forward_flops == 2 * 10 * 64 * 16
+
+
+# --- MLA, sliding window, packing, decode ---------------------------------------------
+
+def test_mla_projections_deepseek_v3():
+    """DeepSeek-V2 §2.1: q = W_UQ·W_DQ·h, [k; v] = W_UKV·W_DKV·h, decoupled RoPE key from h."""
+    by = rows(compute_flops({"preset": "deepseek-v3"}, mode="inference", seq_len=1, sequences=1))
+    assert by["q_proj"].forward_flops == 61 * 2 * (7168 * 1536 + 1536 * 128 * (128 + 64))
+    assert by["kv_proj"].forward_flops == 61 * 2 * (7168 * (512 + 64) + 512 * 128 * (128 + 128))
+    assert by["out_proj"].forward_flops == 61 * 2 * 128 * 128 * 7168
+    assert "mtp.q_proj" not in by  # MTP modules are a training objective
+
+
+def test_mtp_counted_in_training():
+    by = rows(compute_flops({"preset": "deepseek-v3"}, mode="training", seq_len=16, sequences=1))
+    assert by["mtp.eh_proj"].forward_flops == 2 * 16 * 2 * 7168 * 7168
+    assert by["mtp.lm_head"].forward_flops == by["lm_head"].forward_flops == 2 * 16 * 7168 * 129280
+
+
+def test_sliding_window_band():
+    # causal band of width w over s tokens: s²/2 − (s−w)²/2 pairs (Megatron-style halving)
+    assert attention_pairs_x2(8192, 4096, True) == 8192**2 - (8192 - 4096) ** 2
+    assert attention_pairs_x2(2048, 4096, True) == 2048**2
+    assert attention_pairs_x2(8192, 4096, False) == 2 * 8192 * 4096
+    by = rows(compute_flops({"preset": "gemma-2-9b"}, mode="inference", seq_len=8192, sequences=1))
+    local, glob = 8192**2 - 4096**2, 8192**2   # 21 local and 21 global layers; q width 16·256
+    assert by["attn_scores"].forward_flops == 21 * (local + glob) * 16 * 256
+
+
+def test_packed_sequences_use_sum_of_squares():
+    one = rows(compute_flops(SEM11, mode="training", seq_len=8192, sequences=1))
+    packed = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, seq_lens=[4096, 4096])
+    two = rows(packed)
+    assert two["attn_scores"].forward_flops * 2 == one["attn_scores"].forward_flops  # 2·4096² = 8192²/2
+    assert two["mlp"].forward_flops == one["mlp"].forward_flops
+    assert packed.warnings == [w for w in packed.warnings if "seq_lens" not in w]
+    short = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, seq_lens=[4000])
+    assert short.tokens_per_step == 4000 and any("padding" in w for w in short.warnings)
+
+
+def test_decode_one_token_llama():
+    """New token at context 4095 sees 4096 keys; projections cost 2 FLOPs per matmul weight."""
+    r = compute_flops({"preset": "llama-3-8b"}, mode="decode", seq_len=1, sequences=1, context_len=4095)
+    matmul_weights = 8_030_261_248 - 128256 * 4096 - (2 * 32 + 1) * 4096  # LM head stays, lookup goes
+    assert r.model_flops_per_step == 2 * matmul_weights + 32 * 2 * 2 * 4096 * 4096
+    assert r.tokens_per_step == 1 and all(c.multiplier == 1 for c in r.breakdown)
+
+
+def test_decode_keys_sum():
+    assert decode_keys(10, 3, None) == 11 + 12 + 13
+    assert decode_keys(10, 3, 12) == 11 + 12 + 12
+    assert decode_keys(20, 2, 12) == 24
+
+
+# --- modes, recompute, HFU ------------------------------------------------------------
+
+def test_inference_is_one_forward():
+    train = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=2048, sequences=4)
+    infer = compute_flops({"preset": "llama-3-8b"}, mode="inference", seq_len=2048, sequences=4)
+    assert infer.model_flops_per_step * 3 == train.model_flops_per_step
+
+
+def test_full_recompute_raises_hfu_not_mfu():
+    none = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)
+    full = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, recompute="full")
+    assert full.model_flops_per_step == none.model_flops_per_step
+    assert full.hardware_flops_per_step * 3 == none.model_flops_per_step * 4  # no LM head here
+
+
+def test_full_recompute_keeps_lm_head_at_three():
+    by = rows(compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=128, sequences=1,
+                            recompute="full"))
+    assert by["lm_head"].hardware_multiplier == 3 and by["mlp"].hardware_multiplier == 4
+
+
+def test_selective_recompute_adds_attention_core_only():
+    none = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)
+    sel = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, recompute="selective")
+    assert sel.hardware_flops_per_step - none.hardware_flops_per_step == 32 * 4 * 8192**2 * 4096
+    assert sel.model_flops_per_step == none.model_flops_per_step
+
+
+def test_flash_recompute_adds_one_qk_forward():
+    none = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)
+    fa = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, flash_recompute=True)
+    assert fa.hardware_flops_per_step - none.hardware_flops_per_step == 32 * 2 * 8192**2 * 4096
+    assert fa.model_flops_per_step == none.model_flops_per_step
+
+
+@pytest.mark.parametrize("mode, kwargs", [("inference", {"recompute": "full"}),
+                                          ("decode", {"flash_recompute": True}),
+                                          ("training", {"recompute": "sometimes"}),
+                                          ("prefill", {})])
+def test_invalid_workloads_rejected(mode, kwargs):
+    with pytest.raises(ConfigError):
+        compute_flops(SEM11, mode=mode, seq_len=8192, sequences=1, **kwargs)
+
+
+# --- conventions and cross-checks -----------------------------------------------------
+
+def test_six_n_convention_and_cross_check():
+    r = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=2048, sequences=2, convention="6n")
+    assert r.model_flops_per_step == 6 * 8_030_261_248 * 4096 == r.six_n_flops_per_step
+    assert not r.warnings
+
+
+def test_six_n_warning_for_dense_models():
+    far = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)  # 6N misses attention: +33 %
+    assert any("6·N·tokens" in w for w in far.warnings)
+    near = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=2048, sequences=1)
+    assert not any("6·N·tokens" in w for w in near.warnings)
+
+
+def test_full_attention_is_never_halved():
+    causal = compute_flops({**SEM11, "attention": "causal"}, mode="inference", seq_len=64, sequences=1)
+    full = compute_flops(SEM11, mode="inference", seq_len=64, sequences=1)
+    assert rows(full)["attn_scores"].forward_flops == 2 * rows(causal)["attn_scores"].forward_flops
+
+
+def test_model_convention_key_and_argument_override():
+    model = {"preset": "llama-3-8b", "convention": "palm"}
+    assert compute_flops(model, mode="training", seq_len=64, sequences=1).convention == "palm"
+    assert compute_flops(model, mode="training", seq_len=64, sequences=1,
+                         convention="megatron").convention == "megatron"
+
+
+# --- explicit numerator, presets, resolution ------------------------------------------
+
+def test_explicit_numerator_passes_through():
+    r = compute_flops({"flops_per_step": "3.9e15"}, mode="training", seq_len=4096, sequences=8,
+                      recompute="full")
+    assert r.model_flops_per_step == 3_900_000_000_000_000 == r.hardware_flops_per_step
+    assert r.convention == "explicit" and len(r.breakdown) == 1
+    assert r.params_total is None and r.params_active is None and r.six_n_flops_per_step is None
+    assert any("HFU = MFU" in w for w in r.warnings)
+    hw = compute_flops({"flops_per_step": 100, "hardware_flops_per_step": 130}, mode="training",
+                       seq_len=10, sequences=1)
+    assert hw.hardware_flops_per_step == 130 and hw.flops_per_token == 10.0
+
+
+def test_unknown_preset_names_close_matches():
+    with pytest.raises(ConfigError) as err:
+        resolve_model({"preset": "llama3-8b"})
+    problem = err.value.problems[0]
+    assert problem.pointer == "/model/preset" and "llama-3-8b" in problem.hint
+
+
+def test_preset_with_override():
+    r = compute_flops({"preset": "llama-3-8b", "vocab": 32000}, mode="training", seq_len=64, sequences=1)
+    assert r.params_total == 8_030_261_248 - 2 * (128256 - 32000) * 4096  # untied: embedding and head
+
+
+def test_nested_override_merges_key_by_key():
+    m = resolve_model({"preset": "mixtral-8x7b", "moe": {"top_k": 1}})
+    assert m["moe"] == {"experts": 8, "top_k": 1, "expert_ffn": 14336}
+
+
+def test_numeric_strings_and_bad_numbers():
+    assert resolve_model({"preset": "llama-3-8b", "vocab": "1.28256e5"})["vocab"] == 128256
+    with pytest.raises(ConfigError):
+        resolve_model({"preset": "llama-3-8b", "layers": 1.5})
+    with pytest.raises(ConfigError) as err:
+        resolve_model({"hidden": 64, "layers": 2, "mlp": "gelu", "ffn": 256, "typo": 1})
+    assert "typo" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        resolve_model({"hidden": 64, "layers": 2, "mlp": "gelu", "ffn": 256,
+                       "moe": {"experts": "4", "top_k": 8, "expert_ffn": 64}})
+    messages = " ".join(p.message for p in err.value.problems)
+    assert "heads" in messages and "vocab" in messages and "top_k" in messages  # all at once
+
+
+def test_shape_rules_beyond_the_schema():
+    with pytest.raises(ConfigError) as err:
+        resolve_model({**SEM11, "heads": 48, "kv_heads": 5})
+    assert {p.pointer for p in err.value.problems} == {"/model/head_dim", "/model/kv_heads"}
+
+
+def test_model_from_flags():
+    assert model_from_flags(preset="mixtral-8x7b", vocab=None, moe_top_k=1, sliding_window_window=64) \
+        == {"preset": "mixtral-8x7b", "moe": {"top_k": 1}, "sliding_window": {"window": 64}}
+
+
+def test_to_dict_is_json_ready():
+    d = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=64, sequences=1).to_dict()
+    assert {"model_flops_per_step", "hardware_flops_per_step", "flops_per_token", "tokens_per_step",
+            "params_total", "params_active", "convention", "six_n_flops_per_step", "breakdown",
+            "warnings"} <= d.keys()
+    assert {"component", "forward_flops", "multiplier", "total"} <= d["breakdown"][0].keys()
+    assert json.loads(json.dumps(d)) == d
+
+
+# --- schema and presets ---------------------------------------------------------------
+
+def schema() -> dict:
+    return json.loads((ROOT / "schemas" / "model.schema.json").read_text(encoding="utf-8"))
+
+
+def test_schema_is_valid_2020_12():
+    s = schema()
+    jsonschema.Draft202012Validator.check_schema(s)
+    assert s["$id"] == "model.schema.json" and s["additionalProperties"] is False
+
+
+def test_every_schema_property_is_described():
+    missing = []
+
+    def walk(node: dict, where: str) -> None:
+        for name, sub in node.get("properties", {}).items():
+            if not sub.get("description"):
+                missing.append(f"{where}/{name}")
+            walk(sub, f"{where}/{name}")
+    walk(schema(), "")
+    assert not missing
+
+
+@pytest.mark.parametrize("name", sorted(presets()))
+def test_preset_validates_and_matches_published_params(name):
+    entry = presets()[name]
+    jsonschema.Draft202012Validator(schema()).validate(entry["model"])
+    assert entry["source"].startswith("https://")
+    r = compute_flops({"preset": name}, mode="training", seq_len=4096, sequences=1)
+    assert r.params_total == pytest.approx(entry["published_params"], rel=entry["params_tolerance"], abs=0)
+    if "published_active_params" in entry:
+        assert r.params_active == pytest.approx(entry["published_active_params"],
+                                                rel=entry["active_tolerance"], abs=0)
+
+
+def test_required_presets_present():
+    required = {"llama-3-8b", "llama-3-70b", "llama-3.1-405b", "llama-3.1-8b", "llama-3.2-1b",
+                "llama-3.2-3b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-72b",
+                "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-3-175b", "palm-540b",
+                "gemma-2-9b", "gemma-2-27b"}
+    assert required <= presets().keys()

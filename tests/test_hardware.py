@@ -1,0 +1,435 @@
+"""Hardware catalog and GPU detection.
+
+Expected figures are typed from vendor datasheets/whitepapers, not captured
+from the module's output: a test fails if the catalog or the logic drifts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import ConfigError, ExitCode, HardwareError
+from pipeline.hardware import (DEFAULT_CATALOG, SCHEMA_PATH, catalog_rows, detect, load_catalog,
+                               resolve_peak)
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU_COLUMNS = ("id", "name", "chipName", "totalMemory", "memoryBandwidth", "smCount", "clockRate")
+
+
+def _traces_dir() -> Path | None:
+    configured = os.environ.get("MFU_TRACES_DIR")
+    path = Path(configured) if configured else ROOT.parent / "shared" / "traces"
+    return path if path.is_dir() else None
+
+
+TRACES = _traces_dir()
+needs_traces = pytest.mark.skipif(
+    TRACES is None, reason="real traces absent: set MFU_TRACES_DIR or provide ../shared/traces")
+
+
+def read_gpus(path: Path) -> tuple[list[dict] | None, set[int] | None]:
+    """TARGET_INFO_GPU rows (missing columns as None) and the deviceIds that ran kernels."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        rows = None
+        if "TARGET_INFO_GPU" in tables:
+            cur = con.execute("SELECT * FROM TARGET_INFO_GPU")
+            cols = [d[0] for d in cur.description]
+            rows = [{c: dict(zip(cols, r)).get(c) for c in GPU_COLUMNS} for r in cur]
+        used = None
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
+            used = {r[0] for r in con.execute(
+                "SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL")}
+        return rows, used
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def hw(**kw):
+    """A job file's hardware section with the defaults the config layer applies."""
+    base = {"gpu": "auto", "num_gpus": 1, "precision": "bf16", "peak_tflops": None,
+            "hbm_gbps": None, "sparsity": False, "fp8_fraction": None, "achievable_tflops": None}
+    base.update(kw)
+    return base
+
+
+def row(id=0, name="NVIDIA H100 80GB HBM3", chip="GH100", mem=None, bw=None, sm=None, clock=None):
+    return {"id": id, "name": name, "chipName": chip, "totalMemory": mem,
+            "memoryBandwidth": bw, "smCount": sm, "clockRate": clock}
+
+
+H100_ROW = row(mem=84942979072, bw=3352320000000, sm=132, clock=1980000000)
+A100_80_ROW = row(id=1, name="NVIDIA A100-SXM4-80GB", chip="GA100", mem=84990623744,
+                  bw=2039040000000, sm=108, clock=1410000000)
+
+# ------------------------------------------------------------------ real traces
+
+# trace file -> (catalog key, datasheet memory bandwidth GB/s)
+EXPECTED = {
+    "NVIDIA__Fuser__8fa9ec29_report1.sqlite": ("h100-sxm", 3350),
+    "NVIDIA__Fuser__a0498920_report1.sqlite": ("h200-sxm", 4800),
+    "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite": ("a100-sxm4-40gb", 1555),
+    "hpcgroup__pipit__perlmutter-cloverleaf-cuda.sqlite": ("a100-sxm4-80gb", 2039),
+    "mamedov-artem-rafaelevich__parallel_course_2__report4.sqlite": ("v100-sxm2-32gb", 900),
+    "LeiWang1999__memfusion_artifact__report1.sqlite": ("rtx-3090", 936),
+    "cestwc__balinski-and-gomory-cuda__report19.sqlite": ("rtx-3090", 936),
+    "MohanadOdema__DLProf__nsys_profile.sqlite": ("rtx-2070-super", 448),
+    "bwyogatama__Mordred-Deprecated__03527a5d_report1.sqlite": ("quadro-rtx-6000", 672),
+    "amir-ghz__DynamicViT__nsys_profile.sqlite": ("rtx-a2000-12gb", 288),
+    "YoonKyonghwan__EfficientCenterFormer__baseline.sqlite": ("titan-rtx", 672),
+    "nsysai__mock.sqlite": ("rtx-3080", 760),
+    "nsysai__healthy_1pct.sqlite": ("h100-sxm", 3350),
+}
+NO_GPU_TABLE = ["StellaWava__benchmarking-n-profiling-__report1.sqlite",
+                "nsysai__mfu_2gpu_before.sqlite", "nsysai__h100_2gpu_1s.sqlite"]
+
+
+@needs_traces
+def test_every_trace_with_a_gpu_table_is_covered():
+    with_table = {p.name for p in TRACES.glob("*.sqlite") if read_gpus(p)[0] is not None}
+    assert with_table, "no trace with TARGET_INFO_GPU found"
+    assert with_table <= set(EXPECTED), f"new traces need expectations: {with_table - set(EXPECTED)}"
+
+
+@needs_traces
+@pytest.mark.parametrize("trace", sorted(EXPECTED))
+def test_detects_gpu_in_real_trace(catalog, trace):
+    path = TRACES / trace
+    if not path.exists():
+        pytest.skip(f"{trace} not in {TRACES}")
+    key, hbm = EXPECTED[trace]
+    rows, used = read_gpus(path)
+    found = detect(catalog, rows, used)
+    assert found.entry.key == key
+    assert found.entry.hbm_gbps == hbm
+    assert found.mig_fraction == 1.0
+    assert trace_name_in(found.reason, rows)
+
+
+def trace_name_in(reason: str, rows: list[dict]) -> bool:
+    return any(r["name"] in reason for r in rows)
+
+
+@needs_traces
+def test_h200_gets_h200_bandwidth_not_h100(catalog):
+    rows, used = read_gpus(TRACES / "NVIDIA__Fuser__a0498920_report1.sqlite")
+    peak = resolve_peak(catalog, hw(), rows, used)
+    assert (peak.key, peak.peak_tflops, peak.hbm_gbps) == ("h200-sxm", 989.4, 4800)
+    assert "h200-nvl" in peak.detection_reason  # says why not the NVL variant
+    found = detect(catalog, rows, used)
+    assert found.trace_hbm_gbps == pytest.approx(4916.736)
+
+
+@needs_traces
+def test_cloverleaf_ignores_listed_but_unused_gpus(catalog):
+    rows, used = read_gpus(TRACES / "hpcgroup__pipit__perlmutter-cloverleaf-cuda.sqlite")
+    assert len(rows) == 4 and used == {0}
+    found = detect(catalog, rows, used)
+    assert found.device_ids == (0,)
+    assert "3 listed GPU(s) ran no kernels" in found.reason
+
+
+@needs_traces
+@pytest.mark.parametrize("trace", NO_GPU_TABLE)
+def test_trace_without_gpu_table_needs_override(catalog, trace):
+    path = TRACES / trace
+    if not path.exists():
+        pytest.skip(f"{trace} not in {TRACES}")
+    rows, used = read_gpus(path)
+    assert rows is None
+    with pytest.raises(HardwareError) as err:
+        resolve_peak(catalog, hw(), rows, used)
+    assert "TARGET_INFO_GPU" in str(err.value)
+    assert "hardware.gpu" in str(err.value) and "hardware.peak_tflops" in str(err.value)
+    assert err.value.code == ExitCode.CONFIG
+    peak = resolve_peak(catalog, hw(gpu="h100-sxm"), rows, used)
+    assert (peak.peak_tflops, peak.hbm_gbps) == (989.4, 3350)
+
+
+# ------------------------------------------------------------------ synthetic rows
+
+def test_plain_h200_with_nvl_clock_is_nvl(catalog):
+    nvl = row(name="NVIDIA H200", mem=150121545728, bw=4.8e12, sm=132, clock=1785000000)
+    peak = resolve_peak(catalog, hw(), [nvl])
+    assert (peak.key, peak.peak_tflops, peak.hbm_gbps) == ("h200-nvl", 835.5, 4800)
+
+
+def test_h200_nvl_by_own_name(catalog):
+    assert detect(catalog, [row(name="NVIDIA H200 NVL")]).entry.key == "h200-nvl"
+
+
+def test_plain_h200_without_measurements_is_ambiguous(catalog):
+    with pytest.raises(HardwareError, match="h200-sxm.*h200-nvl|h200-nvl.*h200-sxm"):
+        detect(catalog, [row(name="NVIDIA H200")])
+
+
+def test_h100_nvl(catalog):
+    peak = resolve_peak(catalog, hw(), [row(name="NVIDIA H100 NVL")])
+    assert (peak.key, peak.peak_tflops, peak.hbm_gbps) == ("h100-nvl", 835.5, 3900)
+
+
+def test_gh200_is_not_h100_despite_chip(catalog):
+    gh = row(name="NVIDIA GH200 480GB", mem=102005473280, bw=4.0e12, sm=132, clock=1980000000)
+    peak = resolve_peak(catalog, hw(), [gh])
+    assert (peak.key, peak.peak_tflops, peak.hbm_gbps) == ("gh200-96gb", 989.4, 4000)
+
+
+def test_b200(catalog):
+    b200 = row(name="NVIDIA B200", chip="GB100", mem=191_500_000_000, bw=7.7e12, sm=148)
+    assert resolve_peak(catalog, hw(), [b200]).peak_tflops == 2250
+    assert resolve_peak(catalog, hw(precision="fp8"), [b200]).peak_tflops == 4500
+    assert resolve_peak(catalog, hw(), [b200]).hbm_gbps == 7700
+
+
+def test_mig_slice_scales_peak_by_sm_share(catalog):
+    mig = row(name="NVIDIA A100-SXM4-40GB MIG 3g.20gb", chip="GA100", mem=20937965568,
+              bw=777.6e9, sm=42, clock=1410000000)
+    peak = resolve_peak(catalog, hw(), [mig])
+    assert peak.key == "a100-sxm4-40gb"
+    assert peak.peak_tflops == pytest.approx(312 * 42 / 108)
+    assert peak.mig_fraction == pytest.approx(42 / 108)
+    assert peak.hbm_gbps == pytest.approx(777.6)
+    assert "MIG" in peak.hbm_source and "MIG" in peak.detection_reason
+
+
+def test_h100_mig_1g(catalog):
+    mig = row(name="NVIDIA H100 80GB HBM3 MIG 1g.10gb", mem=10_200_000_000, bw=0.42e12, sm=16,
+              clock=1980000000)
+    assert resolve_peak(catalog, hw(), [mig]).peak_tflops == pytest.approx(989.4 * 16 / 132)
+
+
+def test_mig_without_sm_count_refuses(catalog):
+    with pytest.raises(HardwareError, match="MIG"):
+        detect(catalog, [row(name="NVIDIA A100-SXM4-40GB MIG 3g.20gb")])
+
+
+def test_unknown_gpu_is_an_error_naming_it_and_the_override(catalog):
+    odd = row(name="NVIDIA Quantum X9000", chip="GQ999", mem=1, bw=1, sm=1, clock=1)
+    with pytest.raises(HardwareError) as err:
+        resolve_peak(catalog, hw(), [odd])
+    text = str(err.value)
+    assert "NVIDIA Quantum X9000" in text
+    assert "hardware.gpu: <catalog name>" in text and "hardware.peak_tflops" in text
+
+
+def test_unknown_gpu_with_job_peak_is_fine(catalog):
+    peak = resolve_peak(catalog, hw(peak_tflops=123.0), [row(name="NVIDIA Quantum X9000")])
+    assert (peak.peak_tflops, peak.peak_source, peak.key) == (123.0, "from job file", None)
+    assert peak.hbm_gbps is None
+
+
+def test_mixed_gpu_types_among_used_devices_is_an_error(catalog):
+    with pytest.raises(HardwareError) as err:
+        detect(catalog, [H100_ROW, A100_80_ROW], used_device_ids={0, 1})
+    assert "NVIDIA H100 80GB HBM3" in str(err.value) and "NVIDIA A100-SXM4-80GB" in str(err.value)
+    assert "hardware.gpu" in str(err.value)
+
+
+def test_unused_other_gpu_is_ignored(catalog):
+    found = detect(catalog, [H100_ROW, A100_80_ROW], used_device_ids={0})
+    assert (found.entry.key, found.device_ids) == ("h100-sxm", (0,))
+
+
+def test_mixed_gpus_resolved_by_explicit_choice(catalog):
+    peak = resolve_peak(catalog, hw(gpu="a100-sxm4-80gb"), [H100_ROW, A100_80_ROW], {0, 1})
+    assert peak.peak_tflops == 312 and peak.warnings
+
+
+def test_explicit_gpu_wins_over_trace_with_warning(catalog):
+    peak = resolve_peak(catalog, hw(gpu="NVIDIA A100-SXM4-80GB"), [H100_ROW])
+    assert (peak.key, peak.peak_tflops, peak.hbm_gbps) == ("a100-sxm4-80gb", 312, 2039)
+    assert any("h100-sxm" in w for w in peak.warnings)
+
+
+def test_name_match_with_odd_measurements_warns(catalog):
+    odd = row(bw=2.0e12, mem=84942979072, sm=132, clock=1980000000)
+    found = detect(catalog, [odd])
+    assert found.entry.key == "h100-sxm" and any("bandwidth" in w for w in found.warnings)
+
+
+# ------------------------------------------------------------------ precision, sparsity, overrides
+
+def test_dense_unless_sparsity_requested(catalog):
+    dense = resolve_peak(catalog, hw(), [H100_ROW])
+    assert dense.peak_tflops == 989.4 and not dense.sparsity
+    assert dense.peak_source.startswith("configs/hardware.yaml: h100-sxm (")
+    sparse = resolve_peak(catalog, hw(sparsity=True), [H100_ROW])
+    assert sparse.peak_tflops == 1978.9 and sparse.sparsity and "sparse" in sparse.peak_source
+
+
+def test_sparsity_on_card_without_sparse_figures_refuses(catalog):
+    with pytest.raises(HardwareError, match="sparse"):
+        resolve_peak(catalog, hw(gpu="v100-sxm2-32gb", precision="fp16", sparsity=True), None)
+
+
+def test_fp8_blend_is_time_weighted_harmonic(catalog):
+    half = resolve_peak(catalog, hw(precision="fp8", fp8_fraction=0.5), [H100_ROW])
+    # 1 / (0.5/1978.9 + 0.5/989.4) = 1319.2, below the arithmetic mean 1484.2
+    assert half.peak_tflops == pytest.approx(1319.2, abs=0.1)
+    assert half.blended and half.fp8_fraction == 0.5 and "blended" in half.peak_source
+    mostly = resolve_peak(catalog, hw(precision="fp8", fp8_fraction=0.8), [H100_ROW])
+    assert mostly.peak_tflops == pytest.approx(1649.1, abs=0.1)
+    pure = resolve_peak(catalog, hw(precision="fp8"), [H100_ROW])
+    assert (pure.peak_tflops, pure.blended) == (1978.9, False)
+
+
+def test_fp8_fraction_only_with_fp8(catalog):
+    with pytest.raises(HardwareError, match="fp8_fraction"):
+        resolve_peak(catalog, hw(fp8_fraction=0.5), [H100_ROW])
+    with pytest.raises(HardwareError, match="between 0 and 1"):
+        resolve_peak(catalog, hw(precision="fp8", fp8_fraction=1.5), [H100_ROW])
+
+
+def test_tf32_and_fp32_are_distinct(catalog):
+    a100 = [A100_80_ROW]
+    assert resolve_peak(catalog, hw(precision="tf32"), a100).peak_tflops == 156
+    assert resolve_peak(catalog, hw(precision="fp32"), a100).peak_tflops == 19.5
+
+
+def test_missing_precision_names_what_exists(catalog):
+    with pytest.raises(HardwareError) as err:
+        resolve_peak(catalog, hw(gpu="v100-sxm2-32gb"), None)
+    assert "bf16" in str(err.value) and "fp64, fp32, fp16" in str(err.value)
+    with pytest.raises(HardwareError, match="fp8"):
+        resolve_peak(catalog, hw(precision="fp8", gpu="a100-sxm4-80gb"), None)
+
+
+def test_job_overrides_win(catalog):
+    peak = resolve_peak(catalog, hw(peak_tflops=500.0, hbm_gbps=1000.0,
+                                    achievable_tflops=400.0), [H100_ROW])
+    assert (peak.peak_tflops, peak.peak_source) == (500.0, "from job file")
+    assert (peak.hbm_gbps, peak.hbm_source) == (1000.0, "from job file")
+    assert peak.achievable_tflops == 400.0 and peak.key == "h100-sxm"
+    assert json.loads(json.dumps(peak.to_dict()))["peak_source"] == "from job file"
+
+
+def test_achievable_passes_through_and_is_checked(catalog):
+    peak = resolve_peak(catalog, hw(achievable_tflops=700), [H100_ROW])
+    assert (peak.peak_tflops, peak.achievable_tflops) == (989.4, 700)
+    high = resolve_peak(catalog, hw(achievable_tflops=1200), [H100_ROW])
+    assert any("exceeds" in w for w in high.warnings)
+
+
+# ------------------------------------------------------------------ catalog content
+
+@pytest.mark.parametrize("key,bf16,hbm", [
+    ("h100-sxm", 989.4, 3350), ("h200-sxm", 989.4, 4800), ("h100-pcie", 756.5, 2000),
+    ("h100-nvl", 835.5, 3900), ("h200-nvl", 835.5, 4800), ("a100-sxm4-40gb", 312, 1555),
+    ("a100-sxm4-80gb", 312, 2039), ("l40s", 362.05, 864), ("b200", 2250, 7700),
+    ("mi300x", 1307.4, 5300), ("gh200-96gb", 989.4, 4000), ("gb200", 2500, 8000),
+])
+def test_known_datasheet_values(catalog, key, bf16, hbm):
+    entry = catalog.entries[key]
+    assert (entry.dense["bf16"], entry.hbm_gbps) == (bf16, hbm)
+
+
+REQUIRED_KEYS = """v100-sxm2-16gb v100-sxm2-32gb v100-pcie-16gb v100-pcie-32gb a100-sxm4-40gb
+a100-sxm4-80gb a100-pcie-40gb a100-pcie-80gb a10 a10g l4 l40 l40s rtx-3080 rtx-3090 rtx-4090
+rtx-6000-ada h100-sxm h100-pcie h100-nvl h200-sxm h200-nvl gh200-96gb b100 b200 gb200 b300 gb300
+mi250x-gcd mi300x mi325x mi355x rtx-2070-super quadro-rtx-6000 rtx-a2000 titan-rtx""".split()
+
+
+def test_catalog_has_required_entries_with_sources(catalog):
+    assert set(REQUIRED_KEYS) <= set(catalog.entries)
+    for entry in catalog.entries.values():
+        assert entry.source_url.startswith("https://") and entry.source_title
+        if entry.sparse:
+            assert entry.note, entry.key
+
+
+@pytest.mark.parametrize("name", [
+    "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-32GB",
+    "NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 2070 SUPER", "Quadro RTX 6000",
+    "NVIDIA RTX A2000", "NVIDIA TITAN RTX", "nvidia h100 80gb hbm3", "h100-sxm"])
+def test_lookup_by_name_or_key(catalog, name):
+    assert catalog.lookup(name).key
+
+
+def test_lookup_errors(catalog):
+    with pytest.raises(HardwareError, match="close names"):
+        catalog.lookup("NVIDIA H100 80GB")
+    with pytest.raises(HardwareError, match="h200-nvl"):
+        catalog.lookup("NVIDIA H200")
+
+
+def test_catalog_rows(catalog):
+    rows = {r["key"]: r for r in catalog_rows(catalog)}
+    assert rows["h100-sxm"]["bf16_tflops"] == 989.4 and rows["h100-sxm"]["fp8_tflops"] == 1978.9
+    assert rows["v100-sxm2-32gb"]["bf16_tflops"] is None
+    assert rows["mi300x"]["hbm_gbps"] == 5300 and rows["mi300x"]["memory_gb"] == 192
+    json.dumps(list(rows.values()))
+
+
+# ------------------------------------------------------------------ catalog validation
+
+def broken_copy(tmp_path: Path, old: str, new: str) -> Path:
+    text = DEFAULT_CATALOG.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "hardware.yaml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def test_string_number_is_a_schema_error_with_pointer(tmp_path):
+    path = broken_copy(tmp_path, "{fp32: 91.6, tf32: 183, bf16: 362.05,",
+                       "{fp32: 91.6, tf32: 183, bf16: 362.05e12,")
+    with pytest.raises(ConfigError) as err:
+        load_catalog(path)
+    assert [p.pointer for p in err.value.problems] == ["/gpus/l40s/dense_tflops/bf16"]
+
+
+def test_unknown_field_and_missing_source_are_reported_together(tmp_path):
+    path = broken_copy(tmp_path, "  a10g:\n", "  a10g:\n    tdp_watts: 300\n")
+    text = path.read_text().replace("  rtx-3080:\n", "  rtx-3080:\n    note_typo: x\n", 1)
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_catalog(path)
+    assert {p.pointer for p in err.value.problems} == {"/gpus/a10g", "/gpus/rtx-3080"}
+
+
+def test_sparse_not_above_dense_is_rejected(tmp_path):
+    path = broken_copy(tmp_path, "sparse_tflops: {tf32: 366,", "sparse_tflops: {tf32: 100,")
+    with pytest.raises(ConfigError) as err:
+        load_catalog(path)
+    assert err.value.problems[0].pointer == "/gpus/l40s/sparse_tflops/tf32"
+
+
+def test_yaml_syntax_error_has_line(tmp_path):
+    path = tmp_path / "hardware.yaml"
+    path.write_text("version: 1\ngpus: {a: [\n")
+    with pytest.raises(ConfigError) as err:
+        load_catalog(path)
+    assert err.value.problems[0].line is not None
+
+
+def test_every_schema_property_is_described():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    missing = []
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            for group in ("properties", "patternProperties"):
+                for name, sub in node.get(group, {}).items():
+                    if "description" not in sub:
+                        missing.append(f"{where}/{group}/{name}")
+            if "properties" in node:
+                assert node.get("additionalProperties") is False, where
+            for k, v in node.items():
+                walk(v, f"{where}/{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}/{i}")
+
+    walk(schema, "")
+    assert not missing
