@@ -65,6 +65,16 @@ class Job:
     steps_per_occurrence: Fraction
     sha256: str
     data: dict[str, Any] = field(repr=False, default_factory=dict)
+    positions: dict[str, tuple[int, int]] = field(repr=False, default_factory=dict)
+
+    def problem(self, message: str, pointer: str, hint: str = "") -> Problem:
+        """A problem found after loading (e.g. against the trace), still located in the job file."""
+        return self.locate(Problem(message, pointer, hint=hint))
+
+    def locate(self, problem: Problem) -> Problem:
+        """Give a problem raised by a lower layer (FLOPs, hardware) this file's name and position."""
+        problem.file = str(self.path)
+        return _locate(problem, self.positions)
 
 
 @cache
@@ -187,10 +197,10 @@ def load_job(path: str | Path) -> Job:
         problems += [_locate(p, positions) for p in scope_problems(data, file)]
     if problems:
         raise ConfigError(problems)
-    return _build(path, data, hashlib.sha256(raw).hexdigest())
+    return _build(path, data, hashlib.sha256(raw).hexdigest(), positions)
 
 
-def _build(path: Path, data: dict[str, Any], sha256: str) -> Job:
+def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, tuple[int, int]]) -> Job:
     region = data["region"]
     occ = region.get("occurrences", {})
     wl = {"grad_accum": 1, "recompute": "none", "flash_recompute": False, **data["workload"]}
@@ -213,6 +223,7 @@ def _build(path: Path, data: dict[str, Any], sha256: str) -> Job:
         steps_per_occurrence=steps_per_occurrence(region.get("covers", "step"), wl),
         sha256=sha256,
         data=data,
+        positions=positions,
     )
 
 

@@ -1,0 +1,88 @@
+"""The pipeline in one place: job -> trace -> times -> FLOPs and peak -> result -> report files.
+
+`run_job` is the whole story; the helpers below it only adapt one layer's
+output to the next. Nothing here does arithmetic on kernels or formulas.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import queries, render, result
+from .config import Job, load_job
+from .errors import ConfigError, ExitCode
+from .flops import FlopsResult, compute_flops
+from .hardware import load_catalog, resolve_peak
+from .measure import Measurement, measure, prepare
+from .trace import open_trace
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Measure the job's region in its trace and compute every figure of the report."""
+    fl = job_flops(job)                       # config mistakes surface before the trace is read
+    catalog = load_catalog()
+    trace = open_trace(job.trace_path)
+    try:
+        prepare(trace)
+        m = measure(trace, job.region)
+        gpu_rows = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
+    finally:
+        trace.con.close()
+    check_gpu_scope(job, m)
+    peak = resolve_peak(catalog, job.hardware, gpu_rows, m.devices_used)
+    return result.build(job, trace, m, peak, fl)
+
+
+def validate_file(job_file: Path) -> Job:
+    """Everything that can be checked without the trace: schema, scope rules, the model itself."""
+    job = load_job(job_file)
+    job_flops(job)
+    return job
+
+
+def run_file(job_file: Path, out_root: Path) -> tuple[dict[str, Any], Path]:
+    """Load, run and write one job's report folder (all files or none)."""
+    job = load_job(job_file)
+    res = run_job(job)
+    folder = out_root / job.name
+    render.write_files(folder, render.render_all(res))
+    return res, folder
+
+
+def job_flops(job: Job) -> FlopsResult:
+    """FLOPs of one optimizer step (global_batch sequences); result.py scales them to an occurrence."""
+    wl = job.workload
+    try:
+        return compute_flops(job.model, mode=wl["mode"], seq_len=wl["seq_len"], sequences=wl["global_batch"],
+                             recompute=wl["recompute"], flash_recompute=wl["flash_recompute"],
+                             convention=job.model.get("convention"), seq_lens=_packed(wl),
+                             context_len=wl.get("context_len"), generated_tokens=wl.get("generated_tokens"))
+    except ConfigError as exc:
+        raise ConfigError([job.locate(p) for p in exc.problems]) from None
+
+
+def _packed(wl: dict[str, Any]) -> list[int] | None:
+    """Job seq_lens describe one sequence slot; the step holds global_batch such slots."""
+    return list(wl["seq_lens"]) * wl["global_batch"] if "seq_lens" in wl else None
+
+
+def check_gpu_scope(job: Job, m: Measurement) -> None:
+    """The time denominator uses num_gpus: fewer GPUs than ran the work is a scope error."""
+    ran = len(m.devices_used)
+    gpus = job.hardware["num_gpus"]
+    if ran > gpus:
+        raise ConfigError([job.problem(
+            f"kernels of the selected occurrences ran on {ran} devices ({', '.join(map(str, m.devices_used))}), "
+            f"but num_gpus is {gpus}", "/hardware/num_gpus",
+            f"set num_gpus to the GPUs of the whole job (at least {ran})")])
+
+
+def exit_code(res: dict[str, Any]) -> ExitCode:
+    """1 when a threshold is missed or the result is invalid; 0 otherwise."""
+    if res["status"] != "ok" or any(not t["passed"] for t in res["thresholds"]):
+        return ExitCode.THRESHOLD
+    return ExitCode.OK
+
+
+
