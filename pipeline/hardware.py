@@ -4,7 +4,8 @@ A wrong peak silently scales every MFU, so this module never guesses: the GPU is
 identified from `TARGET_INFO_GPU.name` (variants sharing a name are separated by
 memory, bandwidth, SM count and clock), an unknown or ambiguous GPU is an error
 that says how to override it, and every peak carries the sentence and the
-source that justify it (SEMANTICS.md section 8).
+source that justify it (SEMANTICS.md section 8). Jobs mixing fp8 and bf16 get a
+blended peak, the time-weighted harmonic mean by FLOP share (see _catalog_peak).
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ class Catalog:
         """Every entry a key or name string refers to (several when variants share a name)."""
         return [self.entries[k] for k in self._index.get(_norm(name), [])]
 
+    def close_names(self, name: str, n: int = 5) -> list[str]:
+        """Catalog keys and names resembling `name`, for error messages."""
+        return difflib.get_close_matches(_norm(name), list(self._index), n=n, cutoff=0.5)
+
     def lookup(self, name: str) -> GpuEntry:
         """The one entry a job's `hardware.gpu` names; an error lists close names otherwise."""
         found = self.matching(name)
@@ -92,7 +97,7 @@ class Catalog:
             keys = ", ".join(e.key for e in found)
             raise HardwareError(f"GPU name {name!r} fits several catalog entries ({keys}); "
                                 f"set hardware.gpu to one of these keys")
-        close = difflib.get_close_matches(_norm(name), list(self._index), n=5, cutoff=0.5)
+        close = self.close_names(name)
         hint = f"; close names: {', '.join(close)}" if close else ""
         raise HardwareError(f"GPU {name!r} is not in {self.label}{hint}. Use a key from "
                             f"`mfu gpus`, add an entry, or set hardware.peak_tflops")
@@ -198,8 +203,10 @@ def detect(catalog: Catalog, gpus: Sequence[Mapping[str, Any]] | None,
     first = matches[0][1]
     ids = tuple(sorted(i for i, _ in matches if i is not None))
     where = f" (device{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})" if ids else ""
+    mig = (f"; it is MIG slice {first.profile} with {first.mig_fraction:.3f} of the card's SMs, "
+           f"so the peak is scaled by that share" if first.profile else "")
     skipped = f"; {len(ignored)} listed GPU(s) ran no kernels and were ignored" if ignored else ""
-    return Detection(entry=first.entry, reason=first.why + where + skipped, device_ids=ids,
+    return Detection(entry=first.entry, reason=first.why + where + mig + skipped, device_ids=ids,
                      mig_fraction=first.mig_fraction, trace_hbm_gbps=first.trace_hbm_gbps,
                      warnings=warnings + [w for _, m in matches for w in m.warnings])
 
@@ -239,8 +246,6 @@ def _match_row(catalog: Catalog, row: Mapping[str, Any]) -> _RowMatch:
         return _RowMatch(entry, name, why, None, 1.0,
                          bandwidth / 1e9 if bandwidth else None, warnings)
     fraction, hbm = _mig_share(entry, row, name)
-    why += (f"; MIG slice {profile} with {row.get('smCount')} of {entry.sm_count} SMs "
-            f"(peak x {fraction:.3f})")
     return _RowMatch(entry, name, why, profile, fraction, hbm, [])
 
 
@@ -307,7 +312,7 @@ def _mig_share(entry: GpuEntry, row: Mapping[str, Any], name: str) -> tuple[floa
 
 def _unknown_message(catalog: Catalog, name: str, row: Mapping[str, Any]) -> str:
     chip = f" (chip {row['chipName']}, which never decides alone)" if row.get("chipName") else ""
-    close = difflib.get_close_matches(_norm(name), list(catalog._index), n=3, cutoff=0.6)
+    close = catalog.close_names(name, n=3)
     near = f" Close catalog names: {', '.join(close)}." if close else ""
     return (f"GPU {name!r}{chip} from the trace is not in {catalog.label}; there is no fallback "
             f"peak.{near} To continue, {OVERRIDE_HINT}.")
@@ -378,6 +383,10 @@ def resolve_peak(catalog: Catalog, hardware: Mapping[str, Any],
         hbm, hbm_source = None, "unknown: set hardware.hbm_gbps"
     achievable = hardware.get("achievable_tflops")
     warnings = list(choice.warnings)
+    num_gpus = hardware.get("num_gpus")
+    if detection and num_gpus and len(detection.device_ids) > num_gpus:
+        warnings.append(f"kernels ran on {len(detection.device_ids)} GPUs in the trace but "
+                        f"the job says num_gpus: {num_gpus}")
     if achievable is not None and achievable > value:
         warnings.append(f"achievable_tflops {achievable:g} exceeds the peak {value:g}")
     display = entry.display_name if entry else (gpu if gpu != "auto" else "unknown GPU")
@@ -403,12 +412,11 @@ def _choose(catalog: Catalog, gpu: str, gpus: Sequence[Mapping[str, Any]] | None
             used: Collection[int] | None, need_entry: bool) -> _Choice:
     """An explicit GPU wins over the trace (a mismatch warns); auto needs detection to succeed."""
     if gpu == "auto":
-        if need_entry:
-            found = detect(catalog, gpus, used)
-            return _Choice(found.entry, found, found.reason, list(found.warnings))
         try:
             found = detect(catalog, gpus, used)
         except HardwareError as exc:
+            if need_entry:
+                raise
             return _Choice(None, None, f"GPU not identified from the trace ({exc})", [])
         return _Choice(found.entry, found, found.reason, list(found.warnings))
     try:
