@@ -1,0 +1,239 @@
+"""`mfu` command line: a thin argparse layer over run/inspect/synth; maps errors to exit codes.
+
+Exit codes (the same table is in README.md):
+  0  ok
+  1  a threshold was not met, or a result is invalid (MFU above 100 %)
+  2  usage error (unknown command or option)
+  3  invalid job file (every problem listed with file:line:col and JSON pointer)
+  4  trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not found)
+  5  internal error (a bug: please report it with the traceback printed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__
+from .errors import ExitCode, MfuError
+
+EPILOG = __doc__.split("\n\n", 1)[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except MfuError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return int(exc.code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+    except Exception:  # a bug, not a user mistake: show everything needed to fix it
+        traceback.print_exc()
+        print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
+              file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 already; keep its format, add a hint
+        self.print_usage(sys.stderr)
+        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mfu", description="MFU reports from Nsight Systems SQLite exports.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"mfu-pipeline {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    def cmd(name: str, func: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help, description=help, epilog=EPILOG,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp.set_defaults(func=func)
+        return sp
+
+    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json.")
+    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s)")
+    sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
+    sp.add_argument("--format", choices=["text", "json"], default="text", help="summary format on stdout")
+
+    sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces.")
+    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB")
+
+    sp = cmd("inspect", _inspect, "Show what a trace holds: versions, GPUs, processes, counts, NVTX ranges.")
+    sp.add_argument("trace", type=Path, metavar="TRACE")
+    sp.add_argument("--format", choices=["text", "json"], default="text")
+    sp.add_argument("--ranges", type=int, default=30, metavar="N", help="range-name groups to list (default 30)")
+
+    sp = cmd("demo", _demo, "Generate a synthetic trace, run the demo job on it, write reports/demo.")
+    sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
+
+    sp = cmd("synth", _synth, "Write a synthetic step-level trace and its ground truth (OUT.truth.json).")
+    sp.add_argument("out", type=Path, metavar="OUT.sqlite")
+    for name, default, text in [("ranks", 2, "processes, one GPU each"), ("steps", 5, "step ranges per rank"),
+                                ("kernels-per-step", 40, "kernels per step per rank"),
+                                ("step-ns", 50_000_000, "step length in ns"), ("seed", 0, "random seed"),
+                                ("drop-launch-every", 0, "every n-th kernel has no launch row (0: none)")]:
+        sp.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
+    sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
+    sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
+
+    sp = cmd("flops", _flops, "Print the model FLOPs breakdown for a job file or a preset.")
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("job", nargs="?", type=Path, metavar="JOB")
+    src.add_argument("--preset", help="model preset name (see configs/models.yaml)")
+    sp.add_argument("--mode", choices=["training", "inference", "decode"], default="training")
+    sp.add_argument("--seq-len", type=int, default=None, help="tokens per sequence (preset mode: required)")
+    sp.add_argument("--batch", type=int, default=1, help="sequences per step (preset mode; default 1)")
+    sp.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
+    sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="override the convention")
+    sp.add_argument("--format", choices=["text", "json"], default="text")
+
+    sp = cmd("gpus", _gpus, "List the GPU catalog: dense peaks, bandwidth, sources.")
+    sp.add_argument("--format", choices=["text", "json"], default="text")
+    return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .run import exit_code, run_file
+    summary: list[dict[str, Any]] = []
+    for job in args.jobs:
+        try:
+            res, folder = run_file(job, args.out)
+        except MfuError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            summary.append({"job": str(job), "exit_code": int(exc.code), "error": str(exc)})
+            continue
+        summary.append({"job": str(job), "name": res["job"]["name"], "exit_code": int(exit_code(res)),
+                        "status": res["status"], "report": str(folder), "metrics": res["metrics"],
+                        "step_time_median_s": res["step_time"]["median_s"],
+                        "failed_thresholds": [t for t in res["thresholds"] if not t["passed"]]})
+    if args.format == "json":
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        for s in summary:
+            print(_run_line(s))
+    return max(s["exit_code"] for s in summary)
+
+
+def _run_line(s: dict[str, Any]) -> str:
+    if "error" in s:
+        return f"{s['job']}: failed (exit {s['exit_code']})"
+    m = s["metrics"]
+    line = (f"{s['name']}: MFU {_pct(m['mfu_pct_wall'])} (wall), HFU {_pct(m['hfu_pct_wall'])}, "
+            f"active-time ratio {_pct(m['active_ratio_pct_union'])} (diagnostic), "
+            f"step {s['step_time_median_s']:.6f} s median -> {s['report']}/report.md")
+    if s["status"] != "ok":
+        line += f"  [{s['status'].upper()}]"
+    for t in s["failed_thresholds"]:
+        line += f"\n  threshold {t['name']} {t['limit']} not met: {t['value']:.3f}"
+    return line
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f} %"
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .run import validate_file
+    worst = 0
+    for job in args.jobs:
+        try:
+            validate_file(job)
+            print(f"ok: {job}")
+        except MfuError as exc:
+            print(f"{exc}", file=sys.stderr)
+            worst = max(worst, int(exc.code))
+    return worst
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from .inventory import format_text, inventory
+    info = inventory(args.trace, ranges=args.ranges)
+    print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+    res, folder = run_demo(args.out)
+    m = res["metrics"]
+    print(f"demo: MFU {_pct(m['mfu_pct_wall'])} (wall) on a synthetic 8-GPU Llama-3-8B trace -> "
+          f"{folder}/report.md, report.html, result.json")
+    return 0
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from .synth import SynthSpec, generate
+    spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
+                     step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
+                     region=args.region, gpu_name=args.gpu_name)
+    truth = generate(spec, args.out)
+    kernels = sum(o["kernel_count"] for o in truth["occurrences"])
+    print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
+          f"and {args.out}.truth.json")
+    return 0
+
+
+def _flops(args: argparse.Namespace) -> int:
+    from .flops import compute_flops
+    from .run import job_flops, validate_file
+    if args.job is not None:
+        result = job_flops(validate_file(args.job))
+    else:
+        if args.seq_len is None:
+            raise UsageErrorFor("--preset needs --seq-len")
+        result = compute_flops({"preset": args.preset}, mode=args.mode, seq_len=args.seq_len,
+                               sequences=args.batch, recompute=args.recompute, convention=args.convention)
+    data = result.to_dict()
+    print(json.dumps(data, indent=2, sort_keys=True) if args.format == "json" else _flops_text(data))
+    return 0
+
+
+def _flops_text(d: dict[str, Any]) -> str:
+    rows = [f"{'component':<28} {'forward FLOPs':>24} {'x':>3} {'total':>26}"]
+    rows += [f"{c['component']:<28} {c['forward_flops']:>24,} {c['multiplier']:>3} {c['total']:>26,}"
+             for c in d["breakdown"]]
+    rows.append(f"{'model FLOPs per step':<56} {d['model_flops_per_step']:>26,}")
+    rows.append(f"{'hardware FLOPs per step':<56} {d['hardware_flops_per_step']:>26,}")
+    rows.append(f"convention {d['convention']}: {d['convention_note']}")
+    rows.append(f"tokens per step {d['tokens_per_step']:,}; FLOPs per token {d['flops_per_token']:.6g}")
+    if d["params_total"] is not None:
+        rows.append(f"parameters {d['params_total']:,} total, {d['params_active']:,} active")
+    if d["six_n_flops_per_step"] is not None:
+        rows.append(f"cross-check 6·N·tokens: {d['six_n_flops_per_step']:,}")
+    rows += [f"warning: {w}" for w in d["warnings"]]
+    return "\n".join(rows)
+
+
+def _gpus(args: argparse.Namespace) -> int:
+    from .hardware import catalog_rows, load_catalog
+    rows = catalog_rows(load_catalog())
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return 0
+    print(f"{'key':<18} {'name':<34} {'bf16':>8} {'fp16':>8} {'fp8':>8} {'tf32':>8} {'HBM GB/s':>9} {'GB':>6}")
+    for r in rows:
+        cells = [f"{r[k]:>8g}" if r[k] is not None else f"{'—':>8}"
+                 for k in ("bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops")]
+        print(f"{r['key']:<18} {r['name'][:34]:<34} {' '.join(cells)} {r['hbm_gbps']:>9g} {r['memory_gb']:>6g}")
+    print("Dense TFLOP/s per GPU; sources: `mfu gpus --format json` or configs/hardware.yaml.")
+    return 0
+
+
+def UsageErrorFor(message: str) -> MfuError:
+    from .errors import UsageError
+    return UsageError(message)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

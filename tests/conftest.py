@@ -1,0 +1,54 @@
+"""Shared fixtures: the real-trace folder (skipped with a reason when absent) and synthetic traces."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.synth import SynthSpec, generate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def traces_dir() -> Path | None:
+    """$MFU_TRACES_DIR, else ../shared/traces beside the repository; None when neither exists."""
+    env = os.environ.get("MFU_TRACES_DIR")
+    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "traces"]:
+        if candidate.is_dir() and any(candidate.glob("*.sqlite")):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared_traces() -> Path:
+    found = traces_dir()
+    if found is None:
+        pytest.skip("real Nsight Systems traces not found: set MFU_TRACES_DIR or place them in ../shared/traces")
+    return found
+
+
+@pytest.fixture(scope="session")
+def real_trace(shared_traces: Path):
+    """Path of one named shared trace; skips with the name when that file is missing."""
+    def get(name: str) -> Path:
+        path = shared_traces / name
+        if not path.is_file():
+            pytest.skip(f"shared trace {name} not present in {shared_traces}")
+        return path
+    return get
+
+
+@pytest.fixture(scope="session")
+def synth_trace(tmp_path_factory):
+    """Build (and cache per spec) a synthetic trace; returns (path, ground truth)."""
+    made: dict[str, tuple[Path, dict]] = {}
+
+    def build(**kw) -> tuple[Path, dict]:
+        key = repr(sorted(kw.items()))
+        if key not in made:
+            path = tmp_path_factory.mktemp("synth") / "trace.sqlite"
+            made[key] = (path, generate(SynthSpec(**kw), path))
+        return made[key]
+    return build
