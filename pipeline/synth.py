@@ -45,6 +45,7 @@ class SynthSpec:
     step_gap_ns: int = 2_000_000
     busy_fraction: float = 0.8
     tail_ns: int = 1_500_000           # GPU work still running after the CPU range closes
+    lead_ns: int = 0                   # CPU-only time at the start of each step (data loading)
     nccl_every: int = 8                # every n-th launch is an NCCL kernel on its own stream
     second_thread_every: int = 5       # every n-th launch comes from the autograd thread
     duplicate_every: int = 10          # every n-th launch is recorded twice (…_v7000)
@@ -134,8 +135,9 @@ def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterato
 def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, stream_free) -> dict:
     start, cpu_end = window
     n = spec.kernels_per_step
+    start += spec.lead_ns
     spacing = (cpu_end - start - 2 * LAUNCH_NS) // n
-    busy = int((spec.step_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
+    busy = int((spec.step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
     mean = busy // n
     kept, main_only, dropped = [], [], []
     for i in range(n):
@@ -161,7 +163,7 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
         kept.append((k_start, k_end))
         if tid == tids[0]:
             main_only.append((k_start, k_end))
-    return {"rank": rank, "device": rank, "start_ns": start, "end_ns": cpu_end, "kernels": kept,
+    return {"rank": rank, "device": rank, "start_ns": window[0], "end_ns": cpu_end, "kernels": kept,
             "main_thread_kernels": main_only, "dropped": dropped}
 
 
