@@ -146,7 +146,13 @@ def _devices(m: Measurement, wall_ns: int) -> list[dict[str, Any]]:
 
 
 def _status(job: Job, mets: dict, m: Measurement, warnings: list) -> tuple[str, str | None]:
-    """MFU above 100 % is not a measurement: name the scope error most likely behind it."""
+    """MFU above 100 % is not a measurement: name the scope error most likely behind it.
+
+    A numerator far from the declared architecture's is not one either (SEMANTICS §11's 5.1 %).
+    """
+    mismatch = [w["message"] for w in warnings if w["code"] == "scope_mismatch"]
+    if mismatch:
+        return "invalid", "the FLOPs numerator does not describe the measured work: " + mismatch[0]
     if not ((mets["mfu_pct_wall"] or 0) > 100.0 or (mets["hfu_pct_wall"] or 0) > 100.0):
         return "ok", None
     causes = []

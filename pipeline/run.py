@@ -6,6 +6,7 @@ output to the next. Nothing here does arithmetic on kernels or formulas.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from .trace import open_trace
 def run_job(job: Job) -> dict[str, Any]:
     """Measure the job's region in its trace and compute every figure of the report."""
     fl = job_flops(job)                       # config mistakes surface before the trace is read
+    scope_warnings = numerator_check(job, fl)
     catalog = load_catalog()
     trace = open_trace(job.trace_path)
     try:
@@ -31,6 +33,7 @@ def run_job(job: Job) -> dict[str, Any]:
         trace.con.close()
     check_gpu_scope(job, m)
     peak = resolve_peak(catalog, job.hardware, gpu_rows, m.devices_used)
+    m.warnings.extend(scope_warnings)
     return result.build(job, trace, m, peak, fl)
 
 
@@ -60,6 +63,25 @@ def job_flops(job: Job) -> FlopsResult:
                              context_len=wl.get("context_len"), generated_tokens=wl.get("generated_tokens"))
     except ConfigError as exc:
         raise ConfigError([job.locate(p) for p in exc.problems]) from None
+
+
+def numerator_check(job: Job, fl: FlopsResult) -> list[dict[str, str]]:
+    """An explicit numerator next to a declared architecture must agree with it (SEMANTICS §11:
+    one forward pass over a 5-step region printed 5.1 % "MFU"). Far off is a scope error."""
+    arch = {k: v for k, v in job.model.items() if k not in ("flops_per_step", "hardware_flops_per_step")}
+    if fl.convention != "explicit" or not ({"preset", "hidden"} & arch.keys()):
+        return []
+    ref = job_flops(replace(job, model=arch)).model_flops_per_step
+    ratio = fl.model_flops_per_step / ref
+    if abs(ratio - 1) <= 0.10:
+        return []
+    code = "scope_mismatch" if not 0.5 <= ratio <= 2.0 else "numerator_differs"
+    return [{"code": code, "message":
+             f"flops_per_step ({fl.model_flops_per_step:.4g}) is {ratio:.3f}x what the declared architecture gives "
+             f"for this workload ({ref:.4g}, convention {job.model.get('convention', 'megatron')}); "
+             + ("about 1/3 looks like one forward pass where training needs forward + backward (3x); "
+                if 0.28 <= ratio <= 0.38 else "")
+             + "check that the numerator covers exactly one optimizer step of global_batch sequences"}]
 
 
 def _packed(wl: dict[str, Any]) -> list[int] | None:

@@ -1,0 +1,156 @@
+"""End to end on synthetic traces: every figure equals the generator's ground truth.
+
+The ground truth is computed by pipeline/synth.py at generation time from the
+planted intervals (sort-and-merge in Python), independently of the SQL under test.
+MFU is then recomputed here by hand from that truth, the job's numbers and the
+datasheet peak typed into this file.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import load_job, validator
+from pipeline.run import run_job
+
+H100_SXM_BF16 = 989.4           # TFLOP/s dense, NVIDIA H100 datasheet (1,979 with sparsity)
+NS = 1e9
+
+
+def write_job(folder: Path, trace: Path, **over) -> Path:
+    region = {"name": "train_step", "occurrences": {"first": 1}, **over.pop("region", {})}
+    body = {
+        "name": "synthetic",
+        "trace": str(trace),
+        "region": region,
+        "hardware": {"gpu": "auto", "num_gpus": 2, "precision": "bf16", **over.pop("hardware", {})},
+        "model": over.pop("model", {"flops_per_step": 4.0e+14}),
+        "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16, **over.pop("workload", {})},
+        **over,
+    }
+    path = folder / "job.yaml"
+    path.write_text(json.dumps(body))     # JSON is YAML
+    return path
+
+
+@pytest.fixture
+def truth_run(synth_trace, tmp_path):
+    def go(spec: dict | None = None, **job_over):
+        trace, truth = synth_trace(**(spec or {}))
+        return run_job(load_job(write_job(tmp_path, trace, **job_over))), truth
+    return go
+
+
+def test_times_match_ground_truth(truth_run):
+    res, truth = truth_run()
+    assert len(res["occurrences"]) == len(truth["occurrences"]) == 5
+    for got, want in zip(res["occurrences"], truth["occurrences"]):
+        assert got["index"] == want["index"]
+        assert got["start_ns"] == want["start_ns"]
+        assert round(got["cpu_range_s"] * NS) == want["cpu_range_ns"]
+        assert round(got["wall_time_s"] * NS) == want["wall_ns"]
+        assert round(got["gpu_kernel_sum_s"] * NS) == want["kernel_sum_ns"]
+        assert round(got["gpu_kernel_union_s"] * NS) == want["kernel_union_ns"]
+        assert got["kernel_count"] == want["kernel_count"]
+        assert {d: round(s * NS) for d, s in got["device_union_s"].items()} == want["device_union_ns"]
+
+
+def test_sum_exceeds_union_because_nccl_overlaps(truth_run):
+    res, truth = truth_run()
+    for want in truth["occurrences"]:
+        assert want["kernel_sum_ns"] > want["kernel_union_ns"]    # the plant really overlaps
+    assert res["totals"]["gpu_kernel_sum_s"] > res["totals"]["gpu_kernel_union_s"]
+
+
+def test_mfu_by_hand(truth_run):
+    res, truth = truth_run(region={"occurrences": {"first": 2, "last": 4}})
+    picked = [o for o in truth["occurrences"] if 2 <= o["index"] <= 4]
+    wall_s = sum(o["wall_ns"] for o in picked) / NS
+    union_s = sum(o["kernel_union_ns"] for o in picked) / NS
+    flops = 3 * 4.0e14          # three occurrences of one step each; flops_per_step is the whole step
+    assert res["totals"]["model_flops"] == 1_200_000_000_000_000
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * flops / (wall_s * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
+    assert res["metrics"]["active_ratio_pct_union"] == pytest.approx(
+        100 * flops / (union_s * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
+    assert res["metrics"]["tokens_per_s"] == pytest.approx(3 * 16 * 4096 / wall_s, rel=1e-12)
+    assert res["hardware"]["peak_tflops"] == H100_SXM_BF16
+    # identity of SEMANTICS §1: MFU = active ratio x union / wall
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(
+        res["metrics"]["active_ratio_pct_union"] * union_s / wall_s, rel=1e-12)
+
+
+def test_thread_attribution_misses_the_autograd_thread(truth_run):
+    res, truth = truth_run(region={"attribution": "thread"})
+    for got, want in zip(res["occurrences"], truth["occurrences"]):
+        assert got["kernel_count"] == want["thread_kernel_count"] < want["kernel_count"]
+        assert round(got["gpu_kernel_union_s"] * NS) == want["thread_kernel_union_ns"]
+
+
+def test_kernels_without_launch_rows_are_counted_apart(truth_run):
+    res, truth = truth_run({"drop_launch_every": 7})
+    for got, want in zip(res["occurrences"], truth["occurrences"]):
+        assert got["kernel_count"] == want["kernel_count"]
+        assert got["unattributed_kernel_count"] == want["unattributed_kernel_count"] > 0
+    assert any(w["code"] == "unattributed_kernels" for w in res["warnings"])
+
+
+def test_covers_scales_the_numerator(truth_run):
+    micro, _ = truth_run(region={"covers": "microbatch"},
+                         workload={"micro_batch": 2, "grad_accum": 4}, parallelism={"data": 2})
+    five, _ = truth_run(region={"covers": 5})
+    assert micro["flops"]["model_flops_per_occurrence"] == 100_000_000_000_000     # 4e14 / grad_accum 4
+    assert five["flops"]["model_flops_per_occurrence"] == 2_000_000_000_000_000    # 5 steps x 4e14
+
+
+def test_straggler_rank_widens_the_wall(truth_run):
+    res, truth = truth_run({"straggler_rank": 1, "straggler_ns": 3_000_000})
+    for got, want in zip(res["occurrences"], truth["occurrences"]):
+        assert round(got["wall_time_s"] * NS) == want["wall_ns"]
+        assert got["rank_spread_s"] == pytest.approx(
+            (max(want["rank_wall_ns"].values()) - min(want["rank_wall_ns"].values())) / NS, abs=1e-12)
+
+
+def test_mfu_above_100_is_invalid_not_a_measurement(truth_run):
+    res, _ = truth_run(model={"flops_per_step": 4.0e+17})
+    assert res["status"] == "invalid"
+    assert "physically impossible" in res["status_reason"]
+
+
+def test_result_matches_its_schema(truth_run):
+    res, _ = truth_run()
+    errors = [e.message for e in validator("result.schema.json").iter_errors(json.loads(json.dumps(res)))]
+    assert errors == []
+
+
+def test_window_attribution_clips_to_the_range(truth_run):
+    res, truth = truth_run(region={"attribution": "window"})
+    skew = truth["spec"]["rank_skew_ns"] * (truth["spec"]["ranks"] - 1)
+    for got, want in zip(res["occurrences"], truth["occurrences"]):
+        # clipped kernels never reach past their range: wall is the envelope of the ranges alone
+        assert round(got["wall_time_s"] * NS) == want["cpu_range_ns"] + skew < want["wall_ns"]
+    assert res["region"]["attribution"] == "window"
+
+
+def test_forward_only_numerator_is_flagged_not_printed(truth_run):
+    """SEMANTICS §11: one forward pass (131.94 TFLOP) as the numerator of a training step is a scope error.
+
+    131.94e12 = 2 x 8.03e9 params x 8192 tokens, roughly one forward of Llama-3-8B at seq 8192, batch 1:
+    the megatron training figure is 51.47 GFLOP/token x 8192 = 4.216e14, about 3.2x more.
+    """
+    res, _ = truth_run(model={"preset": "llama-3-8b", "flops_per_step": 1.3194e+14},
+                       workload={"seq_len": 8192, "global_batch": 1})
+    assert res["status"] == "invalid"
+    assert "one forward pass" in res["status_reason"]
+
+
+def test_matching_explicit_numerator_passes(truth_run):
+    # Llama-3-8B, seq 8192, batch 1, megatron: 51.47 GFLOP/token x 8192 tokens ~= 4.2165e14 (SEMANTICS §11)
+    res, _ = truth_run(model={"preset": "llama-3-8b", "flops_per_step": 4.2165e+14},
+                       workload={"seq_len": 8192, "global_batch": 1},
+                       hardware={"peak_tflops": 50000})   # a 50 ms synthetic step needs a large peak to stay < 100 %
+    assert res["status"] == "ok"
+    assert not [w for w in res["warnings"] if w["code"] in ("scope_mismatch", "numerator_differs")]
