@@ -139,7 +139,7 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
     spacing = (cpu_end - start - 2 * LAUNCH_NS) // n
     busy = int((spec.step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
     mean = busy // n
-    kept, main_only, dropped = [], [], []
+    kept, main_only, dropped, comm = [], [], [], []
     for i in range(n):
         launch = start + LAUNCH_NS + i * spacing
         tid = tids[1] if spec.second_thread_every and i % spec.second_thread_every == 1 else tids[0]
@@ -161,10 +161,12 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
         if spec.duplicate_every and i % spec.duplicate_every == 0:
             t.runtime.append((launch + 200, launch + LAUNCH_NS - 200, tid, c, names["dup"]))
         kept.append((k_start, k_end))
+        if nccl:
+            comm.append((k_start, k_end))
         if tid == tids[0]:
             main_only.append((k_start, k_end))
     return {"rank": rank, "device": rank, "start_ns": window[0], "end_ns": cpu_end, "kernels": kept,
-            "main_thread_kernels": main_only, "dropped": dropped}
+            "main_thread_kernels": main_only, "dropped": dropped, "comm_kernels": comm}
 
 
 def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int]]]) -> dict:
@@ -185,9 +187,44 @@ def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int
                          for r in ranks},
         "thread_kernel_count": sum(len(r["main_thread_kernels"]) for r in ranks),
         "thread_kernel_union_ns": union_ns([k for r in ranks for k in r["main_thread_kernels"]]),
+        "device_comm_ns": {str(r["device"]): _comm_truth(r, end - start) for r in ranks},
         "unattributed_kernel_count": sum(1 for r in ranks for s, e in dropped.get(r["rank"], [])
                                          if s < r["end_ns"] and e > r["start_ns"]),
     }
+
+
+def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint islands of a set of intervals (touching ones merge)."""
+    out: list[list[int]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def overlap_ns(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """Length of the intersection of two interval sets: a two-pointer walk over their islands."""
+    a, b = merge(a), merge(b)
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        total += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _comm_truth(planted: dict, wall_ns: int) -> dict[str, int]:
+    """NCCL time under no compute kernel (exposed), under some (hidden), and no kernel at all (idle)."""
+    comm = planted["comm_kernels"]
+    comm_set = set(comm)
+    compute = [k for k in planted["kernels"] if k not in comm_set]
+    hidden = overlap_ns(comm, compute)
+    return {"exposed_ns": union_ns(comm) - hidden, "hidden_ns": hidden,
+            "idle_ns": wall_ns - union_ns(planted["kernels"])}
 
 
 _SCHEMA = {
