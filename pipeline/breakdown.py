@@ -90,3 +90,15 @@ def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
     """Measured time of the kernels a user figure names (see roofline.user_rows)."""
     r = queries.run(trace.con, "pattern_times", pattern=pattern)[0]
     return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
+
+
+def measure_all(trace: Trace, m: Measurement, rules: list[Rule], figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """Everything issue #5 reads from the trace, while it is open; see attach() for the result."""
+    classify(trace, m, rules)
+    wall_ns = sum(o["wall_ns"] for o in m.occurrences)
+    classes = kernel_classes(trace, wall_ns)
+    return {"kernel_classes": classes,
+            "top_kernels": top_kernels(trace, round(sum(c["sum_s"] for c in classes) * NS)),
+            "communication": communication(trace, m),
+            "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None
+                                for f in figures]}

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import queries, render, result
+from . import breakdown, metrics, queries, render, result, roofline
 from .config import Job, load_job
 from .errors import ConfigError, ExitCode
 from .flops import FlopsResult, compute_flops
@@ -24,17 +24,35 @@ def run_job(job: Job) -> dict[str, Any]:
     fl = job_flops(job)                       # config mistakes surface before the trace is read
     scope_warnings = numerator_check(job, fl)
     catalog = load_catalog()
+    analysis = job.data.get("analysis", {})
+    rules = _rules(job, analysis)
     trace = open_trace(job.trace_path)
     try:
         prepare(trace)
         m = measure(trace, job.region)
         gpu_rows = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
+        where = breakdown.measure_all(trace, m, rules, analysis.get("figures", []))
     finally:
         trace.con.close()
     check_gpu_scope(job, m)
     peak = resolve_peak(catalog, job.hardware, gpu_rows, m.devices_used)
     m.warnings.extend(scope_warnings)
-    return result.build(job, trace, m, peak, fl)
+    res = result.build(job, trace, m, peak, fl)
+    figure_device_s = where.pop("figure_device_s")
+    res.update(where)
+    res["hardware"]["ridge_flop_per_byte"] = (metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
+                                              if peak.hbm_gbps else None)
+    res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
+    res["warnings"] += roofline.above_roof(res["roofline"])
+    return res
+
+
+def _rules(job: Job, analysis: dict[str, Any]) -> list[breakdown.Rule]:
+    """Kernel-class rules, the job's first; a broken pattern is located in the job file."""
+    try:
+        return breakdown.load_rules(analysis.get("kernel_classes"))
+    except ConfigError as exc:
+        raise ConfigError([job.locate(p) for p in exc.problems]) from None
 
 
 def validate_file(job_file: Path) -> Job:
