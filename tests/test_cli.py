@@ -176,3 +176,15 @@ def test_console_script_help_lists_exit_codes():
     assert out.returncode == 0
     for line in ("0  ok", "3  invalid job file", "4  trace problem"):
         assert line in out.stdout
+
+
+def test_flops_architecture_flags_reproduce_semantics_11(capsys):
+    code, out, _ = run_cli(capsys, "flops", "--hidden", 4096, "--layers", 32, "--heads", 32, "--ffn", 16384,
+                           "--mlp", "gelu", "--attention", "full", "--no-lm-head", "--seq-len", 8192,
+                           "--format", "json")
+    assert code == 0 and json.loads(out)["model_flops_per_step"] == 422_212_465_065_984
+
+
+def test_flops_without_model_is_a_usage_error(capsys):
+    code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
+    assert code == 2 and "--preset" in err
