@@ -13,7 +13,7 @@ from pipeline.render import render_all
 from pipeline.run import run_job
 from tests.test_run_synth import write_job
 
-SVG_NS = "{http://www.w3.org/2000/svg}"
+SVG_NS = ""     # inline SVG in HTML5 needs no namespace (and the page must stay link-free)
 
 
 def _svgs(html: str) -> list[ET.Element]:
