@@ -21,16 +21,20 @@ from pathlib import Path
 HOST = 1 << 48
 LAUNCH_NS = 3_000            # CPU duration of one launch call
 LAUNCH_LATENCY_NS = 4_000    # launch start -> earliest kernel start
-COMPUTE_NAMES = [
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
-    "nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT",
-    "flash_fwd_kernel",
-    "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>",
-    "void at::native::(anonymous namespace)::RMSNormForward<c10::BFloat16>",
-    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>",
-    "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>",
+# (name, relative duration): GEMMs and attention dominate a transformer step, as in real traces.
+COMPUTE_KERNELS = [
+    ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", 3.0),
+    ("nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT", 3.0),
+    ("flash_fwd_kernel", 1.5),
+    ("flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", 2.0),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>", 0.7),
+    ("void at::native::(anonymous namespace)::RMSNormForward<c10::BFloat16>", 0.5),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>", 0.25),
+    ("cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>", 2.0),
 ]
+COMPUTE_NAMES = [name for name, _ in COMPUTE_KERNELS]
+NCCL_WEIGHT = 2.5
+_MEAN_WEIGHT = sum(w for _, w in COMPUTE_KERNELS) / len(COMPUTE_KERNELS)
 NCCL_NAME = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 
 
@@ -146,7 +150,8 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
         c = next(corr)
         nccl = spec.nccl_every and i % spec.nccl_every == spec.nccl_every - 1
         stream = 13 if nccl else 7
-        dur = max(1_000, int(mean * rng.uniform(0.5, 1.5)))
+        weight = NCCL_WEIGHT if nccl else COMPUTE_KERNELS[i % len(COMPUTE_KERNELS)][1]
+        dur = max(1_000, int(mean * weight / _MEAN_WEIGHT * rng.uniform(0.5, 1.5)))
         if i == n - 1:     # the last kernel runs past the range end: asynchronous tail
             dur = max(dur, cpu_end - launch + spec.tail_ns - LAUNCH_LATENCY_NS)
         k_start = max(launch + LAUNCH_LATENCY_NS, stream_free[stream] + rng.randint(0, 2_000))
