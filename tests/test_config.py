@@ -148,3 +148,9 @@ def test_every_job_schema_property_is_described():
             walk(sub, f"{path}/{key}")
     walk(schema, "")
     assert missing == []
+
+
+def test_invalid_regex_is_a_config_problem(tmp_path):
+    text = GOOD.replace("name: train_step", "name: 'step(('\n  match: regex")
+    (p,) = problems(tmp_path, text)
+    assert p.pointer == "/region/name" and "regular expression" in p.message
