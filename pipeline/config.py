@@ -8,6 +8,7 @@ that the FLOPs numerator and the time denominator describe the same work.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import re
@@ -21,7 +22,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from .errors import ConfigError, Problem
+from .errors import ConfigError, Problem, TraceError
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
@@ -66,6 +67,25 @@ class Job:
     sha256: str
     data: dict[str, Any] = field(repr=False, default_factory=dict)
     positions: dict[str, tuple[int, int]] = field(repr=False, default_factory=dict)
+    trace_patterns: tuple[str, ...] = ()
+
+    def trace_files(self) -> list[Path]:
+        """Every trace file, globs expanded (sorted, each once): one file per rank or node.
+
+        Expanded at run time, not load time, so `validate` needs no traces; a pattern that
+        matches nothing is a trace problem (exit 4) naming the pattern.
+        """
+        out: list[Path] = []
+        for text in self.trace_patterns or (self.trace_text,):
+            if not glob.has_magic(text):
+                out.append(self.path.parent / text)
+                continue
+            found = sorted(self.path.parent.glob(text)) if not Path(text).is_absolute() else \
+                sorted(Path(p) for p in glob.glob(text))
+            if not found:
+                raise TraceError(f"{self.path}: trace pattern '{text}' matches no file (relative to the job file)")
+            out.extend(found)
+        return list(dict.fromkeys(out))
 
     def problem(self, message: str, pointer: str, hint: str = "") -> Problem:
         """A problem found after loading (e.g. against the trace), still located in the job file."""
@@ -210,8 +230,9 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         path=path,
         name=data["name"],
         description=data.get("description", ""),
-        trace_path=(path.parent / data["trace"]),
-        trace_text=data["trace"],
+        trace_path=(path.parent / _trace_list(data["trace"])[0]),
+        trace_text=", ".join(_trace_list(data["trace"])),
+        trace_patterns=tuple(_trace_list(data["trace"])),
         region=Region(region["name"], region.get("match", "exact"), region.get("domain"),
                       occ.get("first", 1), occ.get("last"), region.get("attribution", "process"),
                       region.get("covers", "step")),
@@ -225,6 +246,10 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         data=data,
         positions=positions,
     )
+
+
+def _trace_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def steps_per_occurrence(covers: str | int, workload: dict[str, Any]) -> Fraction:

@@ -10,31 +10,35 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import queries, render, result
+from . import ranks, render, result
 from .config import Job, load_job
 from .errors import ConfigError, ExitCode
 from .flops import FlopsResult, compute_flops
-from .hardware import load_catalog, resolve_peak
-from .measure import Measurement, measure, prepare
-from .trace import open_trace
+from .hardware import load_catalog
+from .measure import Measurement
 
 
-def run_job(job: Job) -> dict[str, Any]:
-    """Measure the job's region in its trace and compute every figure of the report."""
+def run_job(job: Job, shared: ranks.TraceSet | None = None) -> dict[str, Any]:
+    """Measure the job's region in its trace(s) and compute every figure of the report.
+
+    `shared`: trace files already opened for several jobs of a batch (each file read once).
+    """
     fl = job_flops(job)                       # config mistakes surface before the trace is read
     scope_warnings = numerator_check(job, fl)
     catalog = load_catalog()
-    trace = open_trace(job.trace_path)
+    ts = shared or ranks.open_set(job.trace_files())
     try:
-        prepare(trace)
-        m = measure(trace, job.region)
-        gpu_rows = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
+        sm = ranks.measure_set(ts, job)
     finally:
-        trace.con.close()
+        if shared is None:
+            ts.close()
+    m = sm.measurement
     check_gpu_scope(job, m)
-    peak = resolve_peak(catalog, job.hardware, gpu_rows, m.devices_used)
+    peak = ranks.resolve_set_peak(catalog, job.hardware, sm)
     m.warnings.extend(scope_warnings)
-    return result.build(job, trace, m, peak, fl)
+    res = result.build(job, ts.traces[0], m, peak, fl)
+    ranks.enrich(res, sm, ts)
+    return res
 
 
 def validate_file(job_file: Path) -> Job:
