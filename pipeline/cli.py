@@ -12,6 +12,7 @@ Exit codes (the same table is in README.md):
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import tempfile
@@ -61,10 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json.")
-    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s)")
+    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json. "
+             "Several jobs run in parallel processes; a failing job does not stop the others, a summary "
+             "table lists each job's status and reason, and the exit code is the worst one.")
+    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
     sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text", help="summary format on stdout")
+    sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
+                    help="worker processes (default: the CPU count); jobs reading the same trace files share "
+                         "one worker, so each trace is read once")
 
     sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB")
@@ -104,36 +110,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .run import exit_code, run_file
-    summary: list[dict[str, Any]] = []
-    for job in args.jobs:
-        try:
-            res, folder = run_file(job, args.out)
-        except MfuError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            summary.append({"job": str(job), "exit_code": int(exc.code), "error": str(exc)})
-            continue
-        summary.append({"job": str(job), "name": res["job"]["name"], "exit_code": int(exit_code(res)),
-                        "status": res["status"], "report": str(folder), "metrics": res["metrics"],
-                        "step_time_median_s": res["step_time"]["median_s"],
-                        "failed_thresholds": [t for t in res["thresholds"] if not t["passed"]]})
+    from .batch import run_batch, summary_table, worst
+    if args.workers is not None and args.workers < 1:
+        raise UsageErrorFor("--jobs needs at least 1 worker")
+    quiet = len(args.jobs) == 1
+    rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr)
+    for r in rows:
+        if "metrics" not in r:
+            print(f"error: {r['reason']}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(summary, indent=2, sort_keys=True))
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    elif quiet:
+        for r in rows:
+            if "metrics" in r:
+                print(_run_line(r))
     else:
-        for s in summary:
-            print(_run_line(s))
-    return max(s["exit_code"] for s in summary)
+        print(summary_table(rows))
+    return worst(rows)
 
 
 def _run_line(s: dict[str, Any]) -> str:
-    if "error" in s:
-        return f"{s['job']}: failed (exit {s['exit_code']})"
     m = s["metrics"]
     line = (f"{s['name']}: MFU {_pct(m['mfu_pct_wall'])} (wall), HFU {_pct(m['hfu_pct_wall'])}, "
             f"active-time ratio {_pct(m['active_ratio_pct_union'])} (diagnostic), "
             f"step {s['step_time_median_s']:.6f} s median -> {s['report']}/report.md")
-    if s["status"] != "ok":
-        line += f"  [{s['status'].upper()}]"
+    if s["status"] == "invalid":
+        line += "  [INVALID]"
     for t in s["failed_thresholds"]:
         line += f"\n  threshold {t['name']} {t['limit']} not met: {t['value']:.3f}"
     return line
