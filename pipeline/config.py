@@ -12,7 +12,7 @@ import glob
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
@@ -68,6 +68,7 @@ class Job:
     data: dict[str, Any] = field(repr=False, default_factory=dict)
     positions: dict[str, tuple[int, int]] = field(repr=False, default_factory=dict)
     trace_patterns: tuple[str, ...] = ()
+    base: tuple[str, dict[str, tuple[int, int]]] | None = field(repr=False, default=None)   # extends:
 
     def trace_files(self) -> list[Path]:
         """Every trace file, globs expanded (sorted, each once): one file per rank or node.
@@ -93,8 +94,9 @@ class Job:
 
     def locate(self, problem: Problem) -> Problem:
         """Give a problem raised by a lower layer (FLOPs, hardware) this file's name and position."""
+        from .extends import relocate
         problem.file = str(self.path)
-        return _locate(problem, self.positions)
+        return relocate(_locate(problem, self.positions), self.positions, self.base)
 
 
 @cache
@@ -194,30 +196,42 @@ def _hint(err) -> str:
     return ""
 
 
-def load_job(path: str | Path) -> Job:
-    """Read, validate and scope-check one job file; raise ConfigError listing every problem."""
-    path = Path(path)
+def read_job_text(path: Path, hint: str = "check the path") -> tuple[bytes, str]:
+    """The file's bytes (for its hash) and text; unreadable or non-UTF-8 files are config problems."""
     file = str(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError([Problem("job file not found", "", file, hint="check the path")]) from None
+        raise ConfigError([Problem("job file not found", "", file, hint=hint)]) from None
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read job file ({exc.strerror})", "", file)]) from None
     try:
-        text = raw.decode("utf-8")
+        return raw, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError([Problem(f"not UTF-8 text (byte {exc.start})", "", file)]) from None
+
+
+def load_job(path: str | Path) -> Job:
+    """Read, validate and scope-check one job file; raise ConfigError listing every problem."""
+    from .extends import merge, relocate
+    path = Path(path)
+    file = str(path)
+    raw, text = read_job_text(path)
     data, positions, problems = parse_yaml(text, file)
     if not isinstance(data, dict):
         raise ConfigError([Problem("the job file must be a YAML mapping of keys (name, trace, region, ...)",
                                    "", file, 1, 1)])
+    base = None
+    if "extends" in data and not problems:
+        data, base_file, base_pos, base_raw = merge(path, data, positions)
+        base = (base_file, base_pos)
+        raw += b"\0" + base_raw           # the config hash covers the base too
     problems += schema_problems(data, "job.schema.json", file, positions)
     if not problems:
         problems += [_locate(p, positions) for p in scope_problems(data, file)]
     if problems:
-        raise ConfigError(problems)
-    return _build(path, data, hashlib.sha256(raw).hexdigest(), positions)
+        raise ConfigError([relocate(p, positions, base) for p in problems])
+    return replace(_build(path, data, hashlib.sha256(raw).hexdigest(), positions), base=base)
 
 
 def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, tuple[int, int]]) -> Job:
