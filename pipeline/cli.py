@@ -72,6 +72,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
                          "one worker, so each trace is read once")
 
+    sp = cmd("compare", _compare, "Side-by-side report of several runs (compare.md, compare.html, compare.json): "
+             "every metric per input, differences against a baseline, a warning wherever two inputs are not "
+             "comparable (FLOPs convention, precision, GPU type, region, occurrence scope). With "
+             "--max-regression it is a CI gate: exit 1, with the failing figures on stderr, when MFU falls or "
+             "the median step time rises by more than the limit (relative to the baseline), or an input is "
+             "not comparable with the baseline.")
+    sp.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="job file (run now), result.json, or report folder holding one; at least two")
+    sp.add_argument("--baseline", metavar="NAME", help="job name, input as written, or 1-based position "
+                    "(default: the first input)")
+    sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative)")
+    sp.add_argument("--out", type=Path, default=Path("reports/compare"),
+                    help="output folder (default: reports/compare)")
+
     sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB")
 
@@ -143,6 +157,27 @@ def _run_line(s: dict[str, Any]) -> str:
 
 def _pct(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f} %"
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare, gate_lines, load_input, parse_pct
+    from .render import render_all, write_files
+    if len(args.inputs) < 2:
+        raise UsageErrorFor("compare needs at least two inputs")
+    limit = parse_pct(args.max_regression) if args.max_regression is not None else None
+    doc = compare([load_input(t) for t in args.inputs], args.baseline, limit)
+    write_files(args.out, render_all(doc, kind="compare"))
+    print(f"compared {len(doc['columns'])} inputs against {doc['baseline']} -> {args.out}/compare.md, "
+          "compare.html, compare.json")
+    for c in doc["columns"]:
+        if not c["comparable"]:
+            print(f"warning: {c['label']} is not comparable with the baseline: {'; '.join(c['issues'])}",
+                  file=sys.stderr)
+    for line in gate_lines(doc):
+        print(line, file=sys.stderr)
+    if doc["gates"]:
+        print(f"gate {'passed' if doc['passed'] else 'FAILED'} (max regression {limit:g} %)")
+    return int(ExitCode.OK if doc["passed"] else ExitCode.THRESHOLD)
 
 
 def _validate(args: argparse.Namespace) -> int:
