@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json. "
+    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json, "
+             "and reports/index.md and index.html linking every report in the folder with its headline figures. "
              "Several jobs run in parallel processes; a failing job does not stop the others, a summary "
              "table lists each job's status and reason, and the exit code is the worst one.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
@@ -125,10 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     from .batch import run_batch, summary_table, worst
+    from .index import write_index
     if args.workers is not None and args.workers < 1:
         raise UsageErrorFor("--jobs needs at least 1 worker")
     quiet = len(args.jobs) == 1
     rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr)
+    if any("metrics" in r for r in rows):
+        write_index(args.out)
     for r in rows:
         if "metrics" not in r:
             print(f"error: {r['reason']}", file=sys.stderr)

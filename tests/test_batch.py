@@ -74,3 +74,18 @@ def test_cli_batch_exit_code_is_the_worst_and_progress_goes_to_stderr(batch, tmp
     assert "[5/5]" in err and "Traceback" not in err
     assert out.splitlines()[0].split() == ["job", "status", "exit", "detail"]
     assert len(out.splitlines()) == 6
+
+
+def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
+    out = tmp_path / "o"
+    main(["run", *map(str, batch), "--out", str(out), "--jobs", "1"])
+    capsys.readouterr()
+    md = (out / "index.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| [")]
+    assert [r.split("]")[0][3:] for r in rows] == ["a", "b", "c"]
+    for row, name in zip(rows, "abc"):
+        res = json.loads((out / name / "result.json").read_text())
+        assert f"({name}/report.md)" in row and f"{res['metrics']['mfu_pct_wall']:.2f} %" in row
+    assert "failed: mfu_pct_wall_min" in rows[1]
+    html = (out / "index.html").read_text()
+    assert 'href="a/report.html"' in html and str(tmp_path) not in html + md
