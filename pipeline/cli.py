@@ -72,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
                          "one worker, so each trace is read once")
+    sp.add_argument("--history", type=Path, metavar="DB", help="append this run's results (job name, config "
+                    "hash, trace hash, MFU, step time) to a DuckDB history file, created if missing; "
+                    "render it with `mfu history DB`")
+
+    sp = cmd("history", _history, "Render the trend of MFU and step time per job from a history file "
+             "(history.md, history.html with SVG charts, history.json).")
+    sp.add_argument("db", type=Path, metavar="DB", help="DuckDB file written by `mfu run --history DB`")
+    sp.add_argument("--out", type=Path, default=Path("reports/history"),
+                    help="output folder (default: reports/history)")
 
     sp = cmd("compare", _compare, "Side-by-side report of several runs (compare.md, compare.html, compare.json): "
              "every metric per input, differences against a baseline, a warning wherever two inputs are not "
@@ -133,6 +142,12 @@ def _run(args: argparse.Namespace) -> int:
     rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr)
     if any("metrics" in r for r in rows):
         write_index(args.out)
+    if args.history is not None:
+        from .history import append
+        done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
+                for r in rows if "metrics" in r]
+        print(f"history: appended {len(done)} results as run {append(args.history, done)} to {args.history}",
+              file=sys.stderr)
     for r in rows:
         if "metrics" not in r:
             print(f"error: {r['reason']}", file=sys.stderr)
@@ -182,6 +197,13 @@ def _compare(args: argparse.Namespace) -> int:
     if doc["gates"]:
         print(f"gate {'passed' if doc['passed'] else 'FAILED'} (max regression {limit:g} %)")
     return int(ExitCode.OK if doc["passed"] else ExitCode.THRESHOLD)
+
+
+def _history(args: argparse.Namespace) -> int:
+    from .history import write
+    write(args.db, args.out)
+    print(f"history of {args.db} -> {args.out}/history.md, history.html, history.json")
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
