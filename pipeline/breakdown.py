@@ -92,6 +92,15 @@ def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
     return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
 
 
+def empty(figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same keys as measure_all with nothing measured (the report shows empty tables)."""
+    keys = ("wall", "busy", "compute", "comm", "exposed", "hidden", "idle")
+    return {"kernel_classes": [], "top_kernels": [],
+            "communication": {"class": COMM_CLASS, "devices": [],
+                              "totals": {**{f"{k}_s": 0.0 for k in keys}, "exposed_share_of_comm": None}},
+            "figure_device_s": [None for _ in figures]}
+
+
 def measure_all(trace: Trace, m: Measurement, rules: list[Rule], figures: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything issue #5 reads from the trace, while it is open; see attach() for the result."""
     classify(trace, m, rules)

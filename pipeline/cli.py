@@ -12,6 +12,7 @@ Exit codes (the same table is in README.md):
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import tempfile
@@ -61,10 +62,39 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json.")
-    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s)")
+    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json, "
+             "and reports/index.md and index.html linking every report in the folder with its headline figures. "
+             "Several jobs run in parallel processes; a failing job does not stop the others, a summary "
+             "table lists each job's status and reason, and the exit code is the worst one.")
+    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
     sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text", help="summary format on stdout")
+    sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
+                    help="worker processes (default: the CPU count); jobs reading the same trace files share "
+                         "one worker, so each trace is read once")
+    sp.add_argument("--history", type=Path, metavar="DB", help="append this run's results (job name, config "
+                    "hash, trace hash, MFU, step time) to a DuckDB history file, created if missing; "
+                    "render it with `mfu history DB`")
+
+    sp = cmd("history", _history, "Render the trend of MFU and step time per job from a history file "
+             "(history.md, history.html with SVG charts, history.json).")
+    sp.add_argument("db", type=Path, metavar="DB", help="DuckDB file written by `mfu run --history DB`")
+    sp.add_argument("--out", type=Path, default=Path("reports/history"),
+                    help="output folder (default: reports/history)")
+
+    sp = cmd("compare", _compare, "Side-by-side report of several runs (compare.md, compare.html, compare.json): "
+             "every metric per input, differences against a baseline, a warning wherever two inputs are not "
+             "comparable (FLOPs convention, precision, GPU type, region, occurrence scope). With "
+             "--max-regression it is a CI gate: exit 1, with the failing figures on stderr, when MFU falls or "
+             "the median step time rises by more than the limit (relative to the baseline), or an input is "
+             "not comparable with the baseline.")
+    sp.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="job file (run now), result.json, or report folder holding one; at least two")
+    sp.add_argument("--baseline", metavar="NAME", help="job name, input as written, or 1-based position "
+                    "(default: the first input)")
+    sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative)")
+    sp.add_argument("--out", type=Path, default=Path("reports/compare"),
+                    help="output folder (default: reports/compare)")
 
     sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB")
@@ -112,36 +142,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .run import exit_code, run_file
-    summary: list[dict[str, Any]] = []
-    for job in args.jobs:
-        try:
-            res, folder = run_file(job, args.out)
-        except MfuError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            summary.append({"job": str(job), "exit_code": int(exc.code), "error": str(exc)})
-            continue
-        summary.append({"job": str(job), "name": res["job"]["name"], "exit_code": int(exit_code(res)),
-                        "status": res["status"], "report": str(folder), "metrics": res["metrics"],
-                        "step_time_median_s": res["step_time"]["median_s"],
-                        "failed_thresholds": [t for t in res["thresholds"] if not t["passed"]]})
+    from .batch import run_batch, summary_table, worst
+    from .index import write_index
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--jobs needs at least 1 worker")
+    quiet = len(args.jobs) == 1
+    rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr)
+    if any("metrics" in r for r in rows):
+        write_index(args.out)
+    if args.history is not None:
+        from .history import append
+        done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
+                for r in rows if "metrics" in r]
+        print(f"history: appended {len(done)} results as run {append(args.history, done)} to {args.history}",
+              file=sys.stderr)
+    for r in rows:
+        if "metrics" not in r:
+            print(f"error: {r['reason']}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(summary, indent=2, sort_keys=True))
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    elif quiet:
+        for r in rows:
+            if "metrics" in r:
+                print(_run_line(r))
     else:
-        for s in summary:
-            print(_run_line(s))
-    return max(s["exit_code"] for s in summary)
+        print(summary_table(rows))
+    return worst(rows)
 
 
 def _run_line(s: dict[str, Any]) -> str:
-    if "error" in s:
-        return f"{s['job']}: failed (exit {s['exit_code']})"
     m = s["metrics"]
     line = (f"{s['name']}: MFU {_pct(m['mfu_pct_wall'])} (wall), HFU {_pct(m['hfu_pct_wall'])}, "
             f"active-time ratio {_pct(m['active_ratio_pct_union'])} (diagnostic), "
             f"step {s['step_time_median_s']:.6f} s median -> {s['report']}/report.md")
-    if s["status"] != "ok":
-        line += f"  [{s['status'].upper()}]"
+    if s["status"] == "invalid":
+        line += "  [INVALID]"
     for t in s["failed_thresholds"]:
         line += f"\n  threshold {t['name']} {t['limit']} not met: {t['value']:.3f}"
     return line
@@ -149,6 +184,34 @@ def _run_line(s: dict[str, Any]) -> str:
 
 def _pct(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f} %"
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare, gate_lines, load_input, parse_pct
+    from .render import render_all, write_files
+    if len(args.inputs) < 2:
+        raise UsageError("compare needs at least two inputs")
+    limit = parse_pct(args.max_regression) if args.max_regression is not None else None
+    doc = compare([load_input(t) for t in args.inputs], args.baseline, limit)
+    write_files(args.out, render_all(doc, kind="compare"))
+    print(f"compared {len(doc['columns'])} inputs against {doc['baseline']} -> {args.out}/compare.md, "
+          "compare.html, compare.json")
+    for c in doc["columns"]:
+        if not c["comparable"]:
+            print(f"warning: {c['label']} is not comparable with the baseline: {'; '.join(c['issues'])}",
+                  file=sys.stderr)
+    for line in gate_lines(doc):
+        print(line, file=sys.stderr)
+    if doc["gates"]:
+        print(f"gate {'passed' if doc['passed'] else 'FAILED'} (max regression {limit:g} %)")
+    return int(ExitCode.OK if doc["passed"] else ExitCode.THRESHOLD)
+
+
+def _history(args: argparse.Namespace) -> int:
+    from .history import write
+    write(args.db, args.out)
+    print(f"history of {args.db} -> {args.out}/history.md, history.html, history.json")
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:

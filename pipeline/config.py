@@ -8,10 +8,11 @@ that the FLOPs numerator and the time denominator describe the same work.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
@@ -21,7 +22,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from .errors import ConfigError, Problem
+from .errors import ConfigError, Problem, TraceError
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
@@ -66,6 +67,26 @@ class Job:
     sha256: str
     data: dict[str, Any] = field(repr=False, default_factory=dict)
     positions: dict[str, tuple[int, int]] = field(repr=False, default_factory=dict)
+    trace_patterns: tuple[str, ...] = ()
+    base: tuple[str, dict[str, tuple[int, int]]] | None = field(repr=False, default=None)   # extends:
+
+    def trace_files(self) -> list[Path]:
+        """Every trace file, globs expanded (sorted, each once): one file per rank or node.
+
+        Expanded at run time, not load time, so `validate` needs no traces; a pattern that
+        matches nothing is a trace problem (exit 4) naming the pattern.
+        """
+        out: list[Path] = []
+        for text in self.trace_patterns or (self.trace_text,):
+            if not glob.has_magic(text):
+                out.append(self.path.parent / text)
+                continue
+            found = sorted(self.path.parent.glob(text)) if not Path(text).is_absolute() else \
+                sorted(Path(p) for p in glob.glob(text))
+            if not found:
+                raise TraceError(f"{self.path}: trace pattern '{text}' matches no file (relative to the job file)")
+            out.extend(found)
+        return list(dict.fromkeys(out))
 
     def problem(self, message: str, pointer: str, hint: str = "") -> Problem:
         """A problem found after loading (e.g. against the trace), still located in the job file."""
@@ -73,8 +94,9 @@ class Job:
 
     def locate(self, problem: Problem) -> Problem:
         """Give a problem raised by a lower layer (FLOPs, hardware) this file's name and position."""
+        from .extends import relocate
         problem.file = str(self.path)
-        return _locate(problem, self.positions)
+        return relocate(_locate(problem, self.positions), self.positions, self.base)
 
 
 @cache
@@ -174,30 +196,42 @@ def _hint(err) -> str:
     return ""
 
 
-def load_job(path: str | Path) -> Job:
-    """Read, validate and scope-check one job file; raise ConfigError listing every problem."""
-    path = Path(path)
+def read_job_text(path: Path, hint: str = "check the path") -> tuple[bytes, str]:
+    """The file's bytes (for its hash) and text; unreadable or non-UTF-8 files are config problems."""
     file = str(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError([Problem("job file not found", "", file, hint="check the path")]) from None
+        raise ConfigError([Problem("job file not found", "", file, hint=hint)]) from None
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read job file ({exc.strerror})", "", file)]) from None
     try:
-        text = raw.decode("utf-8")
+        return raw, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError([Problem(f"not UTF-8 text (byte {exc.start})", "", file)]) from None
+
+
+def load_job(path: str | Path) -> Job:
+    """Read, validate and scope-check one job file; raise ConfigError listing every problem."""
+    from .extends import merge, relocate
+    path = Path(path)
+    file = str(path)
+    raw, text = read_job_text(path)
     data, positions, problems = parse_yaml(text, file)
     if not isinstance(data, dict):
         raise ConfigError([Problem("the job file must be a YAML mapping of keys (name, trace, region, ...)",
                                    "", file, 1, 1)])
+    base = None
+    if "extends" in data and not problems:
+        data, base_file, base_pos, base_raw = merge(path, data, positions)
+        base = (base_file, base_pos)
+        raw += b"\0" + base_raw           # the config hash covers the base too
     problems += schema_problems(data, "job.schema.json", file, positions)
     if not problems:
         problems += [_locate(p, positions) for p in scope_problems(data, file)]
     if problems:
-        raise ConfigError(problems)
-    return _build(path, data, hashlib.sha256(raw).hexdigest(), positions)
+        raise ConfigError([relocate(p, positions, base) for p in problems])
+    return replace(_build(path, data, hashlib.sha256(raw).hexdigest(), positions), base=base)
 
 
 def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, tuple[int, int]]) -> Job:
@@ -210,8 +244,9 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         path=path,
         name=data["name"],
         description=data.get("description", ""),
-        trace_path=(path.parent / data["trace"]),
-        trace_text=data["trace"],
+        trace_path=(path.parent / _trace_list(data["trace"])[0]),
+        trace_text=", ".join(_trace_list(data["trace"])),
+        trace_patterns=tuple(_trace_list(data["trace"])),
         region=Region(region["name"], region.get("match", "exact"), region.get("domain"),
                       occ.get("first", 1), occ.get("last"), region.get("attribution", "process"),
                       region.get("covers", "step")),
@@ -225,6 +260,10 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         data=data,
         positions=positions,
     )
+
+
+def _trace_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def steps_per_occurrence(covers: str | int, workload: dict[str, Any]) -> Fraction:

@@ -10,34 +10,37 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import breakdown, metrics, queries, render, result, roofline
+from . import breakdown, metrics, ranks, render, result, roofline
 from .config import Job, load_job
 from .errors import ConfigError, ExitCode
 from .flops import FlopsResult, compute_flops
-from .hardware import load_catalog, resolve_peak
-from .measure import Measurement, measure, prepare
-from .trace import open_trace
+from .hardware import load_catalog
+from .measure import Measurement
 
 
-def run_job(job: Job) -> dict[str, Any]:
-    """Measure the job's region in its trace and compute every figure of the report."""
+def run_job(job: Job, shared: ranks.TraceSet | None = None) -> dict[str, Any]:
+    """Measure the job's region in its trace(s) and compute every figure of the report.
+
+    `shared`: trace files already opened for several jobs of a batch (each file read once).
+    """
     fl = job_flops(job)                       # config mistakes surface before the trace is read
     scope_warnings = numerator_check(job, fl)
     catalog = load_catalog()
     analysis = job.data.get("analysis", {})
     rules = _rules(job, analysis)
-    trace = open_trace(job.trace_path)
+    ts = shared or ranks.open_set(job.trace_files())
     try:
-        prepare(trace)
-        m = measure(trace, job.region)
-        gpu_rows = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
-        where = breakdown.measure_all(trace, m, rules, analysis.get("figures", []))
+        sm = ranks.measure_set(ts, job)
+        where = _where_time_goes(ts, sm, rules, analysis)
     finally:
-        trace.con.close()
+        if shared is None:
+            ts.close()
+    m = sm.measurement
     check_gpu_scope(job, m)
-    peak = resolve_peak(catalog, job.hardware, gpu_rows, m.devices_used)
+    peak = ranks.resolve_set_peak(catalog, job.hardware, sm)
     m.warnings.extend(scope_warnings)
-    res = result.build(job, trace, m, peak, fl)
+    res = result.build(job, ts.traces[0], m, peak, fl)
+    ranks.enrich(res, sm, ts)
     figure_device_s = where.pop("figure_device_s")
     res.update(where)
     res["hardware"]["ridge_flop_per_byte"] = (metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
@@ -45,6 +48,21 @@ def run_job(job: Job) -> dict[str, Any]:
     res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
     res["warnings"] += roofline.above_roof(res["roofline"])
     return res
+
+
+def _where_time_goes(ts: ranks.TraceSet, sm: ranks.SetMeasurement, rules: list[breakdown.Rule],
+                     analysis: dict[str, Any]) -> dict[str, Any]:
+    """Kernel classes, overlap and user figures (issue #5) on the measured connection.
+
+    Kernel names live in each file's own string table, so several files are not classified yet:
+    the report says so instead of mixing names across files.
+    """
+    if len(ts.traces) == 1:
+        return breakdown.measure_all(ts.traces[0], sm.measurement, rules, analysis.get("figures", []))
+    sm.measurement.warnings.append({"code": "breakdown_single_file", "message":
+                                    "kernel classes, communication overlap and measured roofline times are "
+                                    "computed for single-file jobs only; this job has several trace files"})
+    return breakdown.empty(analysis.get("figures", []))
 
 
 def _rules(job: Job, analysis: dict[str, Any]) -> list[breakdown.Rule]:

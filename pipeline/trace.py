@@ -108,20 +108,27 @@ class Trace:
 
 def open_trace(path: str | Path) -> Trace:
     """Attach `path` read-only, check it is an Nsight Systems export, and build the raw views."""
+    con = connect()
+    try:
+        return attach(con, path)
+    except BaseException:
+        con.close()
+        raise
+
+
+def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
+    """Attach `path` as `nsys` on an existing connection (several files share one, in turn)."""
     path = Path(path)
     _check_file(path)
-    con = connect()
     try:
         # ATTACH takes no parameters: the path is the one literal we splice, quotes doubled.
         literal = "'" + str(path).replace("'", "''") + "'"
         con.execute(f"ATTACH {literal} AS nsys (TYPE sqlite, READ_ONLY)")
         present = _export_columns(con)
     except duckdb.Error as exc:
-        con.close()
         raise TraceError(f"{path}: cannot be read as SQLite ({_first_line(exc)})") from exc
     if not any(t in present for t in ("StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU")) and not any(
             t.startswith("CUPTI_ACTIVITY_KIND_") for t in present):
-        con.close()
         raise TraceError(f"{path}: an SQLite file, but not an Nsight Systems export (no StringIds, "
                          "NVTX_EVENTS or CUPTI_ACTIVITY_KIND_* tables); create one with "
                          "`nsys export --type sqlite report.nsys-rep`")

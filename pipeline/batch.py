@@ -1,0 +1,153 @@
+"""Many jobs in one command: parallel processes, each trace read once, a failing job stops nothing.
+
+Jobs are loaded first (a broken job file becomes one failed row, exit 3), then
+grouped by the trace files they read. A group runs in one worker process on one
+DuckDB connection with its files copied in once (ranks.open_set(materialize)),
+so a trace shared by five jobs is read once, not five times. Groups run in
+parallel (`--jobs N`). Every job ends as a summary row; the exit code of the
+batch is the worst one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from . import ranks, render
+from .config import load_job
+from .errors import ConfigError, ExitCode, MfuError, Problem
+
+Row = dict[str, Any]
+
+
+def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
+    """Group loadable jobs by trace files; rows for jobs that fail before any trace is read."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    failed: list[Row] = []
+    names: dict[str, Path] = {}
+    for path in job_files:
+        try:
+            job = load_job(path)
+            if job.name in names:
+                raise ConfigError([Problem(f"job name '{job.name}' is also used by {names[job.name]}; both would "
+                                           "write the same report folder", "/name", str(path), 1, 1,
+                                           "give every job its own name")])
+            names[job.name] = path
+            key = tuple(str(p) for p in job.trace_files())
+        except MfuError as exc:
+            failed.append(_failed(path, exc))
+            continue
+        groups.setdefault(key, []).append(str(path))
+    return list(groups.values()), failed
+
+
+def run_group(job_files: list[str], out_root: str) -> list[Row]:
+    """Worker: open the group's traces once, run and write each job; never raise."""
+    from .run import exit_code, run_job
+    try:
+        ts = ranks.open_set(load_job(job_files[0]).trace_files(), materialize=len(job_files) > 1)
+    except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
+        return [_failed(Path(f), exc) for f in job_files]
+    rows = []
+    try:
+        for f in job_files:
+            try:
+                job = load_job(f)
+                res = run_job(job, shared=ts)
+                folder = Path(out_root) / job.name
+                render.write_files(folder, render.render_all(res))
+                rows.append(_ok(Path(f), res, folder, int(exit_code(res))))
+            except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
+                rows.append(_failed(Path(f), exc))
+    finally:
+        ts.close()
+    return rows
+
+
+def run_batch(job_files: list[Path], out_root: Path, jobs: int | None = None,
+              progress: TextIO | None = None) -> list[Row]:
+    """Run every job; rows in the order the files were given. `jobs`: worker processes."""
+    groups, rows = plan(job_files)
+    total = len(job_files)
+    tick = _progress(progress or sys.stderr, total)
+    for r in rows:
+        tick(r)
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(groups) or 1))
+    if workers == 1:
+        for g in groups:
+            for r in run_group(g, str(out_root)):
+                rows.append(r)
+                tick(r)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_group, g, str(out_root)) for g in groups]
+            for fut in as_completed(futures):
+                for r in fut.result():
+                    rows.append(r)
+                    tick(r)
+    order = {str(p): i for i, p in enumerate(job_files)}
+    return sorted(rows, key=lambda r: order.get(r["job"], total))
+
+
+def worst(rows: list[Row]) -> int:
+    return max((r["exit_code"] for r in rows), default=int(ExitCode.OK))
+
+
+def _ok(path: Path, res: dict[str, Any], folder: Path, code: int) -> Row:
+    failed = [t for t in res["thresholds"] if not t["passed"]]
+    reason = res["status_reason"] if res["status"] != "ok" else \
+        "; ".join(f"{t['name']} {t['limit']} not met: {_fmt(t['value'])}" for t in failed)
+    return {"job": str(path), "name": res["job"]["name"], "exit_code": code,
+            "status": "ok" if code == 0 else ("invalid" if res["status"] != "ok" else "threshold"),
+            "reason": reason, "report": str(folder), "metrics": res["metrics"],
+            "step_time_median_s": res["step_time"]["median_s"], "failed_thresholds": failed}
+
+
+def _failed(path: Path, exc: BaseException) -> Row:
+    if isinstance(exc, MfuError):
+        code, status, reason = int(exc.code), "error", str(exc)
+    else:   # a bug: keep the traceback in the row so it can be reported
+        code, status = int(ExitCode.INTERNAL), "internal error"
+        reason = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
+    return {"job": str(path), "name": None, "exit_code": code, "status": status, "reason": reason}
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.3f}"
+
+
+def _progress(stream: TextIO, total: int) -> Callable[[Row], None]:
+    """One line per finished job; on a terminal the line is rewritten in place."""
+    done = [0]
+    tty = hasattr(stream, "isatty") and stream.isatty()
+
+    def tick(row: Row) -> None:
+        done[0] += 1
+        text = f"[{done[0]}/{total}] {row['name'] or row['job']}: {row['status']}"
+        if tty:
+            end = "\n" if done[0] == total else ""
+            stream.write(f"\r\033[K{text}{end}")
+        else:
+            stream.write(text + "\n")
+        stream.flush()
+    return tick
+
+
+def summary_table(rows: list[Row]) -> str:
+    """The batch summary: one row per job with its status, exit code and reason or headline."""
+    lines = [f"{'job':<32} {'status':<14} {'exit':>4}  detail"]
+    for r in rows:
+        if r["status"] in ("ok", "threshold", "invalid"):
+            m = r["metrics"]
+            mfu = "—" if m["mfu_pct_wall"] is None else f"{m['mfu_pct_wall']:.2f} %"
+            detail = f"MFU {mfu}, step {r['step_time_median_s']:.6f} s -> {r['report']}/report.md"
+            if r["reason"]:
+                detail += f"; {r['reason']}"
+        else:
+            detail = r["reason"].splitlines()[0] if r["exit_code"] != ExitCode.INTERNAL else r["reason"]
+        lines.append(f"{(r['name'] or r['job'])[:32]:<32} {r['status']:<14} {r['exit_code']:>4}  {detail}")
+    return "\n".join(lines)

@@ -1,0 +1,92 @@
+"""Batch runs: many jobs, one broken; each trace read once; summary and worst exit code."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline import ranks
+from pipeline.batch import run_batch, summary_table, worst
+from pipeline.cli import main
+
+
+def write(folder: Path, name: str, trace: Path | str, threshold: float = 0, **extra) -> Path:
+    body = {"name": name, "trace": str(trace), "region": {"name": "train_step"},
+            "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+            "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8},
+            "thresholds": {"mfu_pct_wall_min": threshold}, **extra}
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.fixture
+def batch(synth_trace, tmp_path):
+    t1, _ = synth_trace()
+    t2, _ = synth_trace(seed=1)
+    (tmp_path / "broken.yaml").write_text("name: broken\ntrace: [unclosed\n")
+    return [write(tmp_path, "a", t1), write(tmp_path, "b", t1, threshold=99), tmp_path / "broken.yaml",
+            write(tmp_path, "c", t2), write(tmp_path, "d", tmp_path / "missing.sqlite")]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_broken_job_does_not_stop_the_others(batch, tmp_path, workers):
+    out = tmp_path / f"out{workers}"
+    rows = run_batch(batch, out, jobs=workers, progress=io.StringIO())
+    assert [(r["job"], r["exit_code"], r["status"]) for r in rows] == [
+        (str(batch[0]), 0, "ok"), (str(batch[1]), 1, "threshold"), (str(batch[2]), 3, "error"),
+        (str(batch[3]), 0, "ok"), (str(batch[4]), 4, "error")]
+    assert worst(rows) == 4
+    assert sorted(p.name for p in out.iterdir()) == ["a", "b", "c"]      # d and broken wrote nothing
+    table = summary_table(rows)
+    assert "mfu_pct_wall_min 99 not met" in table and "invalid YAML" in table and "trace file not found" in table
+
+
+def test_a_shared_trace_is_attached_once(batch, tmp_path, monkeypatch):
+    calls: list[Path] = []
+    real = ranks.attach
+    monkeypatch.setattr(ranks, "attach", lambda con, path: calls.append(Path(path)) or real(con, path))
+    run_batch(batch[:2], tmp_path / "o", jobs=1, progress=io.StringIO())
+    assert len(calls) == 1
+
+
+def test_shared_trace_gives_the_same_report_as_alone(batch, tmp_path):
+    run_batch(batch[:2], tmp_path / "together", jobs=1, progress=io.StringIO())
+    run_batch(batch[:1], tmp_path / "alone", jobs=1, progress=io.StringIO())
+    assert (tmp_path / "together/a/result.json").read_bytes() == (tmp_path / "alone/a/result.json").read_bytes()
+
+
+def test_duplicate_names_fail_the_second_job(synth_trace, tmp_path):
+    t, _ = synth_trace()
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    rows = run_batch([write(tmp_path, "a", t), write(sub, "a", t)], tmp_path / "o", jobs=1,
+                     progress=io.StringIO())
+    assert [r["exit_code"] for r in rows] == [0, 3] and "same report folder" in rows[1]["reason"]
+
+
+def test_cli_batch_exit_code_is_the_worst_and_progress_goes_to_stderr(batch, tmp_path, capsys):
+    code = main(["run", *map(str, batch), "--out", str(tmp_path / "o"), "--jobs", "2"])
+    out, err = capsys.readouterr()
+    assert code == 4
+    assert "[5/5]" in err and "Traceback" not in err
+    assert out.splitlines()[0].split() == ["job", "status", "exit", "detail"]
+    assert len(out.splitlines()) == 6
+
+
+def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
+    out = tmp_path / "o"
+    main(["run", *map(str, batch), "--out", str(out), "--jobs", "1"])
+    capsys.readouterr()
+    md = (out / "index.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| [")]
+    assert [r.split("]")[0][3:] for r in rows] == ["a", "b", "c"]
+    for row, name in zip(rows, "abc"):
+        res = json.loads((out / name / "result.json").read_text())
+        assert f"({name}/report.md)" in row and f"{res['metrics']['mfu_pct_wall']:.2f} %" in row
+    assert "failed: mfu_pct_wall_min" in rows[1]
+    html = (out / "index.html").read_text()
+    assert 'href="a/report.html"' in html and str(tmp_path) not in html + md

@@ -1,0 +1,133 @@
+"""Per-rank traces: several files (one per rank), ranks keyed by (file, pid), straggler cost.
+
+Expected values come from the generator's planted parameters and ground truth
+(pipeline/synth.py), never from our own output: identical files (same seed, same
+rank index) plant identical kernels, so one file shifted by D makes the step's
+slowest rank finish exactly D after the median rank.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import load_job, validator
+from pipeline.errors import TraceError
+from pipeline.run import run_job
+from pipeline.synth import SynthSpec, generate
+
+NS = 1e9
+D = 3_000_000          # planted straggler delay, ns
+STEPS = 5
+
+
+def rank_files(folder: Path, specs: list[dict]) -> list[dict]:
+    """One single-rank trace per spec as r<i>.sqlite; returns each file's ground truth."""
+    return [generate(SynthSpec(**{"ranks": 1, "steps": STEPS, "rank_skew_ns": 0, **s}), folder / f"r{i}.sqlite")
+            for i, s in enumerate(specs)]
+
+
+def job(folder: Path, trace, num_gpus: int = 4, **region) -> Path:
+    body = {"name": "multi", "trace": trace,
+            "region": {"name": "train_step", **region},
+            "hardware": {"num_gpus": num_gpus, "precision": "bf16"},
+            "model": {"flops_per_step": 4.0e+14},
+            "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}
+    path = folder / "job.yaml"
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.fixture
+def four_ranks(tmp_path):
+    """Four files, equal pids in files 0 and 1 (another host), file 3 lagging by D."""
+    truths = rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4000}, {"first_pid": 4002},
+                                   {"first_pid": 4003, "straggler_rank": 0, "straggler_ns": D}])
+    return run_job(load_job(job(tmp_path, "r*.sqlite"))), truths
+
+
+def test_straggler_cost_equals_the_plant(four_ranks):
+    res, _ = four_ranks
+    st = res["straggler"]
+    assert st["total_s"] == pytest.approx(STEPS * D / NS, abs=1e-12)
+    assert [o["cost_s"] for o in st["occurrences"]] == pytest.approx([D / NS] * STEPS, abs=1e-12)
+    assert st["slowest_rank"] == "r3.sqlite:4003" and st["slowest_count"] == STEPS
+    assert st["pct_of_wall"] == pytest.approx(100 * st["total_s"] / res["totals"]["wall_time_s"])
+
+
+def test_ranks_are_keyed_by_file_and_pid(four_ranks):
+    res, _ = four_ranks
+    assert [r["rank"] for r in res["rank_summary"]] == [
+        "r0.sqlite:4000", "r1.sqlite:4000", "r2.sqlite:4002", "r3.sqlite:4003"]
+    assert [d["label"] for d in res["devices"]] == ["r0.sqlite:0", "r1.sqlite:0", "r2.sqlite:0", "r3.sqlite:0"]
+    assert [f["label"] for f in res["trace"]["files"]] == ["r0.sqlite", "r1.sqlite", "r2.sqlite", "r3.sqlite"]
+
+
+def test_combined_times_match_the_files_ground_truth(four_ranks):
+    res, truths = four_ranks
+    for k, got in enumerate(res["occurrences"]):
+        per = [t["occurrences"][k] for t in truths]
+        start = min(o["start_ns"] for o in per)
+        end = max(o["start_ns"] + o["wall_ns"] for o in per)
+        assert got["start_ns"] == start
+        assert round(got["wall_time_s"] * NS) == end - start
+        assert got["kernel_count"] == sum(o["kernel_count"] for o in per)
+        assert round(got["gpu_kernel_sum_s"] * NS) == sum(o["kernel_sum_ns"] for o in per)
+        # files 0-2 plant identical intervals, so the union is at least theirs, at most theirs plus file 3's
+        assert per[0]["kernel_union_ns"] <= round(got["gpu_kernel_union_s"] * NS) <= \
+            per[0]["kernel_union_ns"] + per[3]["kernel_union_ns"]
+        assert got["processes"] == [4000, 4000, 4002, 4003]
+    walls = [t["occurrences"][0]["rank_wall_ns"]["0"] / NS for t in truths]
+    assert res["rank_spread"]["wall_median_s"]["median"] == pytest.approx(statistics.median(
+        statistics.median(t["occurrences"][k]["rank_wall_ns"]["0"] / NS for k in range(STEPS)) for t in truths))
+    assert walls[0] == walls[1] == walls[2]
+
+
+def test_identical_files_union_once(tmp_path):
+    truths = rank_files(tmp_path, [{}, {"first_pid": 5000}])
+    res = run_job(load_job(job(tmp_path, ["r0.sqlite", "r1.sqlite"], num_gpus=2)))
+    for got, want in zip(res["occurrences"], truths[0]["occurrences"]):
+        assert round(got["gpu_kernel_union_s"] * NS) == want["kernel_union_ns"]
+        assert round(got["gpu_kernel_sum_s"] * NS) == 2 * want["kernel_sum_ns"]
+    assert res["straggler"]["total_s"] == 0
+
+
+def test_single_file_straggler_by_hand(synth_trace, tmp_path):
+    spec = {"ranks": 4, "straggler_rank": 2, "straggler_ns": D, "rank_skew_ns": 10_000}
+    trace, truth = synth_trace(**spec)
+    res = run_job(load_job(job(tmp_path, str(trace))))
+    expected = 0
+    for occ in truth["occurrences"]:
+        k = occ["index"] - 1
+        period = truth["spec"]["step_ns"] + truth["spec"]["step_gap_ns"]
+        ends = [1_000_000_000 + r * 10_000 + k * period + (D if r == 2 else 0) + occ["rank_wall_ns"][str(r)]
+                for r in range(4)]
+        expected += max(ends) - statistics.median(ends)
+    assert res["straggler"]["total_s"] == pytest.approx(expected / NS, abs=1e-12)
+    assert res["straggler"]["slowest_rank"] == "4002"
+
+
+def test_missing_and_misaligned_ranks_are_reported(tmp_path):
+    period = 52_000_000
+    rank_files(tmp_path, [{}, {"first_pid": 4001}, {"first_pid": 4002, "steps": 3},
+                          {"first_pid": 4003, "straggler_rank": 0, "straggler_ns": period}])
+    res = run_job(load_job(job(tmp_path, "r*.sqlite")))
+    codes = {w["code"]: w["message"] for w in res["warnings"]}
+    assert "r2.sqlite:4002" in codes["rank_missing_occurrences"] and "4, 5" in codes["rank_missing_occurrences"]
+    assert "r3.sqlite:4003" in codes["rank_misaligned"]
+    assert "occurrence_missing_ranks" in codes
+    assert [r["occurrences"] for r in res["rank_summary"]] == [5, 5, 3, 5]
+
+
+def test_glob_matching_nothing_is_a_trace_error(tmp_path):
+    with pytest.raises(TraceError, match="matches no file"):
+        run_job(load_job(job(tmp_path, "nothing*.sqlite")))
+
+
+def test_multi_file_result_matches_schema(four_ranks):
+    res, _ = four_ranks
+    errors = [e.message for e in validator("result.schema.json").iter_errors(json.loads(json.dumps(res)))]
+    assert errors == []

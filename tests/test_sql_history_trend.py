@@ -1,0 +1,18 @@
+"""history_trend.sql: changes against each job's own previous run, by hand."""
+
+import duckdb
+import pytest
+
+from pipeline import queries
+from tests.test_sql_history_append import ROW
+
+
+def test_change_since_previous_run_per_job():
+    con = duckdb.connect()
+    for run, job, mfu, step in [(1, "a", 40.0, 1.0), (1, "b", 30.0, 2.0), (2, "a", 38.0, 1.1), (3, "b", 33.0, 1.8)]:
+        queries.run(con, "history_append", run=run, **{**ROW, "job": job, "mfu_pct_wall": mfu,
+                                                       "step_time_median_s": step})
+    got = [(r["job"], r["run"], r["mfu_change_pt"], r["step_change_pct"]) for r in queries.run(con, "history_trend")]
+    assert got[0] == ("a", 1, None, None) and got[2] == ("b", 1, None, None)
+    assert got[1][:3] == ("a", 2, pytest.approx(-2.0)) and got[1][3] == pytest.approx(10.0)
+    assert got[3][:3] == ("b", 3, pytest.approx(3.0)) and got[3][3] == pytest.approx(-10.0)

@@ -1,0 +1,29 @@
+"""rank_collect.sql: each file's ranges and kernels kept under its index; file 0 starts afresh."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline import queries
+
+RANGES = ("CREATE OR REPLACE TEMP TABLE region_ranges AS SELECT * FROM (VALUES (1, 16777216, 1, 16777217, 0, 10, "
+          "'s', NULL)) AS t(occurrence, global_pid, pid, global_tid, start_ns, end_ns, name, period_ns)")
+KERNELS = ("CREATE OR REPLACE TEMP TABLE attributed AS SELECT * FROM (VALUES (1, 16777216, 0, 7, 1, {s}, {e})) "
+           "AS t(occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns)")
+
+
+def collect(con, file: int, start: int) -> None:
+    con.execute(RANGES)
+    con.execute(KERNELS.format(s=start, e=start + 5))
+    queries.run(con, "rank_collect", file=file)
+
+
+def test_files_accumulate_and_file_zero_clears():
+    con = duckdb.connect()
+    collect(con, 0, 1)
+    collect(con, 1, 2)
+    assert con.execute("SELECT file, start_ns FROM all_attributed ORDER BY file").fetchall() == [(0, 1), (1, 2)]
+    assert con.execute("SELECT file, global_pid FROM all_ranges ORDER BY file").fetchall() == [
+        (0, 16777216), (1, 16777216)]
+    collect(con, 0, 3)          # the next job on a shared connection
+    assert con.execute("SELECT file, start_ns FROM all_attributed").fetchall() == [(0, 3)]

@@ -1,0 +1,29 @@
+"""rank_combine.sql: equal pids and device ids in different files become different ranks and devices."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline import queries
+
+GPID = 1 << 48 | 4000 << 24     # the same process key in both files (two hosts, same pid)
+
+
+def test_colliding_pids_and_devices_get_separate_keys():
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE all_ranges (file INTEGER, occurrence BIGINT, global_pid BIGINT, pid BIGINT, "
+                "global_tid BIGINT, start_ns BIGINT, end_ns BIGINT, name VARCHAR, period_ns BIGINT)")
+    con.execute("CREATE TEMP TABLE all_attributed (file INTEGER, occurrence BIGINT, global_pid BIGINT, "
+                "device_id BIGINT, stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
+    for f in (0, 1):
+        con.execute("INSERT INTO all_ranges VALUES (?, 1, ?, 4000, ?, 0, 100, 's', NULL)", [f, GPID, GPID | 4000])
+        con.execute("INSERT INTO all_attributed VALUES (?, 1, ?, 0, 7, 1, 10, 20)", [f, GPID])
+    keys = queries.run(con, "rank_combine")
+    assert keys == [
+        {"kind": "device", "file": 0, "original": 0, "key": 0},
+        {"kind": "device", "file": 1, "original": 0, "key": 1},
+        {"kind": "rank", "file": 0, "original": GPID, "key": 1},
+        {"kind": "rank", "file": 1, "original": GPID, "key": 2},
+    ]
+    assert con.execute("SELECT global_pid, pid FROM region_ranges ORDER BY 1").fetchall() == [(1, 4000), (2, 4000)]
+    assert con.execute("SELECT global_pid, device_id FROM attributed ORDER BY 1").fetchall() == [(1, 0), (2, 1)]
