@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from nsys_export import Export
+from pipeline import queries
 from pipeline.synth import SynthSpec, generate
+from pipeline.trace import Trace, open_trace
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,3 +55,19 @@ def synth_trace(tmp_path_factory):
             made[key] = (path, generate(SynthSpec(**kw), path))
         return made[key]
     return build
+
+
+@pytest.fixture
+def open_export(tmp_path):
+    """Write a hand-made Export, open it like a user's trace and create the views; closed after the test."""
+    opened: list[Trace] = []
+
+    def build(export: Export) -> Trace:
+        path = export.write(tmp_path / f"export{len(opened)}.sqlite")
+        trace = open_trace(path)
+        opened.append(trace)
+        queries.run(trace.con, "views")
+        return trace
+    yield build
+    for trace in opened:
+        trace.con.close()
