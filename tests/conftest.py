@@ -58,16 +58,22 @@ def synth_trace(tmp_path_factory):
 
 
 @pytest.fixture
-def open_export(tmp_path):
-    """Write a hand-made Export, open it like a user's trace and create the views; closed after the test."""
+def open_views():
+    """Open a trace file like a user's trace and create the views; closed after the test."""
     opened: list[Trace] = []
 
-    def build(export: Export) -> Trace:
-        path = export.write(tmp_path / f"export{len(opened)}.sqlite")
+    def open_(path: Path) -> Trace:
         trace = open_trace(path)
         opened.append(trace)
         queries.run(trace.con, "views")
         return trace
-    yield build
+    yield open_
     for trace in opened:
         trace.con.close()
+
+
+@pytest.fixture
+def open_export(open_views, tmp_path):
+    """Write a hand-made Export into tmp_path and open it with the views."""
+    written = iter(range(1_000))
+    return lambda export: open_views(export.write(tmp_path / f"export{next(written)}.sqlite"))
