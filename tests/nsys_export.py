@@ -11,6 +11,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline import queries
+
 PID_MASK = 0xFFFFFF
 
 _DDL = {
@@ -99,3 +101,30 @@ class Export:
         finally:
             con.close()
         return path
+
+
+def two_rank_steps() -> Export:
+    """Two ranks, `step` ranges; the numbers the time tests expect are worked out beside each test.
+
+    pid 100: step 1 = 1000..2000, step 2 = 5000..6000 (no kernels)
+             kernels on device 0: 1200..1500, 1400..1800, 2000..2600 (launched at 1900, ends after the range)
+    pid 200: step 1 = 1100..2300; kernel on device 1: 1300..1700; its correlationId 1 repeats pid 100's
+    """
+    e = Export()
+    a_main, b_main, a, b = gtid(100, 100), gtid(200, 200), gpid(100), gpid(200)
+    e.range(1000, 2000, a_main, "step")
+    e.range(5000, 6000, a_main, "step")
+    e.range(1100, 2300, b_main, "step")
+    for corr, launch, start, end in ((1, 1100, 1200, 1500), (2, 1200, 1400, 1800), (3, 1900, 2000, 2600)):
+        e.launch(launch, a_main, corr)
+        e.kernel(start, end, a, corr)
+    e.launch(1150, b_main, 1)
+    e.kernel(1300, 1700, b, 1, device=1)
+    return e
+
+
+def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
+    """The query order of pipeline/measure.py for process attribution, up to kernel_union."""
+    queries.run(con, "region_ranges", name=name, match=match, domain=None)
+    queries.run(con, "attribute_launch", first=first, last=last, same_thread=False)
+    queries.run(con, "kernel_union")
