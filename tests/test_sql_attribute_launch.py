@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
 from pipeline import queries
+from pipeline.config import Region
+from pipeline.measure import measure
 
 A_MAIN, A_WORKER, B_MAIN = gtid(100, 100), gtid(100, 101), gtid(200, 200)
 A, B = gpid(100), gpid(200)
@@ -78,3 +80,15 @@ def test_synthetic_counts_match_ground_truth(synth_trace, open_views) -> None:
         queries.run(trace.con, "attribute_launch", first=1, last=4, same_thread=same_thread)
         counts = dict(trace.con.execute("SELECT occurrence, count(*) FROM attributed GROUP BY ALL").fetchall())
         assert counts == {o["index"]: o[key] for o in truth["occurrences"]}, key
+
+
+def test_measure_passes_thread_attribution_through(synth_trace, open_views) -> None:
+    """No real trace launches a range's kernels from another thread; the synthetic one does."""
+    path, truth = synth_trace(ranks=2, steps=3, kernels_per_step=25)
+    trace = open_views(path)
+    m = measure(trace, Region(name="train_step", match="exact", domain=None, first=1, last=None,
+                              attribution="thread", covers=1))
+    assert m.attribution == "thread"
+    assert [(o["kernel_count"], o["kernel_union_ns"]) for o in m.occurrences] == [
+        (o["thread_kernel_count"], o["thread_kernel_union_ns"]) for o in truth["occurrences"]]
+    assert all(o["thread_kernel_count"] < o["kernel_count"] for o in truth["occurrences"])

@@ -7,15 +7,15 @@ import sqlite3
 from nsys_export import Export
 from pipeline import queries
 
-H200 = {"id": 1, "name": "NVIDIA H200", "chipName": "GH100", "totalMemory": 150_754_820_096,
+H200 = {"id": 0, "name": "NVIDIA H200", "chipName": "GH100", "totalMemory": 150_754_820_096,
         "memoryBandwidth": 4_915_200_000_000, "smCount": 132, "clockRate": 1_980_000_000}
-A30_MIG = {"id": 0, "name": "NVIDIA A30 MIG 2g.12gb", "chipName": "GA100", "totalMemory": 12_616_466_432,
+A30_MIG = {"id": 1, "name": "NVIDIA A30 MIG 2g.12gb", "chipName": "GA100", "totalMemory": 12_616_466_432,
            "memoryBandwidth": 466_944_000_000, "smCount": 28, "clockRate": 1_440_000_000}
 
 
 def test_rows_ordered_by_id(open_export) -> None:
-    trace = open_export(Export(gpus=[H200, A30_MIG]))
-    assert queries.run(trace.con, "gpu_rows") == [A30_MIG, H200]
+    trace = open_export(Export(gpus=[A30_MIG, H200]))
+    assert queries.run(trace.con, "gpu_rows") == [H200, A30_MIG]
 
 
 def test_missing_columns_are_null(open_views, tmp_path) -> None:
