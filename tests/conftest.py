@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from nsys_export import Export
+from pipeline import queries
 from pipeline.synth import SynthSpec, generate
+from pipeline.trace import Trace, open_trace
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,3 +55,25 @@ def synth_trace(tmp_path_factory):
             made[key] = (path, generate(SynthSpec(**kw), path))
         return made[key]
     return build
+
+
+@pytest.fixture
+def open_views():
+    """Open a trace file like a user's trace and create the views; closed after the test."""
+    opened: list[Trace] = []
+
+    def open_(path: Path) -> Trace:
+        trace = open_trace(path)
+        opened.append(trace)
+        queries.run(trace.con, "views")
+        return trace
+    yield open_
+    for trace in opened:
+        trace.con.close()
+
+
+@pytest.fixture
+def open_export(open_views, tmp_path):
+    """Write a hand-made Export into tmp_path and open it with the views."""
+    written = iter(range(1_000))
+    return lambda export: open_views(export.write(tmp_path / f"export{next(written)}.sqlite"))

@@ -1,5 +1,6 @@
--- NVTX range names, grouped so PyTorch's ", seq = N, op_id = M" (or ", op_id = M") suffixes collapse into one
--- row per operator; with count, processes and median duration. Top $limit by count.
+-- NVTX range names, grouped so PyTorch's ", seq = N, op_id = M" suffixes (or ", op_id = M"
+-- alone, as recent PyTorch writes for most ops) collapse into one row per operator; with
+-- count, processes and median duration. Top $limit by count.
 SELECT
     regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') AS name_group,
     (regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') <> name) AS has_suffix,

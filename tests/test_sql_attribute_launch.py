@@ -1,0 +1,94 @@
+"""attribute_launch.sql: process and thread attribution through the launch call (SEMANTICS §4)."""
+
+from __future__ import annotations
+
+from nsys_export import Export, gpid, gtid
+from pipeline import queries
+from pipeline.config import Region
+from pipeline.measure import measure
+
+A_MAIN, A_WORKER, B_MAIN = gtid(100, 100), gtid(100, 101), gtid(200, 200)
+A, B = gpid(100), gpid(200)
+
+
+def _export() -> Export:
+    e = Export()
+    e.range(1000, 2000, A_MAIN, "step")
+    e.range(3000, 4000, A_MAIN, "step")
+    e.range(1000, 2000, B_MAIN, "step")
+    # process 100
+    e.launch(1000, A_MAIN, 1)                                    # at the range start: inside
+    e.launch(1002, A_MAIN, 1, name="cudaLaunchKernel_v7000")     # the same launch recorded twice
+    e.kernel(1100, 1300, A, 1, name="k1")
+    e.launch(1500, A_WORKER, 2)                                  # autograd thread
+    e.kernel(1510, 1700, A, 2, name="k2")
+    e.launch(2000, A_MAIN, 3)                                    # at the range end: inside
+    e.kernel(2010, 2500, A, 3, name="k3")
+    e.launch(2001, A_MAIN, 4)                                    # 1 ns after the end: outside
+    e.kernel(2010, 2100, A, 4, name="k4")
+    e.kernel(1200, 1250, A, 6, name="k6")                        # no launch row at all
+    e.launch(3500, A_MAIN, 5)
+    e.kernel(3600, 4200, A, 5, stream=13, name="k5")             # occurrence 2, ends after the range
+    # process 200 reuses correlationIds 1 and 2
+    e.launch(1500, B_MAIN, 1)
+    e.kernel(1600, 1800, B, 1, device=1, name="b1")
+    e.launch(2500, B_MAIN, 2)                                    # outside B's range; A's corr 2 is inside A's
+    e.kernel(2600, 2700, B, 2, device=1, name="b2")
+    e.launch(1100, B_MAIN, 7)
+    e.kernel(1200, 1300, B, 7, device=1, name="b7")
+    return e
+
+
+def _attributed(trace, first: int, last: int, same_thread: bool) -> list[tuple]:
+    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
+    queries.run(trace.con, "attribute_launch", first=first, last=last, same_thread=same_thread)
+    return trace.con.execute("SELECT occurrence, global_pid, device_id, stream_id, start_ns, end_ns, s.value "
+                             "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
+                             "ORDER BY occurrence, global_pid, start_ns, end_ns").fetchall()
+
+
+def test_process_attribution(open_export) -> None:
+    trace = open_export(_export())
+    assert _attributed(trace, 1, 2, same_thread=False) == [
+        (1, A, 0, 7, 1100, 1300, "k1"),           # once, despite two launch rows
+        (1, A, 0, 7, 1510, 1700, "k2"),
+        (1, A, 0, 7, 2010, 2500, "k3"),
+        (1, B, 1, 7, 1200, 1300, "b7"),
+        (1, B, 1, 7, 1600, 1800, "b1"),           # not A's k1, not b2 through A's launch of corr 2
+        (2, A, 0, 13, 3600, 4200, "k5"),          # not clipped: the whole kernel belongs to the step
+    ]
+
+
+def test_thread_attribution_drops_the_other_thread(open_export) -> None:
+    trace = open_export(_export())
+    names = [r[-1] for r in _attributed(trace, 1, 2, same_thread=True)]
+    assert names == ["k1", "k3", "b7", "b1", "k5"]
+
+
+def test_occurrence_range_selects(open_export) -> None:
+    trace = open_export(_export())
+    assert [r[-1] for r in _attributed(trace, 2, 2, same_thread=False)] == ["k5"]
+    assert [r[-1] for r in _attributed(trace, 1, 1, same_thread=False)] == ["k1", "k2", "k3", "b7", "b1"]
+
+
+def test_synthetic_counts_match_ground_truth(synth_trace, open_views) -> None:
+    """Duplicate launch rows, a second thread and repeating correlationIds, planted by the generator."""
+    path, truth = synth_trace(ranks=3, steps=4, kernels_per_step=30)
+    trace = open_views(path)
+    queries.run(trace.con, "region_ranges", name="train_step", match="exact", domain=None)
+    for same_thread, key in ((False, "kernel_count"), (True, "thread_kernel_count")):
+        queries.run(trace.con, "attribute_launch", first=1, last=4, same_thread=same_thread)
+        counts = dict(trace.con.execute("SELECT occurrence, count(*) FROM attributed GROUP BY ALL").fetchall())
+        assert counts == {o["index"]: o[key] for o in truth["occurrences"]}, key
+
+
+def test_measure_passes_thread_attribution_through(synth_trace, open_views) -> None:
+    """No real trace launches a range's kernels from another thread; the synthetic one does."""
+    path, truth = synth_trace(ranks=2, steps=3, kernels_per_step=25)
+    trace = open_views(path)
+    m = measure(trace, Region(name="train_step", match="exact", domain=None, first=1, last=None,
+                              attribution="thread", covers=1))
+    assert m.attribution == "thread"
+    assert [(o["kernel_count"], o["kernel_union_ns"]) for o in m.occurrences] == [
+        (o["thread_kernel_count"], o["thread_kernel_union_ns"]) for o in truth["occurrences"]]
+    assert all(o["thread_kernel_count"] < o["kernel_count"] for o in truth["occurrences"])

@@ -1,0 +1,48 @@
+"""unattributed.sql: kernels inside a range with no launch row in their process (SEMANTICS §4)."""
+
+from __future__ import annotations
+
+from nsys_export import Export, gpid, gtid
+from pipeline import queries
+
+A_MAIN, B_MAIN = gtid(100, 100), gtid(200, 200)
+A, B = gpid(100), gpid(200)
+
+
+def _export() -> Export:
+    e = Export()
+    e.range(1000, 2000, A_MAIN, "step")
+    e.range(3000, 4000, A_MAIN, "step")
+    e.launch(1010, A_MAIN, 1)
+    e.kernel(1100, 1200, A, 1)                  # launched in the range: attributed, not missed
+    e.kernel(1900, 2200, A, 2)                  # no launch anywhere: missed, 100 ns inside
+    e.launch(1500, B_MAIN, 3)                   # corr 3 launched by the other process only
+    e.kernel(950, 1050, A, 3)                   # so A's kernel 3 is missed: 50 ns inside
+    e.launch(500, A_MAIN, 4)                    # launched before the range: has a launch row
+    e.kernel(1300, 1400, A, 4)
+    e.kernel(2500, 2600, A, 5)                  # between the ranges
+    e.kernel(2000, 2050, A, 8)                  # starts at the range end: zero overlap
+    e.kernel(3100, 3300, A, None)               # no correlationId at all: missed in occurrence 2
+    e.kernel(1500, 1600, B, 9, device=1)        # B has no range
+    return e
+
+
+def test_counts_and_clipped_sum(open_export) -> None:
+    trace = open_export(_export())
+    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
+    assert queries.run(trace.con, "unattributed", first=1, last=2) == [
+        {"occurrence": 1, "kernel_count": 2, "kernel_sum_ns": 150},
+        {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 200},
+    ]
+    assert queries.run(trace.con, "unattributed", first=2, last=2) == [
+        {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 200}]
+
+
+def test_synthetic_dropped_launches(synth_trace, open_views) -> None:
+    path, truth = synth_trace(ranks=2, steps=3, drop_launch_every=7)
+    trace = open_views(path)
+    queries.run(trace.con, "region_ranges", name="train_step", match="exact", domain=None)
+    got = {r["occurrence"]: r["kernel_count"] for r in queries.run(trace.con, "unattributed", first=1, last=3)}
+    expected = {o["index"]: o["unattributed_kernel_count"] for o in truth["occurrences"]}
+    assert all(expected.values())
+    assert got == expected

@@ -1,0 +1,52 @@
+"""The SQLite scanner comes from the pinned wheel; opening a trace needs no network."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from nsys_export import Export, gpid, gtid
+from pipeline.trace import connect, sqlite_extension_path
+
+REPO = Path(__file__).resolve().parents[1]
+UNREACHABLE = "http://127.0.0.1:9"
+
+
+def test_scanner_is_loaded_from_the_wheel_with_auto_install_off() -> None:
+    con = connect()
+    try:
+        assert con.execute("SELECT current_setting('autoinstall_known_extensions'), "
+                           "current_setting('autoload_known_extensions')").fetchone() == (False, False)
+        scanner = con.execute("SELECT loaded, installed_from, install_mode FROM duckdb_extensions() "
+                              "WHERE list_contains(aliases, 'sqlite')").fetchall()
+    finally:
+        con.close()
+    assert scanner == [(True, str(sqlite_extension_path()), "CUSTOM_PATH")]
+    assert sqlite_extension_path().is_file()
+
+
+def test_open_trace_with_unreachable_proxy_and_a_fresh_home(tmp_path: Path) -> None:
+    """A machine that never cached an extension and whose proxy refuses connections still opens a trace."""
+    e = Export()
+    e.range(100, 200, gtid(1, 1), "step")
+    e.launch(110, gtid(1, 1), 1)
+    e.kernel(120, 180, gpid(1), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO), "HTTP_PROXY": UNREACHABLE,
+           "HTTPS_PROXY": UNREACHABLE, "http_proxy": UNREACHABLE, "https_proxy": UNREACHABLE, "NO_PROXY": ""}
+    script = ("import json, sys\n"
+              "from pipeline import queries\n"
+              "from pipeline.trace import open_trace\n"
+              "t = open_trace(sys.argv[1])\n"
+              "queries.run(t.con, 'views')\n"
+              "print(json.dumps(queries.run(t.con, 'inspect_counts')[0]))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(trace)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)
+    assert (counts["kernels"], counts["launches"], counts["nvtx_ranges"]) == (1, 1, 1)
