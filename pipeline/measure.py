@@ -43,8 +43,7 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
                          "capture with `--trace=cuda`")
     warnings: list[dict[str, str]] = []
-    queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain,
-                pattern=region.name if region.match == "regex" else "")
+    queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain)
     counts = {r["pid"]: r["occurrences"] for r in queries.run(trace.con, "region_counts")}
     if not counts:
         raise TraceError(_not_found(trace, region))

@@ -2,7 +2,8 @@
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.
 -- $match: exact | prefix | contains | regex (RE2, unanchored search); case-sensitive.
--- $pattern: the regex for match = 'regex', else '' (DuckDB compiles it whatever $match is).
+-- The regex is '' unless $match is 'regex': DuckDB compiles the pattern whatever $match is,
+-- and a prefix such as 'step(' is not a valid regex.
 -- $domain: NVTX domain name, or NULL for any domain.
 CREATE OR REPLACE TEMP TABLE region_ranges AS
 WITH matched AS (
@@ -12,7 +13,7 @@ WITH matched AS (
               WHEN 'exact' THEN name = $name
               WHEN 'prefix' THEN starts_with(name, $name)
               WHEN 'contains' THEN contains(name, $name)
-              WHEN 'regex' THEN regexp_matches(name, $pattern)
+              WHEN 'regex' THEN regexp_matches(name, CASE WHEN $match = 'regex' THEN $name ELSE '' END)
           END
       AND ($domain IS NULL OR domain = $domain)
 )
