@@ -26,7 +26,7 @@ class Measurement:
     occurrences: list[dict[str, Any]]      # per occurrence, integer ns plus derived seconds
     ranks: list[dict[str, Any]]            # per occurrence and process
     devices_used: list[int]
-    counts_per_process: dict[int, int]
+    counts_per_process: dict[str, int]     # process label ("pid", or "pid@host" when pids repeat) -> ranges
     warnings: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -44,7 +44,7 @@ def measure(trace: Trace, region: Region) -> Measurement:
                          "capture with `--trace=cuda`")
     warnings: list[dict[str, str]] = []
     queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain)
-    counts = {r["pid"]: r["occurrences"] for r in queries.run(trace.con, "region_counts")}
+    counts = _process_counts(queries.run(trace.con, "region_counts"))
     if not counts:
         raise TraceError(_not_found(trace, region))
     most = max(counts.values())
@@ -70,6 +70,13 @@ def measure(trace: Trace, region: Region) -> Measurement:
     return Measurement(attribution, region.first, last, occurrences, ranks, used, counts, warnings)
 
 
+def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Occurrences per process, keyed by pid; by pid@host when two hosts in one file share a pid."""
+    pids = [r["pid"] for r in rows]
+    return {(f"{r['pid']}@{r['global_pid'] >> 48}" if pids.count(r["pid"]) > 1 else str(r["pid"])): r["occurrences"]
+            for r in rows}
+
+
 def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> str:
     if wanted == "window":
         return wanted
@@ -88,7 +95,7 @@ def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> s
 
 
 def _assemble(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
-              counts: dict[int, int], warnings: list[dict[str, str]]) -> None:
+              counts: dict[str, int], warnings: list[dict[str, str]]) -> None:
     """Add per-device unions and unattributed counts to each occurrence row; one warning per kind."""
     expected = len(counts)
     partial, late, empty = [], [], []
@@ -101,7 +108,7 @@ def _assemble(occurrences: list[dict], devices: list[dict], unattributed: dict[i
         occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
         if occ["processes"] < expected:
             partial.append(k)
-        if occ["wall_ns"] > 1.05 * occ["cpu_range_ns"]:
+        if occ["cpu_range_ns"] and occ["wall_ns"] > 1.05 * occ["cpu_range_ns"]:
             late.append((k, 100.0 * (occ["wall_ns"] / occ["cpu_range_ns"] - 1)))
         if occ["kernel_count"] == 0:
             empty.append(k)
