@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s)")
     sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text", help="summary format on stdout")
+    sp.add_argument("--cache", type=Path, metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
+                    "reuse them (default: off for one job, the user cache folder for several; see README)")
+    sp.add_argument("--no-cache", action="store_true", help="never use or write a cache")
+    sp.add_argument("--executor", default="local", metavar="ENGINE",
+                    help="local (default), dask-local, or dask://HOST:PORT (needs the [dask] extra)")
 
     sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB")
@@ -86,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
     sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
     sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
+    sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "
+                    "(benchmarks); the truth file then holds counts only")
 
     sp = cmd("flops", _flops, "Print the model FLOPs breakdown for a job file or a preset.")
     src = sp.add_mutually_exclusive_group(required=True)
@@ -104,14 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .run import exit_code, run_file
+    from .cache import default_cache_dir
+    from .run import exit_code, run_batch
+    cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
     summary: list[dict[str, Any]] = []
-    for job in args.jobs:
-        try:
-            res, folder = run_file(job, args.out)
-        except MfuError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            summary.append({"job": str(job), "exit_code": int(exc.code), "error": str(exc)})
+    for job, res, folder in run_batch(args.jobs, args.out, cache, args.executor):
+        if res is None:
+            print(f"error: {folder}", file=sys.stderr)
+            summary.append({"job": str(job), "exit_code": int(folder.code), "error": str(folder)})
             continue
         summary.append({"job": str(job), "name": res["job"]["name"], "exit_code": int(exit_code(res)),
                         "status": res["status"], "report": str(folder), "metrics": res["metrics"],
@@ -174,10 +181,11 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     from .synth import SynthSpec, generate
+    from .synth_scaled import generate_scaled
     spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
                      region=args.region, gpu_name=args.gpu_name)
-    truth = generate(spec, args.out)
+    truth = (generate_scaled if args.scaled else generate)(spec, args.out)
     kernels = sum(o["kernel_count"] for o in truth["occurrences"])
     print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
           f"and {args.out}.truth.json")

@@ -10,31 +10,64 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import queries, render, result
+from . import render, result
 from .config import Job, load_job
-from .errors import ConfigError, ExitCode
+from .errors import ConfigError, ExitCode, MfuError
+from .executor import Extract, executor, extract_trace
 from .flops import FlopsResult, compute_flops
 from .hardware import load_catalog, resolve_peak
-from .measure import Measurement, measure, prepare
-from .trace import open_trace
+from .measure import Measurement
 
 
-def run_job(job: Job) -> dict[str, Any]:
+def run_job(job: Job, cache_dir: Path | None = None) -> dict[str, Any]:
     """Measure the job's region in its trace and compute every figure of the report."""
     fl = job_flops(job)                       # config mistakes surface before the trace is read
-    scope_warnings = numerator_check(job, fl)
-    catalog = load_catalog()
-    trace = open_trace(job.trace_path)
-    try:
-        prepare(trace)
-        m = measure(trace, job.region)
-        gpu_rows = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
-    finally:
-        trace.con.close()
+    [extract] = extract_trace(job.trace_path, [job.region], cache_dir)
+    return finish_job(job, extract, fl)
+
+
+def finish_job(job: Job, extract: Extract, fl: FlopsResult) -> dict[str, Any]:
+    """Everything after the trace: scope checks, peak, result. Runs locally whatever executed the extract."""
+    if extract.error is not None:
+        raise extract.error
+    m = extract.measurement
     check_gpu_scope(job, m)
-    peak = resolve_peak(catalog, job.hardware, gpu_rows, m.devices_used)
-    m.warnings.extend(scope_warnings)
-    return result.build(job, trace, m, peak, fl)
+    peak = resolve_peak(load_catalog(), job.hardware, extract.gpu_rows, m.devices_used)
+    m.warnings.extend(numerator_check(job, fl))
+    return result.build(job, extract.trace, m, peak, fl)
+
+
+def run_batch(job_files: list[Path], out_root: Path, cache_dir: Path | None = None,
+              engine: str = "local") -> list[tuple[Path, dict[str, Any] | None, Path | MfuError]]:
+    """Run many jobs with one extraction task per trace file (shared by every job reading it).
+
+    Returns (job file, result, report folder) per job in order, or (job file, None, error).
+    """
+    loaded: dict[Path, Job | MfuError] = {}
+    for f in job_files:
+        try:
+            job = load_job(f)
+            job_flops(job)
+            loaded[f] = job
+        except MfuError as exc:
+            loaded[f] = exc
+    jobs = [j for j in loaded.values() if isinstance(j, Job)]
+    traces = list(dict.fromkeys(j.trace_path.resolve() for j in jobs))
+    work = [(t, [j.region for j in jobs if j.trace_path.resolve() == t]) for t in traces]
+    with executor(engine) as run_map:
+        done = dict(zip(traces, (iter(e) for e in run_map(work, cache_dir))))
+    out: list[tuple[Path, dict[str, Any] | None, Path | MfuError]] = []
+    for f, job in loaded.items():
+        try:
+            if isinstance(job, MfuError):
+                raise job
+            res = finish_job(job, next(done[job.trace_path.resolve()]), job_flops(job))
+            folder = out_root / job.name
+            render.write_files(folder, render.render_all(res))
+            out.append((f, res, folder))
+        except MfuError as exc:
+            out.append((f, None, exc))
+    return out
 
 
 def validate_file(job_file: Path) -> Job:

@@ -1,0 +1,163 @@
+"""Read a trace once: its raw tables as Parquet, optionally kept in a cache between runs (issue #7).
+
+DuckDB's SQLite scanner reads the file again for every query that touches it, and
+row by row through SQLite. So the columns the pipeline needs (trace.RAW_TABLES) are
+copied once into Parquet files and the `raw_*` views are pointed at those: every later
+query runs multi-threaded over compressed columns and skips row groups outside its
+time window, and a batch of jobs on one trace shares that single read.
+
+Copying costs about two scans of the file, so a single run without a cache reads
+the SQLite file directly (trace.open_trace). With `--cache DIR` (the default for a
+batch) the Parquet is kept under DIR, one entry per trace, keyed by the file's size,
+modification time and a hash of its first and last pages (the SQLite header with its
+change counter, and the tail where appends land) — cheap to check, unlike hashing
+gigabytes. An entry is built in a temporary folder and renamed into place, so two
+processes building at once never see a half-written entry; the loser uses the
+winner's. Entries whose key no longer matches their trace are rebuilt; older entries
+of the same trace are removed. Nothing is ever written beside the trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TraceError
+from .trace import RAW_TABLES, Trace, connect, open_trace
+
+FORMAT = 1                     # bump when the stored tables change meaning
+EDGE_BYTES = 1 << 20           # hashed at each end of the file
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class TraceKey:
+    """What identifies a trace file's content without reading all of it."""
+
+    size: int
+    mtime_ns: int
+    edge_sha256: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(f"{FORMAT}:{self.size}:{self.mtime_ns}:{self.edge_sha256}".encode()).hexdigest()[:16]
+
+
+def default_cache_dir() -> Path:
+    """$MFU_CACHE_DIR, else $XDG_CACHE_HOME/mfu-pipeline, else ~/.cache/mfu-pipeline: never beside a trace."""
+    if os.environ.get("MFU_CACHE_DIR"):
+        return Path(os.environ["MFU_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mfu-pipeline"
+
+
+def trace_key(path: Path) -> TraceKey:
+    """Size, mtime and a hash of the first and last EDGE_BYTES: changes when the export is rewritten."""
+    st = path.stat()
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        digest.update(fh.read(EDGE_BYTES))
+        if st.st_size > EDGE_BYTES:
+            fh.seek(max(EDGE_BYTES, st.st_size - EDGE_BYTES))
+            digest.update(fh.read(EDGE_BYTES))
+    return TraceKey(st.st_size, st.st_mtime_ns, digest.hexdigest())
+
+
+def open_cached(path: Path, cache_dir: Path) -> Trace:
+    """Use the cache entry for `path` when its key matches, else build it (atomically) and use that."""
+    key = trace_key(path)
+    entry = Path(cache_dir) / f"{path.stem}-{key.digest}"
+    trace = _load(path, entry, key)
+    if trace is not None:
+        return trace
+    if entry.exists():                              # complete entries appear only by rename: this one is broken
+        shutil.rmtree(entry, ignore_errors=True)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{entry.name}-", dir=entry.parent))
+    try:
+        _build(path, tmp / "entry", key).con.close()
+        try:
+            os.rename(tmp / "entry", entry)         # atomic; fails if another process got there first
+        except OSError:
+            if not (entry / MANIFEST).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _remove_stale(path, entry)
+    trace = _load(path, entry, key)
+    if trace is None:
+        raise TraceError(f"{entry}: the cache entry just built does not verify; remove it and retry")
+    return trace
+
+
+def _build(path: Path, folder: Path, key: TraceKey) -> Trace:
+    """Read every raw table of the export once into Parquet, then point the raw views at it."""
+    trace = open_trace(path)
+    folder.mkdir(parents=True)
+    # Parallel, unordered copy: 2.5x faster; row groups stay runs of consecutive rows, so time filters still prune.
+    trace.con.execute("SET preserve_insertion_order = false")
+    for raw in trace.tables:
+        target = _literal(folder / f"{raw}.parquet")
+        trace.con.execute(f"COPY (SELECT * FROM {raw}) TO {target} "
+                          "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
+    manifest = {
+        "format": FORMAT, "source": str(path.resolve()), "sha256": trace.sha256,
+        "key": {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256},
+        "tables": trace.tables, "columns": {raw: sorted(c) for raw, c in trace.columns.items()},
+        "nsys_version": trace.nsys_version, "export_schema_version": trace.export_schema_version,
+        "notes": trace.notes,
+    }
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    trace.con.execute("DETACH nsys")          # from here on the file is never read again
+    _point_views(trace, folder)
+    return trace
+
+
+def _load(path: Path, entry: Path, key: TraceKey) -> Trace | None:
+    """The cached Trace when the entry is complete and its manifest names this very file content."""
+    try:
+        manifest = json.loads((entry / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    want = {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256}
+    if manifest.get("format") != FORMAT or manifest.get("key") != want or not all(
+            (entry / f"{raw}.parquet").is_file() for raw in manifest["tables"]):
+        return None
+    trace = Trace(path=path, con=connect(), tables=manifest["tables"],
+                  columns={raw: set(c) for raw, c in manifest["columns"].items()},
+                  nsys_version=manifest["nsys_version"], export_schema_version=manifest["export_schema_version"],
+                  sha256=manifest["sha256"], notes=list(manifest["notes"]))
+    _point_views(trace, entry)
+    return trace
+
+
+def _point_views(trace: Trace, folder: Path) -> None:
+    """raw_* views over the Parquet files; tables the export lacks stay empty views with the same columns."""
+    for raw, (_, cols) in RAW_TABLES.items():
+        if raw in trace.tables:
+            source = f"read_parquet({_literal(folder / f'{raw}.parquet')})"
+            trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT * FROM {source}")
+        else:
+            select = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in cols)
+            trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT {select} WHERE false")
+
+
+def _remove_stale(path: Path, keep: Path) -> None:
+    """Entries built from an earlier state of the same trace file: never valid again."""
+    source = str(path.resolve())
+    for other in keep.parent.glob(f"{path.stem}-*"):
+        if other == keep:
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads((other / MANIFEST).read_text()).get("source") == source:
+                shutil.rmtree(other, ignore_errors=True)
+
+
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
