@@ -139,6 +139,7 @@ def _load(path: Path, entry: Path, key: TraceKey) -> Trace | None:
 
 def _point_views(trace: Trace, folder: Path) -> None:
     """raw_* views over the Parquet files; tables the export lacks stay empty views with the same columns."""
+    trace.con.execute("SET parquet_metadata_cache = true")    # a batch queries the same files many times
     for raw, (_, cols) in RAW_TABLES.items():
         if raw in trace.tables:
             source = f"read_parquet({_literal(folder / f'{raw}.parquet')})"

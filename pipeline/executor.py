@@ -90,7 +90,7 @@ def executor(spec: str = "local") -> Iterator[Mapper]:
                 Client(cluster) as client:
             yield _dask_mapper(client)
     else:
-        with Client(spec.removeprefix("dask://").join(["tcp://", ""])) as client:
+        with Client(f"tcp://{spec.removeprefix('dask://')}") as client:
             yield _dask_mapper(client)
 
 

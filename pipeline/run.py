@@ -26,13 +26,16 @@ def run_job(job: Job, cache_dir: Path | None = None) -> dict[str, Any]:
     return finish_job(job, extract, fl)
 
 
-def finish_job(job: Job, extract: Extract, fl: FlopsResult) -> dict[str, Any]:
-    """Everything after the trace: scope checks, peak, result. Runs locally whatever executed the extract."""
+def finish_job(job: Job, extract: Extract, fl: FlopsResult, catalog: Any = None) -> dict[str, Any]:
+    """Everything after the trace: scope checks, peak, result. Runs locally whatever executed the extract.
+
+    `catalog` lets a batch parse the GPU catalog once instead of once per job.
+    """
     if extract.error is not None:
         raise extract.error
     m = extract.measurement
     check_gpu_scope(job, m)
-    peak = resolve_peak(load_catalog(), job.hardware, extract.gpu_rows, m.devices_used)
+    peak = resolve_peak(catalog or load_catalog(), job.hardware, extract.gpu_rows, m.devices_used)
     m.warnings.extend(numerator_check(job, fl))
     return result.build(job, extract.trace, m, peak, fl)
 
@@ -54,14 +57,16 @@ def run_batch(job_files: list[Path], out_root: Path, cache_dir: Path | None = No
     jobs = [j for j in loaded.values() if isinstance(j, Job)]
     traces = list(dict.fromkeys(j.trace_path.resolve() for j in jobs))
     work = [(t, [j.region for j in jobs if j.trace_path.resolve() == t]) for t in traces]
+    cache_dir = cache_dir.resolve() if cache_dir else None      # workers elsewhere need absolute paths
     with executor(engine) as run_map:
         done = dict(zip(traces, (iter(e) for e in run_map(work, cache_dir))))
     out: list[tuple[Path, dict[str, Any] | None, Path | MfuError]] = []
+    catalog = load_catalog()
     for f, job in loaded.items():
         try:
             if isinstance(job, MfuError):
                 raise job
-            res = finish_job(job, next(done[job.trace_path.resolve()]), job_flops(job))
+            res = finish_job(job, next(done[job.trace_path.resolve()]), job_flops(job), catalog)
             folder = out_root / job.name
             render.write_files(folder, render.render_all(res))
             out.append((f, res, folder))
