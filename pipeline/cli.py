@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__
-from .errors import ExitCode, MfuError
+from .errors import ExitCode, MfuError, UsageError
 
 EPILOG = __doc__.split("\n\n", 1)[1]
 
@@ -94,13 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "
                     "(benchmarks); the truth file then holds counts only")
 
-    sp = cmd("flops", _flops, "Print the model FLOPs breakdown for a job file or a preset.")
-    src = sp.add_mutually_exclusive_group(required=True)
-    src.add_argument("job", nargs="?", type=Path, metavar="JOB")
-    src.add_argument("--preset", help="model preset name (see configs/models.yaml)")
+    sp = cmd("flops", _flops, "Print the model FLOPs breakdown for a job file, a preset, or architecture flags "
+             "(flags override the preset's fields).")
+    sp.add_argument("job", nargs="?", type=Path, metavar="JOB", help="job file (then no model flags)")
+    sp.add_argument("--preset", help="model preset name (see configs/models.yaml)")
+    for flag in ("hidden", "layers", "heads", "kv-heads", "head-dim", "ffn", "vocab", "mtp-layers",
+                 "moe-experts", "moe-top-k", "moe-expert-ffn", "moe-shared-ffn", "moe-first-dense",
+                 "sliding-window-window"):
+        sp.add_argument(f"--{flag}", type=int, help=f"model.{flag.replace('-', '_')} (see schemas/model.schema.json)")
+    sp.add_argument("--mlp", choices=["swiglu", "geglu", "gelu", "relu"], help="MLP kind")
+    sp.add_argument("--attention", choices=["causal", "full"], help="attention mask")
+    sp.add_argument("--lm-head", action=argparse.BooleanOptionalAction, default=None, help="count the LM head")
     sp.add_argument("--mode", choices=["training", "inference", "decode"], default="training")
-    sp.add_argument("--seq-len", type=int, default=None, help="tokens per sequence (preset mode: required)")
-    sp.add_argument("--batch", type=int, default=1, help="sequences per step (preset mode; default 1)")
+    sp.add_argument("--seq-len", type=int, default=None, help="tokens per sequence (required without JOB)")
+    sp.add_argument("--batch", type=int, default=1, help="sequences per step (without JOB; default 1)")
+    sp.add_argument("--context-len", type=int, help="decode: KV-cache length")
     sp.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
     sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="override the convention")
     sp.add_argument("--format", choices=["text", "json"], default="text")
@@ -192,16 +200,26 @@ def _synth(args: argparse.Namespace) -> int:
     return 0
 
 
+_MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "mtp_layers",
+                "moe_experts", "moe_top_k", "moe_expert_ffn", "moe_shared_ffn", "moe_first_dense",
+                "sliding_window_window", "mlp", "attention", "lm_head")
+
+
 def _flops(args: argparse.Namespace) -> int:
     from .flops import compute_flops
+    from .models import model_from_flags
     from .run import job_flops, validate_file
+    flags = {k: getattr(args, k) for k in _MODEL_FLAGS}
     if args.job is not None:
+        if any(v is not None for v in flags.values()):
+            raise UsageError("give either a job file or model flags, not both")
         result = job_flops(validate_file(args.job))
     else:
-        if args.seq_len is None:
-            raise UsageErrorFor("--preset needs --seq-len")
-        result = compute_flops({"preset": args.preset}, mode=args.mode, seq_len=args.seq_len,
-                               sequences=args.batch, recompute=args.recompute, convention=args.convention)
+        if args.seq_len is None or all(v is None for v in flags.values()):
+            raise UsageError("without a job file, give --preset and/or architecture flags, and --seq-len")
+        result = compute_flops(model_from_flags(**flags), mode=args.mode, seq_len=args.seq_len,
+                               sequences=args.batch, recompute=args.recompute, convention=args.convention,
+                               context_len=args.context_len)
     data = result.to_dict()
     print(json.dumps(data, indent=2, sort_keys=True) if args.format == "json" else _flops_text(data))
     return 0
@@ -236,11 +254,6 @@ def _gpus(args: argparse.Namespace) -> int:
         print(f"{r['key']:<18} {r['name'][:34]:<34} {' '.join(cells)} {r['hbm_gbps']:>9g} {r['memory_gb']:>6g}")
     print("Dense TFLOP/s per GPU; sources: `mfu gpus --format json` or configs/hardware.yaml.")
     return 0
-
-
-def UsageErrorFor(message: str) -> MfuError:
-    from .errors import UsageError
-    return UsageError(message)
 
 
 if __name__ == "__main__":

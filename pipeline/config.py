@@ -245,6 +245,12 @@ def scope_problems(data: dict[str, Any], file: str) -> list[Problem]:
     def bad(msg: str, pointer: str, hint: str = "") -> None:
         out.append(Problem(msg, pointer, file, hint=hint))
 
+    if region.get("match") == "regex":
+        try:
+            re.compile(region["name"])
+        except re.error as exc:
+            bad(f"not a valid regular expression: {exc}", "/region/name", "escape special characters, "
+                "or use match: prefix / contains for plain text")
     occ = region.get("occurrences", {})
     if "last" in occ and occ["last"] < occ.get("first", 1):
         bad(f"last ({occ['last']}) is before first ({occ.get('first', 1)})", "/region/occurrences/last",

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from . import queries
+from .breakdown import Rule, measure_all
 from .cache import open_cached
 from .config import Region
 from .errors import MfuError, UsageError
@@ -41,43 +43,53 @@ class TraceInfo:
     export_schema_version: str | None
 
 
+@dataclass(frozen=True)
+class Request:
+    """What one job asks of a trace: the region, and the kernel classes and figures to break it into."""
+
+    region: Region
+    rules: list[Rule]
+    figures: list[dict[str, Any]]
+
+
 @dataclass
 class Extract:
-    """One region measured in one trace: small, picklable, enough to finish the job anywhere."""
+    """One request answered from one trace: small, picklable, enough to finish the job anywhere."""
 
     trace: TraceInfo
     measurement: Measurement | None
     gpu_rows: list[dict[str, Any]] | None
+    breakdown: dict[str, Any] = field(default_factory=dict)
     error: MfuError | None = None          # a trace problem travels back instead of killing the batch
 
 
-def extract_trace(path: Path, regions: list[Region], cache_dir: Path | None = None) -> list[Extract]:
-    """Open `path` once and measure every region on that one connection (shared scans in a batch)."""
-    from . import queries
+def extract_trace(path: Path, requests: list[Request], cache_dir: Path | None = None) -> list[Extract]:
+    """Open `path` once and answer every request on that one connection (shared scans in a batch)."""
     trace = open_cached(path, cache_dir) if cache_dir is not None else open_trace(path)
     try:
         prepare(trace)
         gpu_rows = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
         info = TraceInfo(trace.path, trace.sha256, trace.nsys_version, trace.export_schema_version)
         out = []
-        for region in regions:
+        for req in requests:
             try:
-                out.append(Extract(info, measure(trace, region), gpu_rows))
+                m = measure(trace, req.region)
+                out.append(Extract(info, m, gpu_rows, measure_all(trace, m, req.rules, req.figures)))
             except MfuError as exc:
-                out.append(Extract(info, None, gpu_rows, exc))
+                out.append(Extract(info, None, gpu_rows, error=exc))
         return out
     finally:
         trace.con.close()
 
 
-Mapper = Callable[[list[tuple[Path, list[Region]]], Path | None], list[list[Extract]]]
+Mapper = Callable[[list[tuple[Path, list[Request]]], Path | None], list[list[Extract]]]
 
 
 @contextmanager
 def executor(spec: str = "local") -> Iterator[Mapper]:
-    """A function mapping extract_trace over (trace, regions) pairs on the chosen engine."""
+    """A function mapping extract_trace over (trace, requests) pairs on the chosen engine."""
     if spec == "local":
-        yield lambda work, cache_dir: [extract_trace(p, regions, cache_dir) for p, regions in work]
+        yield lambda work, cache_dir: [extract_trace(p, reqs, cache_dir) for p, reqs in work]
         return
     if spec != "dask-local" and not spec.startswith("dask://"):
         raise UsageError(f"unknown executor '{spec}': use local, dask-local or dask://HOST:PORT")
@@ -96,8 +108,8 @@ def executor(spec: str = "local") -> Iterator[Mapper]:
 
 def _dask_mapper(client: Any) -> Mapper:
     """One task per trace file; results are a few rows each, gathered in submission order."""
-    def run(work: list[tuple[Path, list[Region]]], cache_dir: Path | None) -> list[list[Extract]]:
-        futures = [client.submit(extract_trace, p, regions, cache_dir, key=f"mfu-extract-{i}-{p.name}", pure=False)
-                   for i, (p, regions) in enumerate(work)]
+    def run(work: list[tuple[Path, list[Request]]], cache_dir: Path | None) -> list[list[Extract]]:
+        futures = [client.submit(extract_trace, p, reqs, cache_dir, key=f"mfu-extract-{i}-{p.name}", pure=False)
+                   for i, (p, reqs) in enumerate(work)]
         return client.gather(futures)
     return run

@@ -43,7 +43,8 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
                          "capture with `--trace=cuda`")
     warnings: list[dict[str, str]] = []
-    queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain)
+    queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain,
+                pattern=region.name if region.match == "regex" else "")
     counts = {r["pid"]: r["occurrences"] for r in queries.run(trace.con, "region_counts")}
     if not counts:
         raise TraceError(_not_found(trace, region))
@@ -89,8 +90,9 @@ def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> s
 
 def _assemble(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
               counts: dict[int, int], warnings: list[dict[str, str]]) -> None:
-    """Add seconds, per-device unions and warnings to each occurrence row (no kernel math here)."""
+    """Add per-device unions and unattributed counts to each occurrence row; one warning per kind."""
     expected = len(counts)
+    partial, late, empty = [], [], []
     for occ in occurrences:
         k = occ["occurrence"]
         occ["device_union_ns"] = {str(d["device_id"]): d["union_ns"] for d in devices if d["occurrence"] == k}
@@ -99,21 +101,40 @@ def _assemble(occurrences: list[dict], devices: list[dict], unattributed: dict[i
         occ["unattributed_kernel_count"] = miss.get("kernel_count", 0)
         occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
         if occ["processes"] < expected:
-            warnings.append({"code": "occurrence_missing_ranks", "message":
-                             f"occurrence {k} spans {occ['processes']} of the {expected} processes that have "
-                             "this region; the others have fewer occurrences"})
+            partial.append(k)
         if occ["wall_ns"] > 1.05 * occ["cpu_range_ns"]:
-            warnings.append({"code": "gpu_outlasts_range", "message":
-                             f"occurrence {k}: wall time (range plus the GPU work it launched) exceeds the CPU "
-                             f"range by {100 * (occ['wall_ns'] / occ['cpu_range_ns'] - 1):.1f} % — the region "
-                             "closes before its kernels finish; the wall envelope is used, as it should be"})
+            late.append((k, 100.0 * (occ["wall_ns"] / occ["cpu_range_ns"] - 1)))
         if occ["kernel_count"] == 0:
-            warnings.append({"code": "no_kernels", "message": f"occurrence {k}: no kernel was attributed"})
+            empty.append(k)
+    if partial:
+        warnings.append({"code": "occurrence_missing_ranks", "message":
+                         f"occurrence(s) {_ranges(partial)} span fewer than the {expected} processes that have "
+                         "this region (the others have fewer occurrences)"})
+    if late:
+        excess = sorted(x for _, x in late)
+        warnings.append({"code": "gpu_outlasts_range", "message":
+                         f"in {len(late)} of {len(occurrences)} occurrences ({_ranges([k for k, _ in late])}) the "
+                         f"GPU work outlasts the CPU range by more than 5 % ({excess[0]:.1f} % to "
+                         f"{excess[-1]:.1f} %): the region closes before its kernels finish, so wall time is the "
+                         "envelope of range and kernels, as it should be"})
+    if empty:
+        warnings.append({"code": "no_kernels", "message": f"no kernel was attributed in occurrence(s) {_ranges(empty)}"})
     missed = sum(o["unattributed_kernel_count"] for o in occurrences)
     if missed:
         warnings.append({"code": "unattributed_kernels", "message":
                          f"{missed} kernels ran inside the selected ranges with no launch record in the trace "
                          "(trimmed capture or CUDA graphs); they are not counted"})
+
+
+def _ranges(indices: list[int]) -> str:
+    """[1, 2, 3, 7] -> '1-3, 7': short enough for a warning about hundreds of occurrences."""
+    out: list[str] = []
+    for k in sorted(indices):
+        if out and k == int(out[-1].split("-")[-1]) + 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{k}"
+        else:
+            out.append(str(k))
+    return ", ".join(out)
 
 
 def _not_found(trace: Trace, region: Region) -> str:

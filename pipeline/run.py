@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import render, result
+from . import breakdown, metrics, render, result, roofline
 from .config import Job, load_job
 from .errors import ConfigError, ExitCode, MfuError
-from .executor import Extract, executor, extract_trace
+from .executor import Extract, Request, executor, extract_trace
 from .flops import FlopsResult, compute_flops
 from .hardware import load_catalog, resolve_peak
 from .measure import Measurement
@@ -22,8 +22,14 @@ from .measure import Measurement
 def run_job(job: Job, cache_dir: Path | None = None) -> dict[str, Any]:
     """Measure the job's region in its trace and compute every figure of the report."""
     fl = job_flops(job)                       # config mistakes surface before the trace is read
-    [extract] = extract_trace(job.trace_path, [job.region], cache_dir)
+    [extract] = extract_trace(job.trace_path, [request(job)], cache_dir)
     return finish_job(job, extract, fl)
+
+
+def request(job: Job) -> Request:
+    """What the trace must answer for this job: its region plus the kernel-class breakdown it asks for."""
+    analysis = job.data.get("analysis", {})
+    return Request(job.region, _rules(job, analysis), analysis.get("figures", []))
 
 
 def finish_job(job: Job, extract: Extract, fl: FlopsResult, catalog: Any = None) -> dict[str, Any]:
@@ -33,11 +39,18 @@ def finish_job(job: Job, extract: Extract, fl: FlopsResult, catalog: Any = None)
     """
     if extract.error is not None:
         raise extract.error
-    m = extract.measurement
+    m, where = extract.measurement, dict(extract.breakdown)
     check_gpu_scope(job, m)
     peak = resolve_peak(catalog or load_catalog(), job.hardware, extract.gpu_rows, m.devices_used)
     m.warnings.extend(numerator_check(job, fl))
-    return result.build(job, extract.trace, m, peak, fl)
+    res = result.build(job, extract.trace, m, peak, fl)
+    figure_device_s = where.pop("figure_device_s")
+    res.update(where)
+    res["hardware"]["ridge_flop_per_byte"] = (metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
+                                              if peak.hbm_gbps else None)
+    res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
+    res["warnings"] += roofline.above_roof(res["roofline"])
+    return res
 
 
 def run_batch(job_files: list[Path], out_root: Path, cache_dir: Path | None = None,
@@ -46,26 +59,27 @@ def run_batch(job_files: list[Path], out_root: Path, cache_dir: Path | None = No
 
     Returns (job file, result, report folder) per job in order, or (job file, None, error).
     """
-    loaded: dict[Path, Job | MfuError] = {}
+    loaded: dict[Path, tuple[Job, Request] | MfuError] = {}
     for f in job_files:
         try:
             job = load_job(f)
             job_flops(job)
-            loaded[f] = job
+            loaded[f] = (job, request(job))
         except MfuError as exc:
             loaded[f] = exc
-    jobs = [j for j in loaded.values() if isinstance(j, Job)]
-    traces = list(dict.fromkeys(j.trace_path.resolve() for j in jobs))
-    work = [(t, [j.region for j in jobs if j.trace_path.resolve() == t]) for t in traces]
+    jobs = [j for j in loaded.values() if not isinstance(j, MfuError)]
+    traces = list(dict.fromkeys(j.trace_path.resolve() for j, _ in jobs))
+    work = [(t, [r for j, r in jobs if j.trace_path.resolve() == t]) for t in traces]
     cache_dir = cache_dir.resolve() if cache_dir else None      # workers elsewhere need absolute paths
     with executor(engine) as run_map:
         done = dict(zip(traces, (iter(e) for e in run_map(work, cache_dir))))
     out: list[tuple[Path, dict[str, Any] | None, Path | MfuError]] = []
     catalog = load_catalog()
-    for f, job in loaded.items():
+    for f, item in loaded.items():
         try:
-            if isinstance(job, MfuError):
-                raise job
+            if isinstance(item, MfuError):
+                raise item
+            job = item[0]
             res = finish_job(job, next(done[job.trace_path.resolve()]), job_flops(job), catalog)
             folder = out_root / job.name
             render.write_files(folder, render.render_all(res))
@@ -73,6 +87,14 @@ def run_batch(job_files: list[Path], out_root: Path, cache_dir: Path | None = No
         except MfuError as exc:
             out.append((f, None, exc))
     return out
+
+
+def _rules(job: Job, analysis: dict[str, Any]) -> list[breakdown.Rule]:
+    """Kernel-class rules, the job's first; a broken pattern is located in the job file."""
+    try:
+        return breakdown.load_rules(analysis.get("kernel_classes"))
+    except ConfigError as exc:
+        raise ConfigError([job.locate(p) for p in exc.problems]) from None
 
 
 def validate_file(job_file: Path) -> Job:

@@ -21,16 +21,20 @@ from pathlib import Path
 HOST = 1 << 48
 LAUNCH_NS = 3_000            # CPU duration of one launch call
 LAUNCH_LATENCY_NS = 4_000    # launch start -> earliest kernel start
-COMPUTE_NAMES = [
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
-    "nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT",
-    "flash_fwd_kernel",
-    "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>",
-    "void at::native::(anonymous namespace)::RMSNormForward<c10::BFloat16>",
-    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>",
-    "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>",
+# (name, relative duration): GEMMs and attention dominate a transformer step, as in real traces.
+COMPUTE_KERNELS = [
+    ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", 3.0),
+    ("nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT", 3.0),
+    ("flash_fwd_kernel", 1.5),
+    ("flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", 2.0),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>", 0.7),
+    ("void at::native::(anonymous namespace)::RMSNormForward<c10::BFloat16>", 0.5),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>", 0.25),
+    ("cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>", 2.0),
 ]
+COMPUTE_NAMES = [name for name, _ in COMPUTE_KERNELS]
+NCCL_WEIGHT = 2.5
+_MEAN_WEIGHT = sum(w for _, w in COMPUTE_KERNELS) / len(COMPUTE_KERNELS)
 NCCL_NAME = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 
 
@@ -139,14 +143,15 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
     spacing = (cpu_end - start - 2 * LAUNCH_NS) // n
     busy = int((spec.step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
     mean = busy // n
-    kept, main_only, dropped = [], [], []
+    kept, main_only, dropped, comm = [], [], [], []
     for i in range(n):
         launch = start + LAUNCH_NS + i * spacing
         tid = tids[1] if spec.second_thread_every and i % spec.second_thread_every == 1 else tids[0]
         c = next(corr)
         nccl = spec.nccl_every and i % spec.nccl_every == spec.nccl_every - 1
         stream = 13 if nccl else 7
-        dur = max(1_000, int(mean * rng.uniform(0.5, 1.5)))
+        weight = NCCL_WEIGHT if nccl else COMPUTE_KERNELS[i % len(COMPUTE_KERNELS)][1]
+        dur = max(1_000, int(mean * weight / _MEAN_WEIGHT * rng.uniform(0.5, 1.5)))
         if i == n - 1:     # the last kernel runs past the range end: asynchronous tail
             dur = max(dur, cpu_end - launch + spec.tail_ns - LAUNCH_LATENCY_NS)
         k_start = max(launch + LAUNCH_LATENCY_NS, stream_free[stream] + rng.randint(0, 2_000))
@@ -161,10 +166,12 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
         if spec.duplicate_every and i % spec.duplicate_every == 0:
             t.runtime.append((launch + 200, launch + LAUNCH_NS - 200, tid, c, names["dup"]))
         kept.append((k_start, k_end))
+        if nccl:
+            comm.append((k_start, k_end))
         if tid == tids[0]:
             main_only.append((k_start, k_end))
     return {"rank": rank, "device": rank, "start_ns": window[0], "end_ns": cpu_end, "kernels": kept,
-            "main_thread_kernels": main_only, "dropped": dropped}
+            "main_thread_kernels": main_only, "dropped": dropped, "comm_kernels": comm}
 
 
 def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int]]]) -> dict:
@@ -185,9 +192,44 @@ def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int
                          for r in ranks},
         "thread_kernel_count": sum(len(r["main_thread_kernels"]) for r in ranks),
         "thread_kernel_union_ns": union_ns([k for r in ranks for k in r["main_thread_kernels"]]),
+        "device_comm_ns": {str(r["device"]): _comm_truth(r, end - start) for r in ranks},
         "unattributed_kernel_count": sum(1 for r in ranks for s, e in dropped.get(r["rank"], [])
                                          if s < r["end_ns"] and e > r["start_ns"]),
     }
+
+
+def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint islands of a set of intervals (touching ones merge)."""
+    out: list[list[int]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def overlap_ns(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """Length of the intersection of two interval sets: a two-pointer walk over their islands."""
+    a, b = merge(a), merge(b)
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        total += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _comm_truth(planted: dict, wall_ns: int) -> dict[str, int]:
+    """NCCL time under no compute kernel (exposed), under some (hidden), and no kernel at all (idle)."""
+    comm = planted["comm_kernels"]
+    comm_set = set(comm)
+    compute = [k for k in planted["kernels"] if k not in comm_set]
+    hidden = overlap_ns(comm, compute)
+    return {"exposed_ns": union_ns(comm) - hidden, "hidden_ns": hidden,
+            "idle_ns": wall_ns - union_ns(planted["kernels"])}
 
 
 _SCHEMA = {

@@ -154,3 +154,12 @@ def test_matching_explicit_numerator_passes(truth_run):
                        hardware={"peak_tflops": 50000})   # a 50 ms synthetic step needs a large peak to stay < 100 %
     assert res["status"] == "ok"
     assert not [w for w in res["warnings"] if w["code"] in ("scope_mismatch", "numerator_differs")]
+
+
+def test_prefix_match_with_regex_characters_in_the_name(tmp_path):
+    """A prefix such as 'aten::mm(' must be plain text: DuckDB would fail compiling it as a regex."""
+    from pipeline.synth import SynthSpec, generate
+    trace = tmp_path / "paren.sqlite"
+    generate(SynthSpec(region="step(fwd+bwd)", steps=3), trace)
+    res = run_job(load_job(write_job(tmp_path, trace, region={"name": "step(", "match": "prefix"})))
+    assert res["totals"]["occurrences"] == 3

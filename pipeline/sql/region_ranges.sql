@@ -2,6 +2,7 @@
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.
 -- $match: exact | prefix | contains | regex (RE2, unanchored search); case-sensitive.
+-- $pattern: the regex for match = 'regex', else '' (DuckDB compiles it whatever $match is).
 -- $domain: NVTX domain name, or NULL for any domain.
 CREATE OR REPLACE TEMP TABLE region_ranges AS
 WITH matched AS (
@@ -11,7 +12,7 @@ WITH matched AS (
               WHEN 'exact' THEN name = $name
               WHEN 'prefix' THEN starts_with(name, $name)
               WHEN 'contains' THEN contains(name, $name)
-              WHEN 'regex' THEN regexp_matches(name, $name)
+              WHEN 'regex' THEN regexp_matches(name, $pattern)
           END
       AND ($domain IS NULL OR domain = $domain)
 )

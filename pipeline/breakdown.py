@@ -1,0 +1,104 @@
+"""Where the time goes: kernel classes, communication overlap and idle time (issue #5).
+
+The interval arithmetic lives in pipeline/sql (classify, class_times, comm_overlap,
+top_kernels); this module loads the class rules, feeds them to the queries and turns
+integer nanoseconds into the result.json sections. Exposed communication and idle
+time are their own figures: `wall - union` is neither (SEMANTICS §1).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import queries
+from .errors import ConfigError, Problem
+from .measure import NS, Measurement
+from .trace import Trace
+
+CLASSES_FILE = Path(__file__).resolve().parents[1] / "configs" / "kernel_classes.yaml"
+COMM_CLASS = "communication"
+TOP_KERNELS = 10
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern of one class; rules are tried in order and the first match wins."""
+
+    kernel_class: str
+    pattern: str
+
+
+def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
+    """The job's own rules first (so they can override), then the shipped ones."""
+    shipped = yaml.safe_load(path.read_text(encoding="utf-8"))["classes"]
+    rules = [Rule(r["class"], r["pattern"]) for r in job_rules or []]
+    rules += [Rule(c["class"], p) for c in shipped for p in c["patterns"]]
+    bad = []
+    for i, rule in enumerate(rules[:len(job_rules or [])]):
+        try:
+            re.compile(rule.pattern)
+        except re.error as exc:
+            bad.append(Problem(f"invalid regular expression {rule.pattern!r}: {exc}",
+                               f"/analysis/kernel_classes/{i}/pattern", hint="RE2 syntax, e.g. (?i)my_gemm"))
+    if bad:
+        raise ConfigError(bad)
+    return rules
+
+
+def classify(trace: Trace, m: Measurement, rules: list[Rule]) -> None:
+    """Build the `classified` table: attributed kernels with a class, plus attributed memory ops."""
+    queries.run(trace.con, "attribute_memops", first=m.first, last=m.last, mode=m.attribution,
+                same_thread=m.attribution == "thread")
+    queries.run(trace.con, "classify", classes=[r.kernel_class for r in rules],
+                patterns=[r.pattern for r in rules])
+
+
+def kernel_classes(trace: Trace, wall_ns: int) -> list[dict[str, Any]]:
+    """Per class: count, sum, union across devices, GPU-seconds, and union as a share of wall."""
+    return [{"class": r["class"], "count": r["kernel_count"], "sum_s": r["sum_ns"] / NS,
+             "union_s": r["union_ns"] / NS, "device_union_s": r["device_union_ns"] / NS,
+             "share_of_wall": r["union_ns"] / wall_ns if wall_ns else None}
+            for r in queries.run(trace.con, "class_times")]
+
+
+def top_kernels(trace: Trace, kernel_sum_ns: int) -> list[dict[str, Any]]:
+    """The kernels a user should look at first: most summed time."""
+    return [{"name": r["name"], "class": r["class"], "count": r["kernel_count"], "sum_s": r["sum_ns"] / NS,
+             "share_of_kernel_sum": r["sum_ns"] / kernel_sum_ns if kernel_sum_ns else None}
+            for r in queries.run(trace.con, "top_kernels", limit=TOP_KERNELS)]
+
+
+def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
+    """Exposed / hidden communication and idle time per device and in total (GPU-seconds)."""
+    rows = queries.run(trace.con, "comm_overlap", comm_class=COMM_CLASS,
+                       occurrences=[o["occurrence"] for o in m.occurrences],
+                       walls_ns=[o["wall_ns"] for o in m.occurrences], devices=m.devices_used)
+    keys = ("wall", "busy", "compute", "comm", "exposed", "hidden", "idle")
+    devices = [{"device_id": r["device_id"], **{f"{k}_s": r[f"{k}_ns"] / NS for k in keys}} for r in rows]
+    totals = {f"{k}_s": sum(r[f"{k}_ns"] for r in rows) / NS for k in keys}
+    comm = sum(r["comm_ns"] for r in rows)
+    totals["exposed_share_of_comm"] = sum(r["exposed_ns"] for r in rows) / comm if comm else None
+    return {"class": COMM_CLASS, "devices": devices, "totals": totals}
+
+
+def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
+    """Measured time of the kernels a user figure names (see roofline.user_rows)."""
+    r = queries.run(trace.con, "pattern_times", pattern=pattern)[0]
+    return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
+
+
+def measure_all(trace: Trace, m: Measurement, rules: list[Rule], figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """Everything issue #5 reads from the trace, while it is open; see attach() for the result."""
+    classify(trace, m, rules)
+    wall_ns = sum(o["wall_ns"] for o in m.occurrences)
+    classes = kernel_classes(trace, wall_ns)
+    return {"kernel_classes": classes,
+            "top_kernels": top_kernels(trace, round(sum(c["sum_s"] for c in classes) * NS)),
+            "communication": communication(trace, m),
+            "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None
+                                for f in figures]}

@@ -1,0 +1,129 @@
+"""The roofline table: analytic or user-given FLOPs and bytes per operator, matched to measured time.
+
+Formulas are metrics.ridge_flop_per_byte / attainable_tflops (SEMANTICS §9); the
+operators come from operators.py. A row gets measured time only when the match is
+unambiguous: its kernel class holds no other operator (several GEMM operators share
+the `gemm` class, so they get one combined row instead). Without a bytes figure there
+is no arithmetic intensity and no roofline verdict: such a row gets a label from the
+heuristic rules below, always marked "(heuristic)" (SEMANTICS §9).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
+from . import metrics
+from .models import resolve_model
+from .operators import BYTES_PER_ELEMENT, Operator, Work, operators
+from .transformer import Arch
+
+MEMORY_CLASSES = frozenset({"elementwise", "normalization", "memory"})
+COMPUTE_LIKE_PCT = 50.0     # achieved >= half the dense peak: the tensor cores are busy
+STARVED_PCT = 10.0          # achieved < a tenth of the peak: most time is not math
+
+
+def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float) -> str:
+    """A label from measured throughput and kernel class alone; never a roofline result."""
+    if achieved_tflops is not None and 100 * achieved_tflops >= COMPUTE_LIKE_PCT * peak_tflops:
+        return "likely compute-bound (heuristic)"
+    if kernel_class in MEMORY_CLASSES or (
+            achieved_tflops is not None and 100 * achieved_tflops < STARVED_PCT * peak_tflops):
+        return "likely memory-bound (heuristic)"
+    return "undetermined (heuristic)"
+
+
+def row(op: Operator, source: str, measured_s: float | None, peak_tflops: float, hbm_gbps: float | None,
+        num_gpus: int) -> dict[str, Any]:
+    """One table row. measured_s is per GPU; FLOPs and bytes are totals over num_gpus GPUs."""
+    achieved = op.flops / num_gpus / measured_s / metrics.TERA if measured_s else None
+    ai = op.flops / op.bytes if op.bytes else None
+    attainable = metrics.attainable_tflops(ai, peak_tflops, hbm_gbps) if ai is not None and hbm_gbps else None
+    if attainable is None:
+        bound, source = heuristic_bound(op.kernel_class, achieved, peak_tflops), "heuristic"
+    else:
+        bound = "memory" if attainable < peak_tflops else "compute"
+    return {"operator": op.operator, "kernel_class": op.kernel_class, "flops": op.flops,
+            "bytes": op.bytes or None, "arithmetic_intensity": ai, "attainable_tflops": attainable,
+            "bound": bound, "measured_s": measured_s, "achieved_tflops": achieved,
+            "pct_of_roof": 100 * achieved / attainable if achieved is not None and attainable else None,
+            "source": source, "note": op.note}
+
+
+def analytic_operators(model: dict[str, Any], components: dict[str, int], work: Work) -> list[Operator]:
+    """Per-operator rows plus one combined row per class that several operators share."""
+    ops = operators(Arch.from_model(model), components, work)
+    shared = [c for c, n in Counter(o.kernel_class for o in ops).items() if n > 1]
+    for cls in shared:
+        members = [o for o in ops if o.kernel_class == cls]
+        ops.append(Operator(f"all {cls} operators", cls, sum(o.flops for o in members),
+                            sum(o.bytes for o in members), " + ".join(o.operator for o in members), True))
+    return ops
+
+
+def measured_per_gpu(op: Operator, class_times: dict[str, float], ambiguous: set[str],
+                     devices: int) -> float | None:
+    """Mean per traced GPU of the class's per-device busy time, when only this row claims the class."""
+    if (op.kernel_class in ambiguous and not op.combined) or op.kernel_class not in class_times or not devices:
+        return None
+    return class_times[op.kernel_class] / devices or None
+
+
+def work_of(job_workload: dict[str, Any], tokens: int, precision: str, attention: str, multiplier: int) -> Work:
+    """Kernel calls see one micro-batch of one rank (default: one sequence when micro_batch is absent)."""
+    seq = job_workload["seq_len"]
+    return Work(tokens=tokens, tokens_per_call=seq * job_workload.get("micro_batch", 1), seq_len=seq,
+                multiplier=multiplier, bpe=BYTES_PER_ELEMENT[precision], attention=attention)
+
+
+def ambiguous_classes(ops: list[Operator], attention: str) -> set[str]:
+    """Classes claimed by several single operators; naive attention's softmax also runs as a reduction."""
+    singles = [o for o in ops if not o.combined]
+    out = {c for c, n in Counter(o.kernel_class for o in singles).items() if n > 1}
+    return out | ({"normalization"} if attention == "naive" else set())
+
+
+def table(res: dict[str, Any], job_data: dict[str, Any], fl: Any,
+          figure_device_s: list[float | None]) -> list[dict[str, Any]]:
+    """Every roofline row of a result: analytic operators, the job's figures, the whole region.
+
+    `res` already holds hardware, totals and kernel_classes; `fl` is flops.FlopsResult;
+    figure_device_s: GPU-seconds of each job figure's kernels (None: the figure is the region's).
+    """
+    hw, totals = res["hardware"], res["totals"]
+    peak, bw, gpus, devices = hw["peak_tflops"], hw["hbm_gbps"], hw["num_gpus"], len(hw["devices_in_trace"])
+    analysis = job_data.get("analysis", {})
+    attention = analysis.get("attention", "flash")
+    class_times = {c["class"]: c["device_union_s"] for c in res["kernel_classes"]}
+    rows, region_bytes = [], 0
+    if fl.convention in ("megatron", "palm") and fl.mode != "decode":
+        scale = Fraction(res["flops"]["steps_per_occurrence"]) * totals["occurrences"]
+        components = {c.component: round(c.total * scale) for c in fl.breakdown}
+        work = work_of(job_data["workload"], totals["tokens"], hw["precision"], attention,
+                       3 if fl.mode == "training" else 1)
+        ops = analytic_operators(resolve_model(job_data["model"]), components, work)
+        ambiguous = ambiguous_classes(ops, attention)
+        rows = [row(o, "analytic", measured_per_gpu(o, class_times, ambiguous, devices), peak, bw, gpus)
+                for o in ops]
+        region_bytes = sum(o.bytes for o in ops if not o.combined)
+    figures = analysis.get("figures", [])
+    for fig, gpu_s in zip(figures, figure_device_s):
+        measured = totals["wall_time_s"] if gpu_s is None else (gpu_s / devices if devices and gpu_s else None)
+        op = Operator(fig["name"], None, round(fig["flops"] * totals["occurrences"]),
+                      round(fig.get("bytes", 0) * totals["occurrences"]), "from the job file")
+        rows.append(row(op, "job", measured, peak, bw, gpus))
+    if not any("kernels" not in f for f in figures):
+        op = Operator("whole region (model FLOPs)", None, totals["model_flops"], region_bytes,
+                      "bytes: sum of the operators' minimum traffic" if region_bytes else "no bytes figure")
+        rows.append(row(op, "analytic", totals["wall_time_s"], peak, bw, gpus))
+    return rows
+
+
+def above_roof(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Achieved above attainable is impossible: the FLOPs or the matched time describe other work."""
+    return [{"code": "above_roof", "message":
+             f"roofline row '{r['operator']}': {r['achieved_tflops']:.1f} TFLOP/s achieved exceeds the "
+             f"{r['attainable_tflops']:.1f} TFLOP/s roof; the kernels matched to it ran too briefly for its "
+             "analytic FLOPs (a synthetic trace, kernel-class patterns that miss its kernels, or a scope error)"}
+            for r in rows if r["pct_of_roof"] is not None and r["pct_of_roof"] > 100.0]

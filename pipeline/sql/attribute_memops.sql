@@ -1,0 +1,42 @@
+-- Memory copies and sets (CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET) attributed to the selected
+-- occurrences by the same rules as kernels (SEMANTICS §4): the launching runtime call
+-- (cudaMemcpyAsync, cudaMemsetAsync, ...) has the row's correlationId within the same
+-- process and started inside the range; $mode = 'window' instead takes every operation
+-- of the process overlapping the range, clipped to it. $same_thread as in attribute_launch.
+CREATE OR REPLACE TEMP TABLE attributed_memops AS
+WITH ops AS (
+    SELECT start AS start_ns, "end" AS end_ns, deviceId AS device_id,
+           correlationId AS correlation_id, globalPid AS global_pid, '[CUDA memcpy]' AS name
+    FROM raw_memcpy
+    UNION ALL
+    SELECT start, "end", deviceId, correlationId, globalPid, '[CUDA memset]'
+    FROM raw_memset
+),
+selected AS (
+    SELECT occurrence, global_pid, global_tid, start_ns, end_ns
+    FROM region_ranges
+    WHERE occurrence BETWEEN $first AND $last
+),
+launched AS (
+    SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
+    FROM launches AS l
+    JOIN selected AS s
+      ON l.global_pid = s.global_pid
+     AND l.start_ns BETWEEN s.start_ns AND s.end_ns
+     AND (NOT $same_thread OR l.global_tid = s.global_tid)
+    WHERE $mode <> 'window'
+)
+SELECT a.occurrence, o.global_pid, o.device_id, o.name, o.start_ns, o.end_ns
+FROM ops AS o
+JOIN launched AS a
+  ON o.global_pid = a.global_pid
+ AND o.correlation_id = a.correlation_id
+UNION ALL
+SELECT s.occurrence, o.global_pid, o.device_id, o.name,
+       greatest(o.start_ns, s.start_ns), least(o.end_ns, s.end_ns)
+FROM ops AS o
+JOIN selected AS s
+  ON (o.global_pid = s.global_pid OR o.global_pid IS NULL)
+ AND o.start_ns < s.end_ns
+ AND o.end_ns > s.start_ns
+WHERE $mode = 'window';

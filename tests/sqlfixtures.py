@@ -1,0 +1,18 @@
+"""A hand-made `classified` table for the SQL tests of issue #5 (no trace needed)."""
+
+from __future__ import annotations
+
+import duckdb
+
+COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name VARCHAR, class VARCHAR, " \
+          "kind VARCHAR, start_ns BIGINT, end_ns BIGINT"
+
+
+def classified(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
+    """rows: (occurrence, device_id, name, class, start_ns, end_ns); kind follows the class."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE classified ({COLUMNS})")
+    if rows:
+        con.executemany("INSERT INTO classified VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
+                        [(o, d, n, c, "memory" if c == "memory" else "kernel", s, e) for o, d, n, c, s, e in rows])
+    return con

@@ -1,0 +1,190 @@
+"""The command line as a user meets it: exit codes, messages, no tracebacks, nothing half-written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+
+JOB = """\
+name: {name}
+trace: {trace}
+region:
+  name: {region}
+  occurrences: {{first: 1, last: {last}}}
+hardware:
+  num_gpus: 2
+  precision: bf16
+model:
+  flops_per_step: 2.0e+13
+workload:
+  mode: training
+  seq_len: 2048
+  global_batch: 8
+thresholds:
+  mfu_pct_wall_min: {threshold}
+"""
+
+
+def job(tmp_path: Path, trace: Path, name="j", region="train_step", last=3, threshold=0) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(JOB.format(name=name, trace=trace, region=region, last=last, threshold=threshold))
+    return path
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_run_ok_writes_three_files_and_leaves_trace_alone(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    before = sha(trace)
+    code, out, _ = run_cli(capsys, "run", job(tmp_path, trace), "--out", tmp_path / "out")
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "out" / "j").iterdir()) == ["report.html", "report.md", "result.json"]
+    assert "MFU" in out
+    assert sha(trace) == before
+
+
+def test_same_inputs_give_identical_bytes(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    j = job(tmp_path, trace)
+    run_cli(capsys, "run", j, "--out", tmp_path / "a")
+    run_cli(capsys, "run", j, "--out", tmp_path / "b")
+    for name in ("report.md", "report.html", "result.json"):
+        assert (tmp_path / "a/j" / name).read_bytes() == (tmp_path / "b/j" / name).read_bytes()
+    body = (tmp_path / "a/j/report.md").read_text()
+    assert str(tmp_path) not in body                      # no absolute paths in the body
+
+
+def test_threshold_not_met_exits_1(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    code, out, _ = run_cli(capsys, "run", job(tmp_path, trace, threshold=99), "--out", tmp_path / "o")
+    assert code == 1
+    assert "threshold mfu_pct_wall_min 99 not met" in out
+
+
+def test_json_summary(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    code, out, _ = run_cli(capsys, "run", job(tmp_path, trace), "--out", tmp_path / "o", "--format", "json")
+    (row,) = json.loads(out)
+    assert code == 0 and row["exit_code"] == 0 and row["metrics"]["mfu_pct_wall"] > 0
+
+
+@pytest.mark.parametrize("make, code, needle", [
+    (lambda d: d / "missing.sqlite", 4, "trace file not found"),
+    (lambda d: _text_file(d), 4, "not an SQLite file"),
+    (lambda d: _plain_sqlite(d), 4, "not an Nsight Systems export"),
+])
+def test_bad_traces(make, code, needle, tmp_path, capsys):
+    got, _, err = run_cli(capsys, "run", job(tmp_path, make(tmp_path)), "--out", tmp_path / "o")
+    assert got == code and needle in err
+    assert not (tmp_path / "o" / "j").exists()            # nothing half-written
+
+
+def _text_file(d: Path) -> Path:
+    p = d / "notes.sqlite"
+    p.write_text("hello")
+    return p
+
+
+def _plain_sqlite(d: Path) -> Path:
+    p = d / "other.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    return p
+
+
+def test_region_that_does_not_exist(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    code, _, err = run_cli(capsys, "run", job(tmp_path, trace, region="optimizer"), "--out", tmp_path / "o")
+    assert code == 4
+    assert "no NVTX range matches 'optimizer'" in err and "train_step" in err   # names what exists
+
+
+def test_occurrences_out_of_range_names_counts(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    code, _, err = run_cli(capsys, "run", job(tmp_path, trace, last=9), "--out", tmp_path / "o")
+    assert code == 4
+    assert "pid 4000: 5" in err and "pid 4001: 5" in err
+
+
+def test_invalid_job_exits_3_with_location(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntrace: t.sqlite\nregion: {name: s}\nhardware: {num_gpus: 0, precision: bf16}\n"
+                   "model: {flops_per_step: 1.0e+12}\nworkload: {mode: training, seq_len: 1, global_batch: 1}\n")
+    code, _, err = run_cli(capsys, "validate", bad)
+    assert code == 3
+    assert f"{bad}:4:" in err and "/hardware/num_gpus" in err
+
+
+def test_validate_ok(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    code, out, _ = run_cli(capsys, "validate", job(tmp_path, trace))
+    assert code == 0 and out.startswith("ok:")
+
+
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["run"])
+    assert info.value.code == 2
+
+
+def test_inspect_json_on_synthetic(synth_trace, capsys):
+    trace, truth = synth_trace()
+    code, out, _ = run_cli(capsys, "inspect", trace, "--format", "json")
+    info = json.loads(out)
+    assert code == 0
+    assert info["gpu_detection"]["entry"] == "h100-sxm"
+    steps = [r for r in info["nvtx_ranges"] if r["name_group"] == "train_step"]
+    assert steps[0]["ranges"] == 2 * 5               # 2 ranks x 5 steps planted
+    assert [p["pid"] for p in info["processes"]] == [4000, 4001]
+
+
+def test_flops_preset_json(capsys):
+    code, out, _ = run_cli(capsys, "flops", "--preset", "llama-3-8b", "--seq-len", "8192", "--format", "json")
+    data = json.loads(out)
+    # SEMANTICS §11: Llama-3-8B at seq 8192, training, megatron = 51.47 GFLOP per token
+    assert code == 0 and round(data["flops_per_token"] / 1e9, 2) == 51.47
+
+
+def test_gpus_lists_the_catalog(capsys):
+    code, out, _ = run_cli(capsys, "gpus", "--format", "json")
+    rows = {r["key"]: r for r in json.loads(out)}
+    assert code == 0 and rows["h200-sxm"]["hbm_gbps"] == 4800 and rows["h100-sxm"]["bf16_tflops"] == 989.4
+
+
+def test_console_script_help_lists_exit_codes():
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0
+    for line in ("0  ok", "3  invalid job file", "4  trace problem"):
+        assert line in out.stdout
+
+
+def test_flops_architecture_flags_reproduce_semantics_11(capsys):
+    code, out, _ = run_cli(capsys, "flops", "--hidden", 4096, "--layers", 32, "--heads", 32, "--ffn", 16384,
+                           "--mlp", "gelu", "--attention", "full", "--no-lm-head", "--seq-len", 8192,
+                           "--format", "json")
+    assert code == 0 and json.loads(out)["model_flops_per_step"] == 422_212_465_065_984
+
+
+def test_flops_without_model_is_a_usage_error(capsys):
+    code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
+    assert code == 2 and "--preset" in err

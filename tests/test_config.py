@@ -1,0 +1,156 @@
+"""Job files: every problem reported at once, located by file:line:col and JSON pointer."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import load_job, parse_yaml
+from pipeline.errors import ConfigError
+
+GOOD = """\
+name: ok-job
+trace: t.sqlite
+region:
+  name: train_step
+  occurrences: {first: 2, last: 4}
+hardware:
+  num_gpus: 8
+  precision: bf16
+model:
+  flops_per_step: 3.9e+15
+workload:
+  mode: training
+  seq_len: 4096
+  global_batch: 64
+  micro_batch: 2
+  grad_accum: 4
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def problems(tmp_path: Path, text: str) -> list:
+    with pytest.raises(ConfigError) as info:
+        load_job(write(tmp_path, text))
+    return info.value.problems
+
+
+def test_good_job_loads_with_defaults(tmp_path):
+    job = load_job(write(tmp_path, GOOD))
+    assert job.region.first == 2 and job.region.last == 4
+    assert job.region.match == "exact" and job.region.attribution == "process"
+    assert job.hardware["gpu"] == "auto" and job.hardware["peak_tflops"] is None
+    assert job.model["flops_per_step"] == 3.9e15
+    assert job.trace_path == tmp_path / "t.sqlite"
+    assert len(job.sha256) == 64
+
+
+@pytest.mark.parametrize("text, value", [("x: 989e12", 989e12), ("x: 8.0e9", 8.0e9), ("x: 8.0e+9", 8.0e9),
+                                         ("x: -1.5E3", -1500.0), ("x: 12", 12), ("x: '989e12'", "989e12")])
+def test_exponent_numbers_are_numbers(text, value):
+    data, _, _ = parse_yaml(text, "f.yaml")
+    assert data["x"] == value and type(data["x"]) is type(value)
+
+
+def test_broken_yaml_names_line_and_column(tmp_path):
+    (p,) = problems(tmp_path, "name: x\nregion: [a, b\nhardware: {}\n")
+    assert p.file.endswith("job.yaml") and p.line == 3
+    assert "invalid YAML" in p.message
+
+
+def test_all_schema_errors_at_once_with_positions(tmp_path):
+    text = GOOD.replace("precision: bf16", "precision: bf17").replace("seq_len: 4096", "seq_len: -1") \
+        .replace("  mode: training", "  mode: training\n  colour: red")
+    found = problems(tmp_path, text)
+    by_pointer = {p.pointer: p for p in found}
+    assert set(by_pointer) == {"/hardware/precision", "/workload/seq_len", "/workload/colour"}
+    assert by_pointer["/hardware/precision"].line == 8      # line of `precision: bf17`
+    assert by_pointer["/hardware/precision"].col == 14
+    assert by_pointer["/workload/colour"].line == 13 and "unknown key" in by_pointer["/workload/colour"].message
+    assert "bf16" in by_pointer["/hardware/precision"].message          # says what to write instead
+    text_form = str(by_pointer["/workload/seq_len"])
+    assert text_form.startswith(f"{tmp_path / 'job.yaml'}:14:12: /workload/seq_len:")
+
+
+def test_missing_required_key_points_at_parent(tmp_path):
+    found = problems(tmp_path, GOOD.replace("  num_gpus: 8\n", ""))
+    assert [(p.pointer, p.line) for p in found] == [("/hardware", 7)]
+    assert "num_gpus" in found[0].message
+
+
+def test_duplicate_keys_are_reported(tmp_path):
+    found = problems(tmp_path, GOOD + "name: again\n")
+    assert any(p.pointer == "/name" and "duplicate" in p.message and p.line == 17 for p in found)
+
+
+def test_batch_arithmetic_must_add_up(tmp_path):
+    text = GOOD.replace("global_batch: 64", "global_batch: 60") + "parallelism: {data: 8}\n"
+    (p,) = problems(tmp_path, text)
+    assert p.pointer == "/workload/global_batch"
+    assert "64" in p.hint                       # 2 x 4 x 8 = 64 is what to write
+    assert p.line == 14
+
+
+def test_gpu_product_must_equal_num_gpus(tmp_path):
+    text = GOOD + "parallelism: {data: 2, tensor: 2}\n"
+    found = problems(tmp_path, text)
+    assert any(p.pointer == "/parallelism" and "num_gpus is 8" in p.message for p in found)
+
+
+def test_replicas_must_divide_gpus_without_parallelism(tmp_path):
+    text = GOOD.replace("global_batch: 64", "global_batch: 24")     # 24 / (2 x 4) = 3 replicas on 8 GPUs
+    (p,) = problems(tmp_path, text)
+    assert "3 data-parallel replicas" in p.message
+
+
+def test_inference_has_no_recompute_or_accumulation(tmp_path):
+    text = GOOD.replace("mode: training", "mode: inference").replace("grad_accum: 4", "grad_accum: 4\n  recompute: full")
+    pointers = {p.pointer for p in problems(tmp_path, text)}
+    assert {"/workload/recompute", "/workload/grad_accum"} <= pointers
+
+
+def test_last_before_first(tmp_path):
+    (p,) = problems(tmp_path, GOOD.replace("{first: 2, last: 4}", "{first: 5, last: 4}"))
+    assert p.pointer == "/region/occurrences/last"
+
+
+def test_microbatch_scope_needs_micro_batch(tmp_path):
+    text = GOOD.replace("  micro_batch: 2\n", "").replace("name: train_step", "name: train_step\n  covers: microbatch")
+    assert any("micro_batch" in p.message for p in problems(tmp_path, text))
+
+
+def test_not_a_mapping(tmp_path):
+    (p,) = problems(tmp_path, "- just\n- a list\n")
+    assert "mapping" in p.message
+
+
+def test_missing_job_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_job(tmp_path / "nope.yaml")
+
+
+def test_every_job_schema_property_is_described():
+    import json
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "job.schema.json").read_text())
+    missing = []
+
+    def walk(node, path):
+        for key, sub in node.get("properties", {}).items():
+            if "description" not in sub:
+                missing.append(f"{path}/{key}")
+            walk(sub, f"{path}/{key}")
+    walk(schema, "")
+    assert missing == []
+
+
+def test_invalid_regex_is_a_config_problem(tmp_path):
+    text = GOOD.replace("name: train_step", "name: 'step(('\n  match: regex")
+    (p,) = problems(tmp_path, text)
+    assert p.pointer == "/region/name" and "regular expression" in p.message

@@ -1,0 +1,48 @@
+"""The committed example report (reports/demo) is exactly what `mfu demo` produces now."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.demo import run_demo
+
+REPO = Path(__file__).resolve().parents[1]
+H100_SXM_BF16 = 989.4     # dense TFLOP/s, NVIDIA H100 datasheet
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    run_demo(out)
+    return out / "demo"
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html", "result.json"])
+def test_demo_report_is_regenerated_byte_for_byte(fresh, name):
+    committed = REPO / "reports" / "demo" / name
+    assert committed.is_file(), "reports/demo is missing: run `mfu demo` and commit it"
+    assert fresh.joinpath(name).read_bytes() == committed.read_bytes(), (
+        f"reports/demo/{name} is stale: run `mfu demo` and commit the result")
+
+
+def test_demo_numbers_check_out_by_hand(fresh):
+    """The golden files are compared byte for byte above; their numbers are checked here, independently."""
+    r = json.loads(fresh.joinpath("result.json").read_text())
+    # Llama-3-8B, seq 8192, training, megatron: 51.47 GFLOP/token (SEMANTICS §11); 8 sequences per step
+    assert r["flops"]["flops_per_token"] == pytest.approx(51.47e9, rel=1e-4)
+    assert r["flops"]["model_flops_per_step"] == r["flops"]["flops_per_token"] * 8 * 8192
+    wall = sum(o["wall_time_s"] for o in r["occurrences"])
+    expected = 100 * 5 * r["flops"]["model_flops_per_step"] / (wall * 8 * H100_SXM_BF16 * 1e12)
+    assert r["metrics"]["mfu_pct_wall"] == pytest.approx(expected, rel=1e-12)
+    assert r["hardware"]["key"] == "h100-sxm" and r["totals"]["occurrences"] == 5
+    assert 30 < r["metrics"]["mfu_pct_wall"] < 45
+    md = fresh.joinpath("report.md").read_text()
+    assert f"**{r['metrics']['mfu_pct_wall']:.2f} %**" in md
+
+
+def test_html_is_self_contained(fresh):
+    html = fresh.joinpath("report.html").read_text()
+    assert "<script" not in html and "http://" not in html and "<link" not in html

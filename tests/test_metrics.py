@@ -1,0 +1,51 @@
+"""SEMANTICS §1 and §11 arithmetic, by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import metrics
+
+
+def test_worked_example_40_percent():
+    # SEMANTICS §11: 3.9 PFLOP per step, 1.232 s wall, 8 GPUs at 989 TFLOP/s -> supply 9.75 PFLOP, MFU ~ 40 %
+    supplied = 1.232 * 8 * 989e12
+    assert supplied == pytest.approx(9.75e15, rel=1e-3)
+    assert metrics.utilization_pct(3.9e15, 1.232, 8, 989.0) == pytest.approx(40.0, abs=0.05)
+
+
+def test_mis_scoped_example_is_5_percent():
+    # SEMANTICS §11: one forward (131.94 TFLOP) over a 5-step union of 2.628 s at 989 -> 5.1 %
+    assert metrics.utilization_pct(131.94e12, 2.628, 1, 989.0) == pytest.approx(5.08, abs=0.01)
+
+
+def test_identity_mfu_equals_active_ratio_times_union_over_wall():
+    flops, wall, union, gpus, peak = 7.3e15, 2.0, 1.6, 8, 989.4
+    active = metrics.utilization_pct(flops, union, gpus, peak)
+    assert metrics.utilization_pct(flops, wall, gpus, peak) == pytest.approx(active * union / wall)
+
+
+def test_no_time_gives_no_figure():
+    assert metrics.utilization_pct(1e12, 0, 1, 1.0) is None
+    assert metrics.tokens_per_s(10, 0) is None
+
+
+def test_achieved_and_tokens():
+    assert metrics.achieved_tflops_per_gpu(3.9e15, 1.232, 8) == pytest.approx(3.9e15 / 9.856 / 1e12)
+    assert metrics.tokens_per_s(8 * 8192, 2.0) == 32768
+
+
+def test_step_stats():
+    s = metrics.step_stats([1.0, 1.0, 4.0])
+    assert (s["median_s"], s["min_s"], s["max_s"], s["mean_s"]) == (1.0, 1.0, 4.0, 2.0)
+    assert s["cv_pct"] == pytest.approx(100 * (2 ** 0.5) / 2)        # pstdev of (1,1,4) = sqrt(2)
+
+
+def test_roofline_numbers():
+    # SEMANTICS §9/§11: H200 BF16 989 TFLOP/s / 4.8 TB/s ~ 206 FLOP/byte; with 3.35 TB/s ~ 295
+    assert metrics.ridge_flop_per_byte(989.0, 4800) == pytest.approx(206, abs=0.5)
+    assert metrics.ridge_flop_per_byte(989.0, 3350) == pytest.approx(295, abs=0.5)
+    # elementwise add: AI 1/6 -> roof ~0.8 TFLOP/s on H200
+    assert metrics.attainable_tflops(1 / 6, 989.0, 4800) == pytest.approx(0.8, abs=0.001)
+    # square GEMM N=4096: AI N/3 ~ 1365, past the ridge -> compute roof
+    assert metrics.attainable_tflops(4096 / 3, 989.0, 4800) == 989.0

@@ -1,0 +1,84 @@
+"""Roofline numbers of SEMANTICS §9/§11 by hand, the operator table, and the heuristic rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import metrics
+from pipeline.operators import Operator, Work, elementwise_bytes, flash_attention_bytes, gemm_bytes, operators
+from pipeline.roofline import heuristic_bound, row
+from pipeline.transformer import Arch
+
+H200_BF16, H200_HBM = 989.4, 4800.0       # TFLOP/s dense, GB/s (NVIDIA H200 datasheet)
+
+
+def test_h200_bf16_ridge_is_about_206():
+    assert metrics.ridge_flop_per_byte(H200_BF16, H200_HBM) == pytest.approx(206.1, abs=0.1)
+    assert metrics.ridge_flop_per_byte(H200_BF16, 3350.0) == pytest.approx(295.3, abs=0.1)   # H100's bandwidth
+
+
+def test_bf16_elementwise_add_has_ai_one_sixth_and_a_low_roof():
+    n = 1 << 20
+    ai = n / elementwise_bytes(n, 3, 2)
+    assert ai == pytest.approx(1 / 6)
+    assert metrics.attainable_tflops(ai, H200_BF16, H200_HBM) == pytest.approx(0.8)
+
+
+def test_square_bf16_gemm_has_ai_n_over_3():
+    n = 4096
+    ai = 2 * n ** 3 / gemm_bytes(n, n, n, 2)
+    assert ai == pytest.approx(4096 / 3) and round(ai) == 1365
+    assert metrics.attainable_tflops(ai, H200_BF16, H200_HBM) == H200_BF16        # past the ridge
+
+
+def test_row_with_bytes_is_a_roofline_result():
+    op = Operator("add", "elementwise", 10**12, 6 * 10**12)
+    r = row(op, "analytic", measured_s=2.0, peak_tflops=H200_BF16, hbm_gbps=H200_HBM, num_gpus=1)
+    assert r["bound"] == "memory" and "heuristic" not in r["bound"] and r["source"] == "analytic"
+    assert r["achieved_tflops"] == pytest.approx(0.5)
+    assert r["pct_of_roof"] == pytest.approx(100 * 0.5 / 0.8)
+
+
+def test_row_without_bytes_is_labelled_heuristic():
+    op = Operator("region", None, 10**15, 0)
+    r = row(op, "job", measured_s=1.0, peak_tflops=H200_BF16, hbm_gbps=H200_HBM, num_gpus=8)
+    assert r["source"] == "heuristic" and r["bound"].endswith("(heuristic)")
+    assert r["arithmetic_intensity"] is None and r["attainable_tflops"] is None and r["bytes"] is None
+
+
+@pytest.mark.parametrize("cls, achieved, want", [
+    ("gemm", 600.0, "likely compute-bound (heuristic)"),
+    ("elementwise", 0.5, "likely memory-bound (heuristic)"),
+    (None, 50.0, "likely memory-bound (heuristic)"),          # under 10 % of the peak
+    ("attention", 300.0, "undetermined (heuristic)"),
+    (None, None, "undetermined (heuristic)"),
+])
+def test_heuristic_rules(cls, achieved, want):
+    assert heuristic_bound(cls, achieved, H200_BF16) == want
+
+
+def test_operators_of_the_semantics_dense_case():
+    """h 4096, 32 layers, s 8192, ffn 16384, MHA, 2-matrix MLP, full attention, batch 1, forward only."""
+    arch = Arch.from_model({"hidden": 4096, "layers": 32, "heads": 32, "ffn": 16384, "mlp": "gelu",
+                            "attention": "full", "lm_head": False})
+    per_layer = {"q_proj": 2 * 8192 * 4096 * 4096, "kv_proj": 2 * 8192 * 4096 * 8192,
+                 "attn_scores": 2 * 8192 ** 2 * 4096, "attn_context": 2 * 8192 ** 2 * 4096,
+                 "out_proj": 2 * 8192 * 4096 * 4096, "mlp": 4 * 8192 * 4096 * 16384}
+    comps = {k: 32 * v for k, v in per_layer.items()}
+    ops = {o.operator: o for o in operators(arch, comps, Work(8192, 8192, 8192, 1, 2, "flash"))}
+    assert ops["attention core"].flops == 32 * 1_099_511_627_776             # 1.0995e12 per layer
+    assert ops["QKV projection"].flops == 32 * 824_633_720_832               # 8.2463e11
+    assert ops["MLP up"].flops + ops["MLP down"].flops == 32 * 2_199_023_255_552
+    # QKV: A 8192x4096, W 4096x12288, C 8192x12288, 2 bytes each, 32 layers
+    assert ops["QKV projection"].bytes == 32 * 2 * (8192 * 4096 + 4096 * 12288 + 8192 * 12288)
+    assert ops["attention core"].bytes == 32 * flash_attention_bytes(8192, 4096, 4096, 2)
+    assert ops["attention core"].kernel_class == "attention"
+    assert "LM head" not in ops
+
+
+def test_naive_attention_moves_the_score_matrix():
+    arch = Arch.from_model({"hidden": 1024, "layers": 1, "heads": 8, "ffn": 4096, "mlp": "gelu"})
+    comps = {"attn_scores": 10**9, "attn_context": 10**9}
+    flash = next(o for o in operators(arch, comps, Work(2048, 2048, 2048, 1, 2, "flash")) if o.operator == "attention core")
+    naive = next(o for o in operators(arch, comps, Work(2048, 2048, 2048, 1, 2, "naive")) if o.operator == "attention core")
+    assert naive.bytes - flash.bytes == 4 * 8 * 2048 * 2048 * 2

@@ -1,0 +1,52 @@
+"""attribute_memops.sql: copies and sets follow the kernels' attribution rules (SEMANTICS §4)."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline import queries
+
+P1, P2 = 1 << 24, 2 << 24          # two processes; correlationId 5 exists in both
+
+
+def _con() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    cols = 'start BIGINT, "end" BIGINT, deviceId BIGINT, correlationId BIGINT, globalPid BIGINT, bytes BIGINT'
+    con.execute(f"CREATE TABLE raw_memcpy ({cols})")
+    con.execute(f"CREATE TABLE raw_memset ({cols})")
+    con.executemany("INSERT INTO raw_memcpy VALUES (?, ?, ?, ?, ?, 64)", [
+        (120, 140, 0, 5, P1),      # launched by P1 inside its range
+        (125, 150, 1, 5, P2),      # same correlationId, other process: launched outside P2's range
+        (190, 260, 0, 6, P1),      # launched inside, runs past the range end
+    ])
+    con.execute("INSERT INTO raw_memset VALUES (130, 135, 0, 7, ?, 64)", [P1])
+    con.execute("CREATE TABLE launches (start_ns BIGINT, end_ns BIGINT, global_tid BIGINT, "
+                "global_pid BIGINT, correlation_id BIGINT)")
+    con.executemany("INSERT INTO launches VALUES (?, ?, ?, ?, ?)", [
+        (110, 112, P1 | 1, P1, 5), (111, 113, P1 | 1, P1, 5),   # duplicate launch row
+        (50, 52, P2 | 1, P2, 5), (180, 182, P1 | 2, P1, 6), (128, 129, P1 | 1, P1, 7)])
+    con.execute("CREATE TABLE region_ranges AS SELECT * FROM (VALUES "
+                f"(1, {P1}, {P1 | 1}, 100, 200), (1, {P2}, {P2 | 1}, 100, 200)) "
+                "AS t(occurrence, global_pid, global_tid, start_ns, end_ns)")
+    return con
+
+
+def _rows(con, **kw):
+    queries.run(con, "attribute_memops", first=1, last=1, **kw)
+    return sorted(con.execute("SELECT name, device_id, start_ns, end_ns FROM attributed_memops").fetchall())
+
+
+def test_process_attribution_joins_on_process_and_correlation_once():
+    assert _rows(_con(), mode="process", same_thread=False) == [
+        ("[CUDA memcpy]", 0, 120, 140), ("[CUDA memcpy]", 0, 190, 260), ("[CUDA memset]", 0, 130, 135)]
+
+
+def test_thread_attribution_drops_the_other_thread():
+    assert _rows(_con(), mode="thread", same_thread=True) == [
+        ("[CUDA memcpy]", 0, 120, 140), ("[CUDA memset]", 0, 130, 135)]
+
+
+def test_window_attribution_clips_to_the_range():
+    assert _rows(_con(), mode="window", same_thread=False) == [
+        ("[CUDA memcpy]", 0, 120, 140), ("[CUDA memcpy]", 0, 190, 200), ("[CUDA memcpy]", 1, 125, 150),
+        ("[CUDA memset]", 0, 130, 135)]
