@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from . import ranks, render
 from .config import load_job
 from .errors import ConfigError, ExitCode, MfuError, Problem
+from .executor import check_engine, pool
 
 Row = dict[str, Any]
 
@@ -45,11 +45,12 @@ def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
     return list(groups.values()), failed
 
 
-def run_group(job_files: list[str], out_root: str) -> list[Row]:
-    """Worker: open the group's traces once, run and write each job; never raise."""
+def run_group(job_files: list[str], out_root: str, cache_dir: str | None = None) -> list[Row]:
+    """Worker: open the group's traces once (through the cache when given), run and write each job; never raise."""
     from .run import exit_code, run_job
     try:
-        ts = ranks.open_set(load_job(job_files[0]).trace_files(), materialize=len(job_files) > 1)
+        ts = ranks.open_set(load_job(job_files[0]).trace_files(), materialize=len(job_files) > 1,
+                            cache_dir=Path(cache_dir) if cache_dir else None)
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         return [_failed(Path(f), exc) for f in job_files]
     rows = []
@@ -69,28 +70,37 @@ def run_group(job_files: list[str], out_root: str) -> list[Row]:
 
 
 def run_batch(job_files: list[Path], out_root: Path, jobs: int | None = None,
-              progress: TextIO | None = None) -> list[Row]:
-    """Run every job; rows in the order the files were given. `jobs`: worker processes."""
+              progress: TextIO | None = None, cache_dir: Path | None = None, engine: str = "local") -> list[Row]:
+    """Run every job; rows in the order the files were given. `jobs`: local worker processes.
+
+    Paths go to workers as absolute strings: a Dask worker elsewhere resolves nothing relative.
+    """
+    check_engine(engine)
     groups, rows = plan(job_files)
     total = len(job_files)
     tick = _progress(progress or sys.stderr, total)
     for r in rows:
         tick(r)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(groups) or 1))
-    if workers == 1:
-        for g in groups:
-            for r in run_group(g, str(out_root)):
-                rows.append(r)
+    cache = str(Path(cache_dir).resolve()) if cache_dir else None
+    with pool(engine, workers) as (submit, gather):
+        futures = [submit(run_group, [str(Path(f).resolve()) for f in g], str(Path(out_root).resolve()), cache)
+                   for g in groups]
+        for done in gather(futures):
+            for r in done:
+                rows.append(_as_given(r, job_files, out_root))
                 tick(r)
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_group, g, str(out_root)) for g in groups]
-            for fut in as_completed(futures):
-                for r in fut.result():
-                    rows.append(r)
-                    tick(r)
     order = {str(p): i for i, p in enumerate(job_files)}
     return sorted(rows, key=lambda r: order.get(r["job"], total))
+
+
+def _as_given(row: Row, job_files: list[Path], out_root: Path) -> Row:
+    """Name the job file and report folder as the user wrote them, not as the worker saw them."""
+    given = {str(Path(f).resolve()): str(f) for f in job_files}
+    row["job"] = given.get(row["job"], row["job"])
+    if row.get("report") and not Path(out_root).is_absolute():
+        row["report"] = os.path.relpath(row["report"])
+    return row
 
 
 def worst(rows: list[Row]) -> int:

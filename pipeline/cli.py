@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "hash, trace hash, MFU, step time) to a DuckDB history file, created if missing; "
                     "render it with `mfu history DB`")
 
+    sp.add_argument("--cache", type=Path, metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
+                    "reuse them (default: off for one job, the user cache folder for several; see README)")
+    sp.add_argument("--no-cache", action="store_true", help="never use or write a cache")
+    sp.add_argument("--executor", default="local", metavar="ENGINE",
+                    help="local (default), dask-local, or dask://HOST:PORT (needs the [dask] extra)")
     sp = cmd("history", _history, "Render the trend of MFU and step time per job from a history file "
              "(history.md, history.html with SVG charts, history.json).")
     sp.add_argument("db", type=Path, metavar="DB", help="DuckDB file written by `mfu run --history DB`")
@@ -116,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
     sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
     sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
+    sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "
+                    "(benchmarks); the truth file then holds counts only")
 
     sp = cmd("flops", _flops, "Print the model FLOPs breakdown for a job file, a preset, or architecture flags "
              "(flags override the preset's fields).")
@@ -143,11 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     from .batch import run_batch, summary_table, worst
+    from .cache import default_cache_dir
     from .index import write_index
     if args.workers is not None and args.workers < 1:
         raise UsageError("--jobs needs at least 1 worker")
     quiet = len(args.jobs) == 1
-    rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr)
+    cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
+    rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr,
+                     cache_dir=cache, engine=args.executor)
     if any("metrics" in r for r in rows):
         write_index(args.out)
     if args.history is not None:
@@ -245,10 +255,11 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     from .synth import SynthSpec, generate
+    from .synth_scaled import generate_scaled
     spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
                      region=args.region, gpu_name=args.gpu_name)
-    truth = generate(spec, args.out)
+    truth = (generate_scaled if args.scaled else generate)(spec, args.out)
     kernels = sum(o["kernel_count"] for o in truth["occurrences"])
     print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
           f"and {args.out}.truth.json")

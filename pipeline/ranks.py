@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import queries, rankstats
+from . import cache, queries, rankstats
 from .config import Job
 from .errors import HardwareError
 from .hardware import Peak, resolve_peak
@@ -57,11 +57,19 @@ class TraceSet:
         return hashlib.sha256("\n".join(t.sha256 for t in self.traces).encode()).hexdigest()
 
 
-def open_set(paths: list[Path], materialize: bool = False) -> TraceSet:
-    """Attach every file; with several files (or when shared), copy each into DuckDB once."""
-    ts = TraceSet(con=connect(), paths=list(paths), materialized=materialize or len(paths) > 1)
+def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | None = None) -> TraceSet:
+    """Attach every file; with several files (or when shared), copy each into DuckDB once.
+
+    With a cache, each file's tables are Parquet files of the cache (built on first use), and
+    per-file views over them replace the in-memory copies: nothing is read twice, nothing copied.
+    """
+    ts = TraceSet(con=connect(), paths=list(paths),
+                  materialized=materialize or len(paths) > 1 or cache_dir is not None)
     try:
         for i, path in enumerate(ts.paths):
+            if cache_dir is not None:
+                ts.traces.append(cache.attach_cached(ts.con, path, cache_dir, suffix=f"__f{i}"))
+                continue
             trace = attach(ts.con, path)
             if ts.materialized:
                 for raw in RAW_TABLES:

@@ -18,7 +18,7 @@ from .hardware import load_catalog
 from .measure import Measurement
 
 
-def run_job(job: Job, shared: ranks.TraceSet | None = None) -> dict[str, Any]:
+def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None) -> dict[str, Any]:
     """Measure the job's region in its trace(s) and compute every figure of the report.
 
     `shared`: trace files already opened for several jobs of a batch (each file read once).
@@ -28,7 +28,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None) -> dict[str, Any]:
     catalog = load_catalog()
     analysis = job.data.get("analysis", {})
     rules = _rules(job, analysis)
-    ts = shared or ranks.open_set(job.trace_files())
+    ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
         sm = ranks.measure_set(ts, job)
         where = _where_time_goes(ts, sm, rules, analysis)

@@ -119,7 +119,7 @@ def open_trace(path: str | Path) -> Trace:
 def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     """Attach `path` as `nsys` on an existing connection (several files share one, in turn)."""
     path = Path(path)
-    _check_file(path)
+    check_file(path)
     try:
         # ATTACH takes no parameters: the path is the one literal we splice, quotes doubled.
         literal = "'" + str(path).replace("'", "''") + "'"
@@ -139,7 +139,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     return trace
 
 
-def _check_file(path: Path) -> None:
+def check_file(path: Path) -> None:
     if not path.exists():
         raise TraceError(f"{path}: trace file not found; check `trace:` in the job (relative "
                          "to the job file) or the path given on the command line")

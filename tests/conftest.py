@@ -24,6 +24,12 @@ def traces_dir() -> Path | None:
     return None
 
 
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path_factory, monkeypatch):
+    """Batches cache by default in the user's cache folder; tests keep theirs in a temp folder."""
+    monkeypatch.setenv("MFU_CACHE_DIR", str(tmp_path_factory.mktemp("mfu-cache")))
+
+
 @pytest.fixture(scope="session")
 def shared_traces() -> Path:
     found = traces_dir()

@@ -3,11 +3,17 @@
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
 -- launch rows (cudaLaunchKernel and cudaLaunchKernel_v7000 with one correlationId).
 -- $same_thread = true gives `thread` attribution (launch on the range's own thread).
+-- Scale (issue #7): the envelope of the selected ranges is a constant filter DuckDB pushes
+-- into the launch scan (row groups outside it are skipped); the few launches found then
+-- filter the kernel scan through the join keys. No kernel row outside the join is kept.
 CREATE OR REPLACE TEMP TABLE attributed AS
 WITH selected AS (
     SELECT occurrence, global_pid, global_tid, start_ns, end_ns
     FROM region_ranges
     WHERE occurrence BETWEEN $first AND $last
+),
+envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected
 ),
 launched AS (
     SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
@@ -16,6 +22,7 @@ launched AS (
       ON l.global_pid = s.global_pid
      AND l.start_ns BETWEEN s.start_ns AND s.end_ns
      AND (NOT $same_thread OR l.global_tid = s.global_tid)
+    WHERE l.start_ns BETWEEN (SELECT lo FROM envelope) AND (SELECT hi FROM envelope)
 )
 SELECT
     a.occurrence,

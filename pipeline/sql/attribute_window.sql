@@ -1,11 +1,15 @@
 -- `window` attribution (no runtime table needed): every kernel of the range's process
 -- that overlaps the range, clipped to it. Kernels without a process id count for every
 -- process's window, since nothing in the export says whose they are.
+-- The envelope of the selected ranges is pushed into the kernel scan as a constant filter.
 CREATE OR REPLACE TEMP TABLE attributed AS
 WITH selected AS (
     SELECT occurrence, global_pid, start_ns, end_ns
     FROM region_ranges
     WHERE occurrence BETWEEN $first AND $last
+),
+envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected
 )
 SELECT
     s.occurrence,
@@ -19,4 +23,5 @@ FROM kernels AS k
 JOIN selected AS s
   ON (k.global_pid = s.global_pid OR k.global_pid IS NULL)
  AND k.start_ns < s.end_ns
- AND k.end_ns > s.start_ns;
+ AND k.end_ns > s.start_ns
+WHERE k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope);

@@ -1,0 +1,72 @@
+"""Where a batch's trace groups run: inline, in local worker processes, or as Dask tasks (issue #7).
+
+A group is every job that reads the same trace files (batch.plan); measuring it needs
+nothing but those files, so groups are independent and a batch over hundreds of rank
+files is embarrassingly parallel. Each group returns a few summary rows; the reports
+are written by the worker into the output folder.
+
+Engines:
+  local             this machine: inline with one worker, else a process pool (--jobs N)
+  dask-local        a dask.distributed LocalCluster on this machine (2 worker processes)
+  dask://HOST:PORT  an existing Dask scheduler. Workers must see the trace files, the output
+                    folder and the cache folder (if any) at the same absolute paths: a shared
+                    filesystem.
+Dask is an optional extra (`pip install 'mfu-pipeline[dask]'`), imported only here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from typing import Any
+
+from .errors import UsageError
+
+Submit = Callable[..., Any]                       # submit(fn, *args) -> a future
+Gather = Callable[[Iterable[Any]], Iterator[Any]]  # results in completion order
+
+
+class _Done:
+    """An already-computed result posing as a future, for inline runs."""
+
+    def __init__(self, value: Any):
+        self._value = value
+
+    def result(self) -> Any:
+        return self._value
+
+
+def check_engine(spec: str) -> None:
+    if spec not in ("local", "dask-local") and not spec.startswith("dask://"):
+        raise UsageError(f"unknown executor '{spec}': use local, dask-local or dask://HOST:PORT")
+
+
+@contextmanager
+def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
+    """(submit, gather) for the chosen engine; gather yields each finished task's return value."""
+    check_engine(spec)
+    if spec == "local":
+        if workers <= 1:
+            yield (lambda fn, *a: _Done(fn(*a))), (lambda fs: (f.result() for f in fs))
+            return
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            yield ex.submit, (lambda fs: (f.result() for f in as_completed(list(fs))))
+        return
+    try:
+        from distributed import Client, LocalCluster, as_completed as dask_completed
+    except ImportError as exc:
+        raise UsageError("the dask executor needs the optional extra: pip install 'mfu-pipeline[dask]'") from exc
+    if spec == "dask-local":
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            yield _dask(client, dask_completed)
+    else:
+        with Client(f"tcp://{spec.removeprefix('dask://')}") as client:
+            yield _dask(client, dask_completed)
+
+
+def _dask(client: Any, completed: Callable) -> tuple[Submit, Gather]:
+    def submit(fn: Callable, *args: Any) -> Any:
+        return client.submit(fn, *args, pure=False)
+    return submit, (lambda fs: (f.result() for f in completed(list(fs))))

@@ -1,0 +1,99 @@
+"""The Parquet cache (issue #7): same figures as reading the SQLite file, reused when fresh,
+rebuilt when the trace changes or the entry is broken, safe under concurrent builds, and
+never writing beside the trace."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline import cache
+from pipeline.config import load_job
+from pipeline.run import run_job
+from pipeline.synth import SynthSpec, generate
+
+FIGURES = ("occurrences", "ranks", "totals", "metrics", "warnings", "trace")
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    path = tmp_path / "traces" / "run.sqlite"
+    path.parent.mkdir()
+    generate(SynthSpec(ranks=2, steps=4, kernels_per_step=30, drop_launch_every=7), path)
+    return path
+
+
+def job_file(folder: Path, trace: Path, **region) -> Path:
+    body = {"name": "cached", "trace": str(trace),
+            "region": {"name": "train_step", "occurrences": {"first": 2}, **region},
+            "hardware": {"gpu": "auto", "num_gpus": 2, "precision": "bf16"},
+            "model": {"flops_per_step": 4.0e+14},
+            "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}
+    path = folder / "job.yaml"
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.mark.parametrize("attribution", ["process", "thread", "window"])
+def test_cached_figures_equal_direct_ones(trace, tmp_path, attribution):
+    job = load_job(job_file(tmp_path, trace, attribution=attribution))
+    direct = run_job(job)
+    cold = run_job(job, cache_dir=tmp_path / "cache")
+    warm = run_job(job, cache_dir=tmp_path / "cache")
+    for key in FIGURES:
+        assert cold[key] == direct[key] == warm[key], key
+    assert direct["totals"]["unattributed_kernel_count"] > 0 or attribution == "window"
+
+
+def test_fresh_entry_is_reused_not_rebuilt(trace, tmp_path, monkeypatch):
+    cache.open_cached(trace, tmp_path / "c").con.close()
+    monkeypatch.setattr(cache, "_build", lambda *a: pytest.fail("rebuilt a fresh entry"))
+    t = cache.open_cached(trace, tmp_path / "c")
+    assert t.has("raw_kernel") and t.con.execute("SELECT count(*) FROM raw_kernel").fetchone()[0] > 0
+    t.con.close()
+
+
+def test_changed_trace_gets_a_new_entry_and_the_old_one_goes(trace, tmp_path):
+    cache.open_cached(trace, tmp_path / "c").con.close()
+    [old] = list((tmp_path / "c").iterdir())
+    generate(SynthSpec(ranks=2, steps=6, kernels_per_step=30), trace)      # rewritten in place
+    t = cache.open_cached(trace, tmp_path / "c")
+    assert t.con.execute("SELECT count(*) FROM raw_nvtx WHERE eventType = 59").fetchone()[0] == 2 * 6 * 2
+    t.con.close()
+    [new] = list((tmp_path / "c").iterdir())
+    assert new != old
+
+
+def test_broken_entry_is_rebuilt(trace, tmp_path):
+    cache.open_cached(trace, tmp_path / "c").con.close()
+    [entry] = list((tmp_path / "c").iterdir())
+    (entry / "raw_kernel.parquet").unlink()
+    t = cache.open_cached(trace, tmp_path / "c")
+    assert t.con.execute("SELECT count(*) FROM raw_kernel").fetchone()[0] > 0
+    t.con.close()
+
+
+def test_nothing_is_written_beside_the_trace(trace, tmp_path):
+    before = sorted(os.listdir(trace.parent))
+    run_job(load_job(job_file(tmp_path, trace)), cache_dir=tmp_path / "cache")
+    assert sorted(os.listdir(trace.parent)) == before
+
+
+def _build_in_child(args: tuple[str, str]) -> int:
+    t = cache.open_cached(Path(args[0]), Path(args[1]))
+    try:
+        return t.con.execute("SELECT count(*) FROM raw_kernel").fetchone()[0]
+    finally:
+        t.con.close()
+
+
+def test_two_processes_building_at_once_agree(trace, tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        counts = pool.map(_build_in_child, [(str(trace), str(tmp_path / "c"))] * 2)
+    assert counts[0] == counts[1] > 0
+    assert [p.name.startswith(".build-") for p in (tmp_path / "c").iterdir()] == [False]

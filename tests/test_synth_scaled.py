@@ -1,0 +1,37 @@
+"""The DuckDB-side generator for benchmark traces: right shape and quirks, and the pipeline's
+figures agree with a sort-and-merge over the rows read back (synth.union_ns)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from pipeline.config import load_job
+from pipeline.run import run_job
+from pipeline.synth import SynthSpec, union_ns
+from pipeline.synth_scaled import generate_scaled
+
+
+def test_scaled_trace_counts_and_union(tmp_path):
+    path = tmp_path / "big.sqlite"
+    truth = generate_scaled(SynthSpec(ranks=3, steps=4, kernels_per_step=50), path)
+    con = sqlite3.connect(path)
+    kernels = con.execute("SELECT start, end, globalPid, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall()
+    runtime = con.execute("SELECT count(*), count(DISTINCT globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    ranges = con.execute("SELECT globalTid, start, end FROM NVTX_EVENTS WHERE textId = 1 ORDER BY start").fetchall()
+    con.close()
+    assert len(kernels) == truth["kernels"] == 600 and runtime == (truth["runtime_rows"], 6)
+    assert len({c for _, _, _, c in kernels}) == 200                   # correlationIds repeat across ranks
+    job = tmp_path / "job.yaml"
+    job.write_text(json.dumps({
+        "name": "scaled", "trace": str(path), "region": {"name": "train_step", "occurrences": {"first": 2, "last": 3}},
+        "hardware": {"gpu": "auto", "num_gpus": 3, "precision": "bf16"}, "model": {"flops_per_step": 1.0e+12},
+        "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}))
+    res = run_job(load_job(job))
+    for occ in res["occurrences"]:
+        planted = [(s, e) for s, e, _, c in kernels if (occ["index"] - 1) * 50 < c <= occ["index"] * 50]
+        assert occ["kernel_count"] == truth["occurrences"][occ["index"] - 1]["kernel_count"] == len(planted)
+        assert round(occ["gpu_kernel_union_s"] * 1e9) == union_ns(planted)
+        assert round(occ["gpu_kernel_sum_s"] * 1e9) == sum(e - s for s, e in planted)
+        assert occ["wall_time_s"] > occ["cpu_range_s"]                  # the async tail is planted
+    assert len(ranges) == 12
