@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,14 @@ class Rule:
     pattern: str
 
 
+@lru_cache(maxsize=4)
+def _shipped(path: Path) -> list[dict[str, str]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["classes"]
+
+
 def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
     """The job's own rules first (so they can override), then the shipped ones."""
-    shipped = yaml.safe_load(path.read_text(encoding="utf-8"))["classes"]
+    shipped = _shipped(path)
     rules = [Rule(r["class"], r["pattern"]) for r in job_rules or []]
     rules += [Rule(c["class"], p) for c in shipped for p in c["patterns"]]
     bad = []

@@ -11,6 +11,7 @@ blended peak, the time-weighted harmonic mean by FLOP share (see _catalog_peak).
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -104,8 +105,15 @@ class Catalog:
 
 
 def load_catalog(path: Path | None = None) -> Catalog:
-    """Read and validate the catalog; every problem is reported with its entry's pointer."""
-    path = Path(path) if path else DEFAULT_CATALOG
+    """Read and validate the catalog; every problem is reported with its entry's pointer.
+
+    Parsed once per process and path: a batch of jobs must not re-read it per job.
+    """
+    return _load_catalog(Path(path) if path else DEFAULT_CATALOG)
+
+
+@lru_cache(maxsize=8)
+def _load_catalog(path: Path) -> Catalog:
     label = _label(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

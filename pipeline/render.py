@@ -8,6 +8,7 @@ rendered, so a failure never leaves a half-written report.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 import math
 import os
 import statistics
@@ -62,7 +63,9 @@ def median_of(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
+@lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    """One environment per process, so templates compile once per batch, not once per job."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("pipeline", "templates"),
         undefined=jinja2.StrictUndefined,
