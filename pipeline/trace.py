@@ -13,9 +13,13 @@ our machines are offline and a run must never reach for the network.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -65,9 +69,27 @@ def connect() -> duckdb.DuckDBPyConnection:
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
     })
-    con.execute(f"INSTALL '{sqlite_extension_path()}'")
-    con.execute("LOAD sqlite")
+    con.execute(f"LOAD '{loadable_scanner()}'")
     return con
+
+
+@lru_cache(maxsize=1)
+def loadable_scanner() -> Path:
+    """The wheel's scanner under the file name DuckDB derives its entry point from.
+
+    DuckDB looks for `<file stem>_duckdb_cpp_init`, and the wheel ships `sqlite.duckdb_extension`
+    for the `sqlite_scanner` extension. A link named `sqlite_scanner.duckdb_extension` in a private
+    temporary folder is loaded directly: no INSTALL, so nothing is copied into ~/.duckdb and no
+    copy installed there from another environment is ever picked up instead.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="mfu-duckdb-ext-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    link = folder / "sqlite_scanner.duckdb_extension"
+    try:
+        link.symlink_to(sqlite_extension_path())
+    except OSError:                      # no symlinks here (some Windows setups): copy instead
+        shutil.copyfile(sqlite_extension_path(), link)
+    return link
 
 
 def sqlite_extension_path() -> Path:

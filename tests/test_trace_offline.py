@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import connect, sqlite_extension_path
+from pipeline.trace import connect, loadable_scanner, sqlite_extension_path
 
 REPO = Path(__file__).resolve().parents[1]
 UNREACHABLE = "http://127.0.0.1:9"
@@ -20,11 +20,12 @@ def test_scanner_is_loaded_from_the_wheel_with_auto_install_off() -> None:
     try:
         assert con.execute("SELECT current_setting('autoinstall_known_extensions'), "
                            "current_setting('autoload_known_extensions')").fetchone() == (False, False)
-        scanner = con.execute("SELECT loaded, installed_from, install_mode FROM duckdb_extensions() "
+        scanner = con.execute("SELECT loaded FROM duckdb_extensions() "
                               "WHERE list_contains(aliases, 'sqlite')").fetchall()
     finally:
         con.close()
-    assert scanner == [(True, str(sqlite_extension_path()), "CUSTOM_PATH")]
+    assert scanner == [(True,)]          # loaded by path (the fresh-home test shows nothing is installed)
+    assert loadable_scanner().resolve() == sqlite_extension_path().resolve()
     assert sqlite_extension_path().is_file()
 
 
@@ -50,3 +51,4 @@ def test_open_trace_with_unreachable_proxy_and_a_fresh_home(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     counts = json.loads(done.stdout)
     assert (counts["kernels"], counts["launches"], counts["nvtx_ranges"]) == (1, 1, 1)
+    assert list(home.iterdir()) == []                       # nothing installed into the user's home
