@@ -15,7 +15,6 @@ import argparse
 import io
 import json
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -308,7 +307,7 @@ def _flops_text(d: dict[str, Any]) -> str:
 
 
 def _gpus(args: argparse.Namespace) -> int:
-    from .hardware import catalog_rows, load_catalog
+    from .catalog import catalog_rows, load_catalog
     rows = catalog_rows(load_catalog())
     if args.format == "json":
         print(json.dumps(rows, indent=2, sort_keys=True))

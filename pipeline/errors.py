@@ -7,7 +7,7 @@ a message and an exit code, never a traceback. Anything else is a bug (exit 5).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class ExitCode(enum.IntEnum):

@@ -12,7 +12,8 @@ from typing import Any
 
 from . import queries
 from .errors import MfuError
-from .hardware import detect, load_catalog
+from .catalog import load_catalog
+from .hardware import detect
 from .trace import RAW_TABLES, open_trace
 
 

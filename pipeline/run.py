@@ -14,7 +14,7 @@ from . import breakdown, metrics, ranks, render, result, roofline
 from .config import Job, load_job
 from .errors import ConfigError, ExitCode
 from .flops import FlopsResult, compute_flops
-from .hardware import load_catalog
+from .catalog import load_catalog
 from .measure import Measurement
 
 

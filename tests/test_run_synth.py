@@ -9,7 +9,6 @@ datasheet peak typed into this file.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest

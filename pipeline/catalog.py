@@ -1,0 +1,168 @@
+"""The GPU catalog (configs/hardware.yaml): product variants, their dense peaks and sources.
+
+Loading validates the file against schemas/hardware.schema.json and refuses sparse
+figures that are not paired with a smaller dense one, so a mislabelled datasheet number
+cannot reach an MFU denominator. Detection and peak choice live in hardware.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jsonschema
+import yaml
+
+from pipeline.errors import ConfigError, HardwareError, Problem
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CATALOG = ROOT / "configs" / "hardware.yaml"
+SCHEMA_PATH = ROOT / "schemas" / "hardware.schema.json"
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    """One catalog entry: a product variant with its dense (and printed sparse) peaks."""
+
+    key: str
+    display_name: str
+    vendor: str
+    names: tuple[str, ...]
+    dense: Mapping[str, float]
+    sparse: Mapping[str, float]
+    hbm_gbps: float
+    memory_gb: float
+    sm_count: int | None
+    cu_count: int | None
+    boost_clock_mhz: float | None
+    source_title: str
+    source_url: str
+    note: str | None
+
+    def expected(self) -> dict[str, float]:
+        """Catalog values comparable with TARGET_INFO_GPU columns (same units as _measure)."""
+        values = {"memory": self.memory_gb, "bandwidth": self.hbm_gbps,
+                  "sm": self.sm_count, "clock": self.boost_clock_mhz}
+        return {k: float(v) for k, v in values.items() if v is not None}
+
+
+def _norm(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+@dataclass
+class Catalog:
+    """Entries by key, plus a case-insensitive index of keys and name strings."""
+
+    entries: dict[str, GpuEntry]
+    label: str = "configs/hardware.yaml"
+    _index: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for entry in self.entries.values():
+            for alias in {entry.key, entry.display_name, *entry.names}:
+                keys = self._index.setdefault(_norm(alias), [])
+                if entry.key not in keys:
+                    keys.append(entry.key)
+
+    def matching(self, name: str) -> list[GpuEntry]:
+        """Every entry a key or name string refers to (several when variants share a name)."""
+        return [self.entries[k] for k in self._index.get(_norm(name), [])]
+
+    def close_names(self, name: str, n: int = 5) -> list[str]:
+        """Catalog keys and names resembling `name`, for error messages."""
+        return difflib.get_close_matches(_norm(name), list(self._index), n=n, cutoff=0.5)
+
+    def lookup(self, name: str) -> GpuEntry:
+        """The one entry a job's `hardware.gpu` names; an error lists close names otherwise."""
+        found = self.matching(name)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            keys = ", ".join(e.key for e in found)
+            raise HardwareError(f"GPU name {name!r} fits several catalog entries ({keys}); "
+                                f"set hardware.gpu to one of these keys")
+        close = self.close_names(name)
+        hint = f"; close names: {', '.join(close)}" if close else ""
+        raise HardwareError(f"GPU {name!r} is not in {self.label}{hint}. Use a key from "
+                            f"`mfu gpus`, add an entry, or set hardware.peak_tflops")
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """Read and validate the catalog; every problem is reported with its entry's pointer.
+
+    Parsed once per process and path: a batch of jobs must not re-read it per job.
+    """
+    return _load_catalog(Path(path) if path else DEFAULT_CATALOG)
+
+
+@lru_cache(maxsize=8)
+def _load_catalog(path: Path) -> Catalog:
+    label = _label(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError([Problem(f"cannot read catalog: {exc.strerror}", file=label)]) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError([Problem(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=label,
+                                   line=mark.line + 1 if mark else None,
+                                   col=mark.column + 1 if mark else None)]) from exc
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = [Problem(err.message, pointer=_pointer(err.absolute_path), file=label)
+                for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))]
+    if not problems:
+        problems = _sparse_problems(data["gpus"], label)
+    if problems:
+        raise ConfigError(problems)
+    return Catalog({key: _entry(key, raw) for key, raw in data["gpus"].items()}, label)
+
+
+def _label(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _pointer(parts: Sequence[Any]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _sparse_problems(gpus: Mapping[str, Any], label: str) -> list[Problem]:
+    """Sparse figures must sit beside a dense one and exceed it, or they were mislabelled."""
+    problems = []
+    for key, raw in gpus.items():
+        for prec, value in raw.get("sparse_tflops", {}).items():
+            dense = raw["dense_tflops"].get(prec)
+            if dense is None or value <= dense:
+                problems.append(Problem(
+                    f"sparse {prec} {value} needs a smaller dense {prec} figure beside it "
+                    f"(dense is {dense})", pointer=f"/gpus/{key}/sparse_tflops/{prec}", file=label,
+                    hint="store the dense figure in dense_tflops; sparse is the vendor's 2:4 number"))
+    return problems
+
+
+def _entry(key: str, raw: Mapping[str, Any]) -> GpuEntry:
+    return GpuEntry(
+        key=key, display_name=raw["display_name"], vendor=raw["vendor"], names=tuple(raw["names"]),
+        dense={k: float(v) for k, v in raw["dense_tflops"].items()},
+        sparse={k: float(v) for k, v in raw.get("sparse_tflops", {}).items()},
+        hbm_gbps=float(raw["hbm_gbps"]), memory_gb=float(raw["memory_gb"]),
+        sm_count=raw.get("sm_count"), cu_count=raw.get("cu_count"),
+        boost_clock_mhz=raw.get("boost_clock_mhz"), source_title=raw["source"]["title"],
+        source_url=raw["source"]["url"], note=raw.get("note"))
+
+
+def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """One flat row per entry for `mfu gpus` (table or JSON); missing precisions are None."""
+    return [{"key": e.key, "name": e.display_name,
+             **{f"{p}_tflops": e.dense.get(p) for p in ("bf16", "fp16", "fp8", "tf32")},
+             "hbm_gbps": e.hbm_gbps, "memory_gb": e.memory_gb,
+             "source": e.source_title, "source_url": e.source_url}
+            for e in catalog.entries.values()]
