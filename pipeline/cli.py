@@ -71,18 +71,22 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
                          "one worker, so each trace is read once")
-    sp.add_argument("--history", type=Path, metavar="DB", help="append this run's results (job name, config "
-                    "hash, trace hash, MFU, step time) to a DuckDB history file, created if missing; "
-                    "render it with `mfu history DB`")
+    sp.add_argument("--history", type=Path, metavar="PATH", help="append this run's results (job name, config "
+                    "hash, trace hash, MFU, step time) to a history, created if missing: a PATH ending in "
+                    ".duckdb is a DuckDB file; any other PATH is a folder that gets one Parquet file per run "
+                    "(run-000001.parquet, ...), never rewriting earlier ones, so runs may append at once. "
+                    "Render it with `mfu history PATH`")
 
     sp.add_argument("--cache", type=Path, metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
                     "reuse them (default: off for one job, the user cache folder for several; see README)")
     sp.add_argument("--no-cache", action="store_true", help="never use or write a cache")
     sp.add_argument("--executor", default="local", metavar="ENGINE",
                     help="local (default), dask-local, or dask://HOST:PORT (needs the [dask] extra)")
-    sp = cmd("history", _history, "Render the trend of MFU and step time per job from a history file "
-             "(history.md, history.html with SVG charts, history.json).")
-    sp.add_argument("db", type=Path, metavar="DB", help="DuckDB file written by `mfu run --history DB`")
+    sp = cmd("history", _history, "Render the trend of MFU and step time per job from a history, a *.duckdb "
+             "file or a folder of Parquet files (history.md, history.html with SVG charts, history.json).")
+    sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
+                    "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
+                    "renders the same rows byte for byte")
     sp.add_argument("--out", type=Path, default=Path("reports/history"),
                     help="output folder (default: reports/history)")
 
@@ -153,6 +157,9 @@ def _run(args: argparse.Namespace) -> int:
     from .index import write_index
     if args.workers is not None and args.workers < 1:
         raise UsageError("--jobs needs at least 1 worker")
+    if args.history is not None:
+        from .history import check
+        check(args.history)
     quiet = len(args.jobs) == 1
     cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
     rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr,
@@ -218,8 +225,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     from .history import write
-    write(args.db, args.out)
-    print(f"history of {args.db} -> {args.out}/history.md, history.html, history.json")
+    write(args.path, args.out)
+    print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
     return 0
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.compare import compare, load_input
+from pipeline.config import schema_registry, validator
 
 
 def write(folder: Path, name: str, trace: Path, precision: str = "bf16") -> Path:
@@ -88,3 +89,44 @@ def test_bad_inputs_are_usage_errors(pair, tmp_path, capsys):
     assert main(["compare", str(a), str(a), "--baseline", "zzz", "--out", str(tmp_path / "c")]) == 2
     assert "Traceback" not in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
+
+
+def undocumented(node: object, pointer: str = "") -> list[str]:
+    """JSON pointers of subschemas under properties/items/oneOf that have no description."""
+    out: list[str] = []
+    if isinstance(node, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            out += [f"{pointer}/properties/{key}"] * ("description" not in sub)
+            out += undocumented(sub, f"{pointer}/properties/{key}")
+        if isinstance(node.get("items"), dict):
+            out += [f"{pointer}/items"] * ("description" not in node["items"])
+            out += undocumented(node["items"], f"{pointer}/items")
+        for i, sub in enumerate(node.get("oneOf") or []):
+            out += [f"{pointer}/oneOf/{i}"] * ("description" not in sub)
+            out += undocumented(sub, f"{pointer}/oneOf/{i}")
+    return out
+
+
+def test_every_property_of_the_output_schemas_is_described():
+    assert undocumented({"properties": {"x": {"type": "object", "properties": {"y": {}}}}}) == \
+        ["/properties/x", "/properties/x/properties/y"]
+    for name in ("compare.schema.json", "history.schema.json"):
+        assert undocumented(schema_registry().contents(name)) == [], name
+
+
+def test_compare_json_matches_its_schema(synth_trace, tmp_path, capsys):
+    (ta, _), (tb, _) = synth_trace(step_ns=50_000_000), synth_trace(step_ns=55_000_000)
+    a, b, c = write(tmp_path, "a", ta), write(tmp_path, "b", tb), write(tmp_path, "c8", tb, precision="fp8")
+    assert main(["compare", str(a), str(b), str(c), "--max-regression", "5%", "--out", str(tmp_path / "g")]) == 1
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "n")]) == 0
+    check = validator("compare.schema.json")
+    gated = json.loads((tmp_path / "g" / "compare.json").read_text())
+    plain = json.loads((tmp_path / "n" / "compare.json").read_text())
+    assert len(gated["gates"]) == 4 and not gated["columns"][2]["comparable"]   # the schema sees every branch
+    assert plain["gates"] == [] and plain["max_regression_pct"] is None
+    for doc in (gated, plain):
+        assert [e.message for e in check.iter_errors(doc)] == []
+    gated["columns"][0]["extra"] = 1
+    gated["rows"][0]["deltas"][1] = {"abs": 1.0}
+    gated["gates"][0]["metric"] = "tokens_per_s"
+    assert len(list(check.iter_errors(gated))) == 3
