@@ -9,6 +9,7 @@ import json
 import pytest
 
 from pipeline.config import load_job, validator
+from pipeline.render import render_all
 from pipeline.run import run_job
 from tests.test_ranks import NS, STEPS, job, rank_files
 from tests.test_run_synth import write_job
@@ -137,3 +138,12 @@ def test_several_files_measure_job_figures(three_files):
     res, truths = three_files
     row = next(r for r in res["roofline"] if r["operator"] == NCCL_FIGURE["name"])
     assert row["measured_s"] == pytest.approx(_comm_truth(truths) / NS / 4, abs=1e-12)    # per GPU: 4 devices
+
+
+def test_several_files_reports_name_devices_by_file(three_files):
+    res, _ = three_files
+    files = render_all(res)
+    # the device table and the overlap table both name the second file's second GPU
+    assert [line.count("|") for line in files["report.md"].splitlines() if line.startswith("| r1.sqlite:1 |")] == [5, 8]
+    assert "GPU r1.sqlite:1</text>" in files["report.html"]
+    assert '<td class="n">r1.sqlite:1</td><td class="n">' in files["report.html"]
