@@ -98,18 +98,12 @@ def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
     return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
 
 
-def empty(figures: list[dict[str, Any]]) -> dict[str, Any]:
-    """The same keys as measure_all with nothing measured (the report shows empty tables)."""
-    keys = ("wall", "busy", "compute", "comm", "exposed", "hidden", "idle")
-    return {"kernel_classes": [], "top_kernels": [],
-            "communication": {"class": COMM_CLASS, "devices": [],
-                              "totals": {**{f"{k}_s": 0.0 for k in keys}, "exposed_share_of_comm": None}},
-            "figure_device_s": [None for _ in figures]}
+def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """Everything issue #5 reads from the `classified` table, while the connection is open.
 
-
-def measure_all(trace: Trace, m: Measurement, rules: list[Rule], figures: list[dict[str, Any]]) -> dict[str, Any]:
-    """Everything issue #5 reads from the trace, while it is open; see attach() for the result."""
-    classify(trace, m, rules)
+    ranks.measure_set builds that table (per file, then combined), so one file and several
+    files are read by the same queries.
+    """
     wall_ns = sum(o["wall_ns"] for o in m.occurrences)
     classes = kernel_classes(trace, wall_ns)
     return {"kernel_classes": classes,

@@ -2,10 +2,12 @@
 
 Multi-node jobs write one export per rank. Each file is attached on one DuckDB
 connection in turn, measured exactly as a single file is (measure.py), and its
-matched ranges and attributed kernels are kept (rank_collect.sql). The combined
+matched ranges and attributed kernels are kept (rank_collect.sql), and its kernels are
+classified against its own string table and kept too (classify_collect.sql). The combined
 tables key ranks by (file, process) and devices by (file, device), because pids
 and device ids repeat across hosts (rank_combine.sql); the ordinary queries then
-run on the combination, so every figure means what it means for one file.
+run on the combination (class, overlap and pattern times included), so every figure means
+what it means for one file.
 
 A TraceSet can also be shared by several jobs of a batch: its files are then
 copied into DuckDB once (`materialize`), so each file is read once, not per job.
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import cache, queries, rankstats
+from . import breakdown, cache, queries, rankstats
 from .config import Job
 from .errors import HardwareError
 from .hardware import Peak, resolve_peak
@@ -99,14 +101,19 @@ def file_label(job: Job, path: Path) -> str:
         return path.name
 
 
-def measure_set(ts: TraceSet, job: Job) -> SetMeasurement:
-    """Measure the job's region in every file; combine when there are several."""
+def measure_set(ts: TraceSet, job: Job, rules: list[breakdown.Rule]) -> SetMeasurement:
+    """Measure the job's region in every file and classify its kernels; combine when there are several.
+
+    Classifying here, while each file is in use, resolves kernel names against that file's own
+    string table: ids differ per file, so the combined kernels cannot be named afterwards.
+    """
     labels = [file_label(job, p) for p in ts.paths]
     files, per = [], []
     for i, trace in enumerate(ts.traces):
         ts.use(i)
         prepare(trace)
         m = measure(trace, job.region)
+        breakdown.classify(trace, m, rules)
         files.append({"label": labels[i], "sha256": trace.sha256, "nsys_version": trace.nsys_version,
                       "export_schema_version": trace.export_schema_version, "devices": m.devices_used,
                       "gpu_rows": queries.run(ts.con, "gpu_rows") if trace.has("raw_gpu") else None})
@@ -115,16 +122,21 @@ def measure_set(ts: TraceSet, job: Job) -> SetMeasurement:
             _label_ranks(m.ranks, queries.run(ts.con, "rank_union"), own, labels)
             return SetMeasurement(m, files, {d: str(d) for d in m.devices_used})
         queries.run(ts.con, "rank_collect", file=i)
+        queries.run(ts.con, "classify_collect", file=i)
         per.append(m)
     return _combine(ts, per, files, labels)
 
 
 def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: list[str]) -> SetMeasurement:
-    """Rerun the per-occurrence queries on the combined ranges and kernels of every file."""
+    """Rerun the per-occurrence queries on the combined ranges and kernels of every file.
+
+    The combined `classified` table is built here too, on the same rank and device keys.
+    """
     keys = queries.run(ts.con, "rank_combine")
     rank_of = {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"}
     device_labels = {k["key"]: f"{labels[k['file']]}:{k['original']}" for k in keys if k["kind"] == "device"}
     first, last = min(m.first for m in per), max(m.last for m in per)
+    queries.run(ts.con, "classify_combine")
     queries.run(ts.con, "kernel_union")
     occurrences = queries.run(ts.con, "occurrence_times", first=first, last=last)
     devices = queries.run(ts.con, "device_times")

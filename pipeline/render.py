@@ -63,6 +63,12 @@ def median_of(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
+def device_label(result: dict[str, Any], device_id: int) -> str:
+    """The device as the device table names it: with several trace files the ids in result.json are
+    combined keys, and only the label (file:device) tells the user which GPU it was."""
+    return next((d["label"] for d in result["devices"] if d["device_id"] == device_id), str(device_id))
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """One environment per process, so templates compile once per batch, not once per job."""
@@ -74,7 +80,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.globals.update(charts.GLOBALS)
+    env.globals.update(charts.GLOBALS, device_label=device_label)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of)
     return env
 

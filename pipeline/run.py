@@ -30,8 +30,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     rules = _rules(job, analysis)
     ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        sm = ranks.measure_set(ts, job)
-        where = _where_time_goes(ts, sm, rules, analysis)
+        sm = ranks.measure_set(ts, job, rules)
+        where = breakdown.measure_all(ts.traces[0], sm.measurement, analysis.get("figures", []))
     finally:
         if shared is None:
             ts.close()
@@ -48,21 +48,6 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
     res["warnings"] += roofline.above_roof(res["roofline"])
     return res
-
-
-def _where_time_goes(ts: ranks.TraceSet, sm: ranks.SetMeasurement, rules: list[breakdown.Rule],
-                     analysis: dict[str, Any]) -> dict[str, Any]:
-    """Kernel classes, overlap and user figures (issue #5) on the measured connection.
-
-    Kernel names live in each file's own string table, so several files are not classified yet:
-    the report says so instead of mixing names across files.
-    """
-    if len(ts.traces) == 1:
-        return breakdown.measure_all(ts.traces[0], sm.measurement, rules, analysis.get("figures", []))
-    sm.measurement.warnings.append({"code": "breakdown_single_file", "message":
-                                    "kernel classes, communication overlap and measured roofline times are "
-                                    "computed for single-file jobs only; this job has several trace files"})
-    return breakdown.empty(analysis.get("figures", []))
 
 
 def _rules(job: Job, analysis: dict[str, Any]) -> list[breakdown.Rule]:

@@ -1,4 +1,6 @@
-"""Issue #5 end to end on synthetic traces: classes, overlap, roofline rows and their sources."""
+"""Issue #5 end to end on synthetic traces: classes, overlap, roofline rows and their sources.
+
+One file, and several files (one per node) whose kernels are named by each file's own strings."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ import json
 import pytest
 
 from pipeline.config import load_job, validator
+from pipeline.render import render_all
 from pipeline.run import run_job
+from tests.test_ranks import NS, STEPS, job, rank_files
 from tests.test_run_synth import write_job
 
 LLAMA = {"preset": "llama-3-8b"}
@@ -68,3 +72,78 @@ def test_job_kernel_class_rules_move_kernels(synth_trace, tmp_path):
     res, _ = _run(synth_trace, tmp_path, analysis={"kernel_classes": [{"class": "my_flash", "pattern": "^flash_"}]})
     classes = {c["class"] for c in res["kernel_classes"]}
     assert "my_flash" in classes and "attention" not in classes
+
+
+# Three files (one per node): equal pid 4000 in files 0 and 1, two ranks in file 1, different seeds
+# and NCCL frequencies, so names, string ids, pids and device ids all collide or differ across files.
+MULTI = [{"seed": 1, "first_pid": 4000},
+         {"seed": 2, "first_pid": 4000, "ranks": 2, "rank_skew_ns": 10_000},
+         {"seed": 3, "first_pid": 6000, "nccl_every": 3}]
+NCCL_PER_STEP = [40 // 8, 40 // 8, 40 // 3]        # i % nccl_every == nccl_every - 1 for i < 40 kernels
+NCCL_FIGURE = {"name": "nccl (job)", "kernels": "^ncclDevKernel", "flops": 1e9}
+
+
+@pytest.fixture(scope="module")
+def three_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("multi")
+    truths = rank_files(folder, MULTI)
+    body = json.loads(job(folder, "r*.sqlite").read_text())
+    body["analysis"] = {"figures": [NCCL_FIGURE]}
+    (folder / "job.yaml").write_text(json.dumps(body))
+    return run_job(load_job(folder / "job.yaml")), truths
+
+
+def _per_device_truth(truths: list[dict], key: str) -> dict[str, int]:
+    """Ground truth of one measure per device label (file:device), summed over occurrences."""
+    return {f"r{i}.sqlite:{dev}": sum(o["device_comm_ns"][dev][key] for o in t["occurrences"])
+            for i, t in enumerate(truths) for dev in t["occurrences"][0]["device_comm_ns"]}
+
+
+def _comm_truth(truths: list[dict]) -> int:
+    """Union of the NCCL kernels on every device of every file: exposed + hidden."""
+    return sum(sum(_per_device_truth(truths, k).values()) for k in ("exposed_ns", "hidden_ns"))
+
+
+def test_several_files_classify_like_the_ground_truth(three_files):
+    res, truths = three_files
+    assert "breakdown_single_file" not in {w["code"] for w in res["warnings"]}
+    classes = {c["class"]: c for c in res["kernel_classes"]}
+    ranks = [s.get("ranks", 1) for s in MULTI]
+    assert classes["communication"]["count"] == STEPS * sum(r * n for r, n in zip(ranks, NCCL_PER_STEP))
+    # NCCL kernels run one after another on their own stream: their sum is their union, exposed + hidden
+    assert round(classes["communication"]["sum_s"] * NS) == _comm_truth(truths)
+    assert sum(c["count"] for c in classes.values()) == sum(o["kernel_count"] for t in truths for o in t["occurrences"])
+    assert sum(round(c["sum_s"] * NS) for c in classes.values()) == sum(
+        o["kernel_sum_ns"] for t in truths for o in t["occurrences"])
+    nccl = [k for k in res["top_kernels"] if k["class"] == "communication"]
+    assert len(nccl) == 1 and nccl[0]["count"] == classes["communication"]["count"]
+
+
+def test_several_files_overlap_per_device_equals_the_ground_truth(three_files):
+    res, truths = three_files
+    label = {d["device_id"]: d["label"] for d in res["devices"]}
+    got = {label[d["device_id"]]: d for d in res["communication"]["devices"]}
+    assert sorted(got) == ["r0.sqlite:0", "r1.sqlite:0", "r1.sqlite:1", "r2.sqlite:0"]
+    for key in ("exposed_ns", "hidden_ns"):
+        assert {k: round(d[key.replace("_ns", "_s")] * NS) for k, d in got.items()} == _per_device_truth(truths, key)
+    # idle is inside the combined occurrence walls: the envelope of every file's ranks
+    walls = [max(t["occurrences"][k]["start_ns"] + t["occurrences"][k]["wall_ns"] for t in truths)
+             - min(t["occurrences"][k]["start_ns"] for t in truths) for k in range(STEPS)]
+    busy = {f"r{i}.sqlite:{dev}": sum(o["device_union_ns"][dev] for o in t["occurrences"])
+            for i, t in enumerate(truths) for dev in t["occurrences"][0]["device_union_ns"]}
+    assert {k: round(d["idle_s"] * NS) for k, d in got.items()} == {k: sum(walls) - b for k, b in busy.items()}
+
+
+def test_several_files_measure_job_figures(three_files):
+    res, truths = three_files
+    row = next(r for r in res["roofline"] if r["operator"] == NCCL_FIGURE["name"])
+    assert row["measured_s"] == pytest.approx(_comm_truth(truths) / NS / 4, abs=1e-12)    # per GPU: 4 devices
+
+
+def test_several_files_reports_name_devices_by_file(three_files):
+    res, _ = three_files
+    files = render_all(res)
+    # the device table and the overlap table both name the second file's second GPU
+    assert [line.count("|") for line in files["report.md"].splitlines() if line.startswith("| r1.sqlite:1 |")] == [5, 8]
+    assert "GPU r1.sqlite:1</text>" in files["report.html"]
+    assert '<td class="n">r1.sqlite:1</td><td class="n">' in files["report.html"]
