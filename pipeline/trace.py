@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from . import queries
 from .errors import TraceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -70,6 +71,7 @@ def connect() -> duckdb.DuckDBPyConnection:
         "autoload_known_extensions": False,
     })
     con.execute(f"LOAD '{loadable_scanner()}'")
+    queries.run(con, "macros")
     return con
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
+from pipeline import queries
+
 COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name VARCHAR, class VARCHAR, " \
           "kind VARCHAR, start_ns BIGINT, end_ns BIGINT"
 
@@ -11,6 +13,7 @@ COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name VARCHAR,
 def classified(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, device_id, name, class, start_ns, end_ns); kind follows the class."""
     con = duckdb.connect()
+    queries.run(con, "macros")
     con.execute(f"CREATE TABLE classified ({COLUMNS})")
     if rows:
         con.executemany("INSERT INTO classified VALUES (?, 1, ?, ?, ?, ?, ?, ?)",

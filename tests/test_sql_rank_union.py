@@ -9,6 +9,7 @@ from pipeline import queries
 
 def test_union_per_rank_and_occurrence():
     con = duckdb.connect()
+    queries.run(con, "macros")
     con.execute("CREATE TEMP TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
     rows = [(1, 10, 0, 7, 1, 0, 100), (1, 10, 0, 13, 1, 50, 150),   # overlap: union 150

@@ -1,5 +1,5 @@
 -- Communication overlap and idle time per occurrence and device (issue #5), kernels only.
--- Three unions per (occurrence, device) by the island rule of kernel_union.sql: every
+-- Three unions per (occurrence, device) by the island rule of interval_islands: every
 -- kernel ('busy'), compute kernels (class <> $comm_class), communication kernels. Then
 --   exposed = busy - compute      communication time with no compute kernel running
 --   hidden  = comm - exposed      communication time under some compute kernel
@@ -8,34 +8,21 @@
 -- occurrence_times.sql) and $devices the devices to report, so a device with no kernel
 -- in an occurrence still shows that occurrence as idle.
 WITH scoped AS (
-    SELECT occurrence, device_id, 'busy' AS part, start_ns, end_ns
+    SELECT {'occurrence': occurrence, 'device_id': device_id, 'part': 'busy'} AS grp, start_ns, end_ns
     FROM classified WHERE kind = 'kernel'
     UNION ALL
-    SELECT occurrence, device_id, CASE WHEN class = $comm_class THEN 'comm' ELSE 'compute' END,
+    SELECT {'occurrence': occurrence, 'device_id': device_id,
+            'part': CASE WHEN class = $comm_class THEN 'comm' ELSE 'compute' END},
            start_ns, end_ns
     FROM classified WHERE kind = 'kernel'
 ),
-marked AS (
-    SELECT *,
-           max(end_ns) OVER (PARTITION BY occurrence, device_id, part ORDER BY start_ns, end_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
-    FROM scoped
-),
-islands AS (
-    SELECT *,
-           sum(CASE WHEN prev_end_ns IS NULL OR start_ns > prev_end_ns THEN 1 ELSE 0 END)
-               OVER (PARTITION BY occurrence, device_id, part ORDER BY start_ns, end_ns
-                     ROWS UNBOUNDED PRECEDING) AS island
-    FROM marked
-),
 unions AS (
-    SELECT occurrence, device_id,
-           sum(len) FILTER (WHERE part = 'busy') AS busy_ns,
-           sum(len) FILTER (WHERE part = 'compute') AS compute_ns,
-           sum(len) FILTER (WHERE part = 'comm') AS comm_ns
-    FROM (SELECT occurrence, device_id, part, max(end_ns) - min(start_ns) AS len
-          FROM islands GROUP BY occurrence, device_id, part, island)
-    GROUP BY occurrence, device_id
+    SELECT grp.occurrence AS occurrence, grp.device_id AS device_id,
+           sum(end_ns - start_ns) FILTER (WHERE grp.part = 'busy') AS busy_ns,
+           sum(end_ns - start_ns) FILTER (WHERE grp.part = 'compute') AS compute_ns,
+           sum(end_ns - start_ns) FILTER (WHERE grp.part = 'comm') AS comm_ns
+    FROM interval_islands('scoped')
+    GROUP BY grp.occurrence, grp.device_id
 ),
 walls AS (
     SELECT $occurrences[i] AS occurrence, $walls_ns[i] AS wall_ns
