@@ -25,6 +25,8 @@ def _con() -> duckdb.DuckDBPyConnection:
     con.executemany("INSERT INTO launches VALUES (?, ?, ?, ?, ?)", [
         (110, 112, P1 | 1, P1, 5), (111, 113, P1 | 1, P1, 5),   # duplicate launch row
         (50, 52, P2 | 1, P2, 5), (180, 182, P1 | 2, P1, 6), (128, 129, P1 | 1, P1, 7)])
+    con.execute("CREATE TABLE kernels (start_ns BIGINT, end_ns BIGINT, device_id BIGINT, stream_id BIGINT, "
+                "correlation_id BIGINT, global_pid BIGINT, name_id BIGINT)")   # no kernels: memops only
     con.execute("CREATE TABLE region_ranges AS SELECT * FROM (VALUES "
                 f"(1, {P1}, {P1 | 1}, 100, 200), (1, {P2}, {P2 | 1}, 100, 200)) "
                 "AS t(occurrence, global_pid, global_tid, start_ns, end_ns)")
@@ -32,6 +34,8 @@ def _con() -> duckdb.DuckDBPyConnection:
 
 
 def _rows(con, **kw):
+    """Attribute as measure.py does (launch keys, or the window rule), then the memory operations."""
+    queries.run(con, "attribute_window" if kw["mode"] == "window" else "attribute_launch", first=1, last=1, **kw)
     queries.run(con, "attribute_memops", first=1, last=1, **kw)
     return sorted(con.execute("SELECT name, device_id, start_ns, end_ns FROM attributed_memops").fetchall())
 

@@ -6,7 +6,9 @@
 -- Scale (issue #7): the envelope of the selected ranges is a constant filter DuckDB pushes
 -- into the launch scan (row groups outside it are skipped); the few launches found then
 -- filter the kernel scan through the join keys. No kernel row outside the join is kept.
-CREATE OR REPLACE TEMP TABLE attributed AS
+-- The launch keys are kept (table `launched`): memory copies and sets are attributed through
+-- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
+CREATE OR REPLACE TEMP TABLE launched AS
 WITH selected AS (
     SELECT occurrence, global_pid, global_tid, start_ns, end_ns
     FROM region_ranges
@@ -15,15 +17,18 @@ WITH selected AS (
 envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected
 ),
-launched AS (
-    SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
-    FROM launches AS l
-    JOIN selected AS s
-      ON l.global_pid = s.global_pid
-     AND l.start_ns BETWEEN s.start_ns AND s.end_ns
-     AND (NOT $same_thread OR l.global_tid = s.global_tid)
-    WHERE l.start_ns BETWEEN (SELECT lo FROM envelope) AND (SELECT hi FROM envelope)
+envelope_launches AS (
+    SELECT * FROM launches
+    WHERE start_ns BETWEEN (SELECT lo FROM envelope) AND (SELECT hi FROM envelope)
 )
+SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
+FROM envelope_launches AS l
+JOIN selected AS s
+  ON l.global_pid = s.global_pid
+ AND l.start_ns BETWEEN s.start_ns AND s.end_ns
+ AND (NOT $same_thread OR l.global_tid = s.global_tid);
+
+CREATE OR REPLACE TEMP TABLE attributed AS
 SELECT
     a.occurrence,
     k.global_pid,

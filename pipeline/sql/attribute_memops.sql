@@ -1,8 +1,8 @@
 -- Memory copies and sets (CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET) attributed to the selected
--- occurrences by the same rules as kernels (SEMANTICS §4): the launching runtime call
--- (cudaMemcpyAsync, cudaMemsetAsync, ...) has the row's correlationId within the same
--- process and started inside the range; $mode = 'window' instead takes every operation
--- of the process overlapping the range, clipped to it. $same_thread as in attribute_launch.
+-- occurrences by the same rules as kernels (SEMANTICS §4): through the launch keys that
+-- attribute_launch.sql kept in `launched` (process or thread rule, duplicates removed);
+-- $mode = 'window' instead takes every operation of the process overlapping the range,
+-- clipped to it (attribute_window.sql leaves `launched` empty).
 CREATE OR REPLACE TEMP TABLE attributed_memops AS
 WITH ops AS (
     SELECT start AS start_ns, "end" AS end_ns, deviceId AS device_id,
@@ -16,15 +16,6 @@ selected AS (
     SELECT occurrence, global_pid, global_tid, start_ns, end_ns
     FROM region_ranges
     WHERE occurrence BETWEEN $first AND $last
-),
-launched AS (
-    SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
-    FROM launches AS l
-    JOIN selected AS s
-      ON l.global_pid = s.global_pid
-     AND l.start_ns BETWEEN s.start_ns AND s.end_ns
-     AND (NOT $same_thread OR l.global_tid = s.global_tid)
-    WHERE $mode <> 'window'
 )
 SELECT a.occurrence, o.global_pid, o.device_id, o.name, o.start_ns, o.end_ns
 FROM ops AS o

@@ -25,3 +25,9 @@ JOIN selected AS s
  AND k.start_ns < s.end_ns
  AND k.end_ns > s.start_ns
 WHERE k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope);
+
+-- No launch keys in window mode: attribute_memops.sql then uses the window rule too.
+CREATE OR REPLACE TEMP TABLE launched AS
+SELECT CAST(NULL AS BIGINT) AS occurrence, CAST(NULL AS BIGINT) AS global_pid,
+       CAST(NULL AS BIGINT) AS correlation_id
+WHERE false;
