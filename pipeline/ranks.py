@@ -191,6 +191,8 @@ def enrich(res: dict[str, Any], sm: SetMeasurement, ts: TraceSet) -> None:
     res["ranks"] = rankstats.rank_rows(m.ranks, occ_flops, gpus, peak)
     res["rank_summary"] = rankstats.summary(m.ranks, occ_flops, gpus, peak, slowest)
     res["rank_spread"] = rankstats.spread(res["rank_summary"])
+    for occ in res["occurrences"]:
+        occ["rank_spread_s"] = rankstats.occurrence_spread(m.ranks, occ["index"])
     res["straggler"] = late
     res["warnings"] += rankstats.alignment_warnings(m.ranks, m.first, m.last)
     res["trace"]["sha256"] = ts.sha256()

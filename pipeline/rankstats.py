@@ -35,6 +35,12 @@ def rank_rows(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float) 
              "kernel_count": r["kernel_count"]} for r in ranks]
 
 
+def occurrence_spread(ranks: list[dict], occurrence: int) -> float | None:
+    """Slowest minus fastest rank wall time in one occurrence (SEMANTICS §5 per-rank spread)."""
+    walls = [r["wall_ns"] for r in ranks if r["occurrence"] == occurrence]
+    return (max(walls) - min(walls)) / NS if walls else None
+
+
 def straggler(ranks: list[dict], total_wall_ns: int) -> dict[str, Any]:
     """Straggler cost per occurrence and in total (see DEFINITION); ties go to the first rank by name."""
     per = []

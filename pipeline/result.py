@@ -6,7 +6,6 @@ what is here. Times stay integer nanoseconds until this final division.
 
 from __future__ import annotations
 
-import statistics
 from fractions import Fraction
 from typing import Any
 
@@ -24,16 +23,17 @@ def flops_scaled(per_step: int, steps: Fraction) -> int:
 
 
 def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[str, Any]:
-    """The whole result document; `peak` is hardware.Peak, `fl` is flops.FlopsResult."""
+    """The result document; `peak` is hardware.Peak, `fl` is flops.FlopsResult.
+
+    Per-rank figures (ranks, rank_summary, spread, straggler) are added by ranks.enrich,
+    which knows the files and rank labels.
+    """
     gpus = job.hardware["num_gpus"]
     steps = job.steps_per_occurrence
     occ_model = flops_scaled(fl.model_flops_per_step, steps)
     occ_hw = flops_scaled(fl.hardware_flops_per_step, steps)
     occ_tokens = flops_scaled(fl.tokens_per_step, steps)
     occurrences = [_occurrence(o, occ_model, occ_hw, gpus, peak.peak_tflops) for o in m.occurrences]
-    for occ in occurrences:
-        walls = [r["wall_ns"] for r in m.ranks if r["occurrence"] == occ["index"]]
-        occ["rank_spread_s"] = (max(walls) - min(walls)) / NS if walls else None
     n = len(occurrences)
     wall_ns = sum(o["wall_ns"] for o in m.occurrences)
     union_ns = sum(o["kernel_union_ns"] for o in m.occurrences)
@@ -79,8 +79,6 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
                    "first": m.first, "last": m.last,
                    "occurrences_per_process": {str(p): c for p, c in sorted(m.counts_per_process.items())}},
         "occurrences": occurrences,
-        "ranks": [_rank(r) for r in m.ranks],
-        "rank_summary": _rank_summary(m.ranks),
         "devices": _devices(m, wall_ns),
         "totals": totals,
         "step_time": metrics.step_stats([o["wall_time_s"] for o in occurrences]),
@@ -109,29 +107,6 @@ def _occurrence(o: dict, flops: int, hw_flops: int, gpus: int, peak: float) -> d
         "mfu_pct_wall": metrics.utilization_pct(flops, wall_s, gpus, peak),
         "hfu_pct_wall": metrics.utilization_pct(hw_flops, wall_s, gpus, peak),
     }
-
-
-def _rank(r: dict) -> dict[str, Any]:
-    return {"occurrence": r["occurrence"], "pid": r["pid"], "start_ns": r["start_ns"],
-            "cpu_range_s": r["cpu_range_ns"] / NS, "wall_time_s": r["wall_ns"] / NS,
-            "period_s": r["period_ns"] / NS if r["period_ns"] is not None else None,
-            "kernel_count": r["kernel_count"]}
-
-
-def _rank_summary(ranks: list[dict]) -> list[dict[str, Any]]:
-    """Per process across the selected occurrences: a handful of rows however many steps were chosen."""
-    by_pid: dict[int, list[dict]] = {}
-    for r in ranks:
-        by_pid.setdefault(r["pid"], []).append(r)
-    out = []
-    for pid, rows in sorted(by_pid.items()):
-        walls = [r["wall_ns"] / NS for r in rows]
-        periods = [r["period_ns"] / NS for r in rows if r["period_ns"] is not None]
-        out.append({"pid": pid, "occurrences": len(rows), "wall_median_s": statistics.median(walls),
-                    "wall_min_s": min(walls), "wall_max_s": max(walls),
-                    "period_median_s": statistics.median(periods) if periods else None,
-                    "kernel_count": sum(r["kernel_count"] for r in rows)})
-    return out
 
 
 def _devices(m: Measurement, wall_ns: int) -> list[dict[str, Any]]:
