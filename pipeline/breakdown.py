@@ -58,7 +58,7 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
 
 def classify(trace: Trace, m: Measurement, rules: list[Rule]) -> None:
     """Build the `classified` table: attributed kernels with a class, plus attributed memory ops."""
-    queries.run(trace.con, "attribute_memops", first=m.first, last=m.last, mode=m.attribution)
+    queries.run(trace.con, "attribute_memops", mode=m.attribution)
     queries.run(trace.con, "classify", classes=[r.kernel_class for r in rules],
                 patterns=[r.pattern for r in rules])
 

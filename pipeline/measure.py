@@ -54,17 +54,17 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
                          f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
     attribution = _attribution(trace, region.attribution, warnings)
-    params = {"first": region.first, "last": last}
+    queries.run(trace.con, "select_occurrences", first=region.first, last=last)
     if attribution == "window":
-        queries.run(trace.con, "attribute_window", **params)
+        queries.run(trace.con, "attribute_window")
     else:
-        queries.run(trace.con, "attribute_launch", same_thread=attribution == "thread", **params)
+        queries.run(trace.con, "attribute_launch", same_thread=attribution == "thread")
     queries.run(trace.con, "kernel_union")
-    occurrences = queries.run(trace.con, "occurrence_times", **params)
+    occurrences = queries.run(trace.con, "occurrence_times")
     devices = queries.run(trace.con, "device_times")
-    ranks = queries.run(trace.con, "rank_times", **params)
+    ranks = queries.run(trace.con, "rank_times")
     unattributed = {} if attribution == "window" else {
-        r["occurrence"]: r for r in queries.run(trace.con, "unattributed", **params)}
+        r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
     _assemble(occurrences, devices, unattributed, counts, warnings)
     used = sorted({d["device_id"] for d in devices})
     return Measurement(attribution, region.first, last, occurrences, ranks, used, counts, warnings)

@@ -138,9 +138,10 @@ def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: li
     first, last = min(m.first for m in per), max(m.last for m in per)
     queries.run(ts.con, "classify_combine")
     queries.run(ts.con, "kernel_union")
-    occurrences = queries.run(ts.con, "occurrence_times", first=first, last=last)
+    queries.run(ts.con, "select_occurrences", first=first, last=last)
+    occurrences = queries.run(ts.con, "occurrence_times")
     devices = queries.run(ts.con, "device_times")
-    ranks = queries.run(ts.con, "rank_times", first=first, last=last)
+    ranks = queries.run(ts.con, "rank_times")
     _label_ranks(ranks, queries.run(ts.con, "rank_union"), rank_of, labels)
     unattributed: dict[int, dict[str, int]] = {}
     for m in per:

@@ -126,5 +126,6 @@ def two_rank_steps() -> Export:
 def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
     """The query order of pipeline/measure.py for process attribution, up to kernel_union."""
     queries.run(con, "region_ranges", name=name, match=match, domain=None)
-    queries.run(con, "attribute_launch", first=first, last=last, same_thread=False)
+    queries.run(con, "select_occurrences", first=first, last=last)
+    queries.run(con, "attribute_launch", same_thread=False)
     queries.run(con, "kernel_union")

@@ -41,7 +41,8 @@ def _export() -> Export:
 
 def _attributed(trace, first: int, last: int, same_thread: bool) -> list[tuple]:
     queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
-    queries.run(trace.con, "attribute_launch", first=first, last=last, same_thread=same_thread)
+    queries.run(trace.con, "select_occurrences", first=first, last=last)
+    queries.run(trace.con, "attribute_launch", same_thread=same_thread)
     return trace.con.execute("SELECT occurrence, global_pid, device_id, stream_id, start_ns, end_ns, s.value "
                              "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
                              "ORDER BY occurrence, global_pid, start_ns, end_ns").fetchall()
@@ -77,7 +78,8 @@ def test_synthetic_counts_match_ground_truth(synth_trace, open_views) -> None:
     trace = open_views(path)
     queries.run(trace.con, "region_ranges", name="train_step", match="exact", domain=None)
     for same_thread, key in ((False, "kernel_count"), (True, "thread_kernel_count")):
-        queries.run(trace.con, "attribute_launch", first=1, last=4, same_thread=same_thread)
+        queries.run(trace.con, "select_occurrences", first=1, last=4)
+        queries.run(trace.con, "attribute_launch", same_thread=same_thread)
         counts = dict(trace.con.execute("SELECT occurrence, count(*) FROM attributed GROUP BY ALL").fetchall())
         assert counts == {o["index"]: o[key] for o in truth["occurrences"]}, key
 

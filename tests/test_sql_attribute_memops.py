@@ -35,7 +35,8 @@ def _con() -> duckdb.DuckDBPyConnection:
 
 def _rows(con, **kw):
     """Attribute as measure.py does (launch keys, or the window rule), then the memory operations."""
-    queries.run(con, "attribute_window" if kw["mode"] == "window" else "attribute_launch", first=1, last=1, **kw)
+    queries.run(con, "select_occurrences", first=1, last=1)
+    queries.run(con, "attribute_window" if kw["mode"] == "window" else "attribute_launch", **kw)
     queries.run(con, "attribute_memops", first=1, last=1, **kw)
     return sorted(con.execute("SELECT name, device_id, start_ns, end_ns FROM attributed_memops").fetchall())
 

@@ -24,7 +24,8 @@ def test_overlap_clipping_and_process(open_export) -> None:
     e.kernel(5500, 5600, A, None, name="second")
     trace = open_export(e)
     queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
-    queries.run(trace.con, "attribute_window", first=1, last=1)
+    queries.run(trace.con, "select_occurrences", first=1, last=1)
+    queries.run(trace.con, "attribute_window")
     rows = trace.con.execute("SELECT occurrence, global_pid, device_id, start_ns, end_ns, s.value "
                              "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
                              "ORDER BY s.value, start_ns").fetchall()

@@ -9,7 +9,8 @@ from pipeline import queries
 def test_two_ranks_by_hand(open_export) -> None:
     trace = open_export(two_rank_steps())
     attribute(trace.con, "step", 1, 2)
-    assert queries.run(trace.con, "occurrence_times", first=1, last=2) == [
+    queries.run(trace.con, "select_occurrences", first=1, last=2)
+    assert queries.run(trace.con, "occurrence_times") == [
         {"occurrence": 1, "processes": 2, "pids": [100, 200], "start_ns": 1000,
          "cpu_range_ns": 1200,                 # pid 200's 1100..2300 is the longer range
          "wall_ns": 1600,                      # max(2300, last kernel end 2600) - 1000
@@ -24,7 +25,8 @@ def test_two_ranks_by_hand(open_export) -> None:
 def test_selection_window(open_export) -> None:
     trace = open_export(two_rank_steps())
     attribute(trace.con, "step", 2, 2)
-    assert [r["occurrence"] for r in queries.run(trace.con, "occurrence_times", first=2, last=2)] == [2]
+    queries.run(trace.con, "select_occurrences", first=2, last=2)
+    assert [r["occurrence"] for r in queries.run(trace.con, "occurrence_times")] == [2]
 
 
 def test_synthetic_ground_truth(synth_trace, open_views) -> None:
@@ -34,6 +36,7 @@ def test_synthetic_ground_truth(synth_trace, open_views) -> None:
     attribute(trace.con, "train_step", 1, 5)
     fields = ("processes", "start_ns", "cpu_range_ns", "wall_ns", "kernel_sum_ns", "kernel_union_ns",
               "kernel_count")
-    got = [{f: r[f] for f in fields} for r in queries.run(trace.con, "occurrence_times", first=1, last=5)]
+    queries.run(trace.con, "select_occurrences", first=1, last=5)
+    got = [{f: r[f] for f in fields} for r in queries.run(trace.con, "occurrence_times")]
     assert got == [{f: o[f] for f in fields} for o in truth["occurrences"]]
     assert all(o["wall_ns"] > o["cpu_range_ns"] for o in truth["occurrences"])   # the tail is exercised

@@ -9,7 +9,8 @@ from pipeline import queries
 def test_two_ranks_by_hand(open_export) -> None:
     trace = open_export(two_rank_steps())
     attribute(trace.con, "step", 1, 2)
-    assert queries.run(trace.con, "rank_times", first=1, last=2) == [
+    queries.run(trace.con, "select_occurrences", first=1, last=2)
+    assert queries.run(trace.con, "rank_times") == [
         {"occurrence": 1, "pid": 100, "global_pid": gpid(100), "start_ns": 1000, "cpu_range_ns": 1000,
          "wall_ns": 1600, "period_ns": 4000, "kernel_count": 3},       # its last kernel ends at 2600
         {"occurrence": 1, "pid": 200, "global_pid": gpid(200), "start_ns": 1100, "cpu_range_ns": 1200,
@@ -24,7 +25,8 @@ def test_synthetic_ground_truth(synth_trace, open_views) -> None:
     first_pid = truth["spec"]["first_pid"]
     trace = open_views(path)
     attribute(trace.con, "train_step", 1, 4)
-    rows = queries.run(trace.con, "rank_times", first=1, last=4)
+    queries.run(trace.con, "select_occurrences", first=1, last=4)
+    rows = queries.run(trace.con, "rank_times")
     got: dict[int, dict[str, int]] = {}
     for r in rows:
         got.setdefault(r["occurrence"], {})[str(r["pid"] - first_pid)] = r["wall_ns"]

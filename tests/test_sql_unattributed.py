@@ -30,11 +30,13 @@ def _export() -> Export:
 def test_counts_and_clipped_sum(open_export) -> None:
     trace = open_export(_export())
     queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
-    assert queries.run(trace.con, "unattributed", first=1, last=2) == [
+    queries.run(trace.con, "select_occurrences", first=1, last=2)
+    assert queries.run(trace.con, "unattributed") == [
         {"occurrence": 1, "kernel_count": 2, "kernel_sum_ns": 150},
         {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 200},
     ]
-    assert queries.run(trace.con, "unattributed", first=2, last=2) == [
+    queries.run(trace.con, "select_occurrences", first=2, last=2)
+    assert queries.run(trace.con, "unattributed") == [
         {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 200}]
 
 
@@ -42,7 +44,8 @@ def test_synthetic_dropped_launches(synth_trace, open_views) -> None:
     path, truth = synth_trace(ranks=2, steps=3, drop_launch_every=7)
     trace = open_views(path)
     queries.run(trace.con, "region_ranges", name="train_step", match="exact", domain=None)
-    got = {r["occurrence"]: r["kernel_count"] for r in queries.run(trace.con, "unattributed", first=1, last=3)}
+    queries.run(trace.con, "select_occurrences", first=1, last=3)
+    got = {r["occurrence"]: r["kernel_count"] for r in queries.run(trace.con, "unattributed")}
     expected = {o["index"]: o["unattributed_kernel_count"] for o in truth["occurrences"]}
     assert all(expected.values())
     assert got == expected

@@ -9,13 +9,8 @@
 -- The launch keys are kept (table `launched`): memory copies and sets are attributed through
 -- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
 CREATE OR REPLACE TEMP TABLE launched AS
-WITH selected AS (
-    SELECT occurrence, global_pid, global_tid, start_ns, end_ns
-    FROM region_ranges
-    WHERE occurrence BETWEEN $first AND $last
-),
-envelope AS (
-    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected
+WITH envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 ),
 envelope_launches AS (
     SELECT * FROM launches
@@ -23,7 +18,7 @@ envelope_launches AS (
 )
 SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
 FROM envelope_launches AS l
-JOIN selected AS s
+JOIN selected_ranges AS s
   ON l.global_pid = s.global_pid
  AND l.start_ns BETWEEN s.start_ns AND s.end_ns
  AND (NOT $same_thread OR l.global_tid = s.global_tid);

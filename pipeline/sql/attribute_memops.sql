@@ -11,11 +11,6 @@ WITH ops AS (
     UNION ALL
     SELECT start, "end", deviceId, correlationId, globalPid, '[CUDA memset]'
     FROM raw_memset
-),
-selected AS (
-    SELECT occurrence, global_pid, global_tid, start_ns, end_ns
-    FROM region_ranges
-    WHERE occurrence BETWEEN $first AND $last
 )
 SELECT a.occurrence, o.global_pid, o.device_id, o.name, o.start_ns, o.end_ns
 FROM ops AS o
@@ -26,7 +21,7 @@ UNION ALL
 SELECT s.occurrence, o.global_pid, o.device_id, o.name,
        greatest(o.start_ns, s.start_ns), least(o.end_ns, s.end_ns)
 FROM ops AS o
-JOIN selected AS s
+JOIN selected_ranges AS s
   ON (o.global_pid = s.global_pid OR o.global_pid IS NULL)
  AND o.start_ns < s.end_ns
  AND o.end_ns > s.start_ns

@@ -3,13 +3,8 @@
 -- process's window, since nothing in the export says whose they are.
 -- The envelope of the selected ranges is pushed into the kernel scan as a constant filter.
 CREATE OR REPLACE TEMP TABLE attributed AS
-WITH selected AS (
-    SELECT occurrence, global_pid, start_ns, end_ns
-    FROM region_ranges
-    WHERE occurrence BETWEEN $first AND $last
-),
-envelope AS (
-    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected
+WITH envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 )
 SELECT
     s.occurrence,
@@ -20,7 +15,7 @@ SELECT
     greatest(k.start_ns, s.start_ns) AS start_ns,
     least(k.end_ns, s.end_ns) AS end_ns
 FROM kernels AS k
-JOIN selected AS s
+JOIN selected_ranges AS s
   ON (k.global_pid = s.global_pid OR k.global_pid IS NULL)
  AND k.start_ns < s.end_ns
  AND k.end_ns > s.start_ns

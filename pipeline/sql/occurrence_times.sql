@@ -8,8 +8,7 @@ WITH r AS (
            max(end_ns) AS range_end_ns,
            max(end_ns - start_ns) AS cpu_range_ns,
            list(pid ORDER BY pid) AS pids
-    FROM region_ranges
-    WHERE occurrence BETWEEN $first AND $last
+    FROM selected_ranges
     GROUP BY occurrence
 )
 SELECT

@@ -14,7 +14,6 @@ SELECT
     greatest(r.end_ns, coalesce(k.last_end_ns, r.end_ns)) - r.start_ns AS wall_ns,
     r.period_ns,
     coalesce(k.kernel_count, 0) AS kernel_count
-FROM region_ranges AS r
+FROM selected_ranges AS r
 LEFT JOIN k ON k.occurrence = r.occurrence AND k.global_pid = r.global_pid
-WHERE r.occurrence BETWEEN $first AND $last
 ORDER BY r.occurrence, r.pid, r.global_pid;

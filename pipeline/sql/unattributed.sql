@@ -3,13 +3,8 @@
 -- Scale (issue #7): the kernels inside the ranges are found first, with the envelope of the
 -- ranges pushed into the kernel scan, and materialized (a handful of rows); only then are
 -- launch rows looked up for them, so the launch table is never loaded into a hash table.
-WITH selected AS (
-    SELECT occurrence, global_pid, start_ns, end_ns
-    FROM region_ranges
-    WHERE occurrence BETWEEN $first AND $last
-),
-envelope AS (
-    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected
+WITH envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 ),
 inside AS MATERIALIZED (
     SELECT
@@ -18,7 +13,7 @@ inside AS MATERIALIZED (
         k.correlation_id,
         least(k.end_ns, s.end_ns) - greatest(k.start_ns, s.start_ns) AS inside_ns
     FROM kernels AS k
-    JOIN selected AS s
+    JOIN selected_ranges AS s
       ON k.global_pid = s.global_pid
      AND k.start_ns < s.end_ns
      AND k.end_ns > s.start_ns
