@@ -19,7 +19,8 @@ Positions = dict[str, tuple[int, int]]
 
 def merge(path: Path, data: dict[str, Any], positions: Positions) -> tuple[dict[str, Any], str, Positions, bytes]:
     """The job merged over its base; returns (data, base file, base positions, base bytes)."""
-    from .config import parse_yaml, read_job_text
+    from .config import read_job_text
+    from .documents import parse_yaml
     ref = data["extends"]
     if not isinstance(ref, str) or not ref:
         raise ConfigError([Problem("extends must be the path of a base job file", "/extends", str(path),

@@ -9,29 +9,21 @@ schemas/model.schema.json and turns numeric strings into exact integers.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-import jsonschema
 import yaml
 
+from pipeline.documents import schema_problems
 from pipeline.errors import ConfigError, Problem
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESETS_FILE = ROOT / "configs" / "models.yaml"
-SCHEMA_FILE = ROOT / "schemas" / "model.schema.json"
 NESTED = ("moe", "mla", "sliding_window")
 NUMERIC = re.compile(r"^\s*\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")  # same pattern as the schema
-
-
-@lru_cache(maxsize=1)
-def model_schema() -> dict:
-    """The JSON Schema of the `model` section (standalone, 2020-12)."""
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
@@ -61,7 +53,7 @@ def resolve_model(model: Mapping[str, Any]) -> dict:
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
-    _raise_if(_schema_problems(merged))
+    _raise_if(schema_problems(merged, "model.schema.json", "", {}, prefix="/model"))
     exact = _exact_numbers(merged, "/model")
     if "flops_per_step" not in exact:
         _raise_if(_architecture_problems(exact))
@@ -71,14 +63,6 @@ def resolve_model(model: Mapping[str, Any]) -> dict:
 def _raise_if(problems: list[Problem]) -> None:
     if problems:
         raise ConfigError(problems)
-
-
-def _schema_problems(model: Mapping[str, Any]) -> list[Problem]:
-    """Every schema violation, each located by its JSON pointer under /model."""
-    validator = jsonschema.Draft202012Validator(model_schema())
-    errors = sorted(validator.iter_errors(model), key=lambda e: list(e.absolute_path))
-    return [Problem(message=e.message, pointer="/model" + "".join(f"/{p}" for p in e.absolute_path))
-            for e in errors]
 
 
 def _architecture_problems(model: Mapping[str, Any]) -> list[Problem]:

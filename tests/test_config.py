@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job, parse_yaml
+from pipeline.config import load_job
+from pipeline.documents import parse_yaml
 from pipeline.errors import ConfigError
 
 GOOD = """\

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job, validator
+from pipeline.config import load_job
+from pipeline.documents import validator
 from pipeline.errors import TraceError
 from pipeline.run import run_job
 from pipeline.synth import SynthSpec, generate

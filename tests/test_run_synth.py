@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job, validator
+from pipeline.config import load_job
+from pipeline.documents import validator
 from pipeline.run import run_job
 
 H100_SXM_BF16 = 989.4           # TFLOP/s dense, NVIDIA H100 datasheet (1,979 with sparsity)

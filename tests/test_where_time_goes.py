@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from pipeline.config import load_job, validator
+from pipeline.config import load_job
+from pipeline.documents import validator
 from pipeline.render import render_all
 from pipeline.run import run_job
 from tests.test_ranks import NS, STEPS, job, rank_files
