@@ -163,3 +163,24 @@ def test_prefix_match_with_regex_characters_in_the_name(tmp_path):
     generate(SynthSpec(region="step(fwd+bwd)", steps=3), trace)
     res = run_job(load_job(write_job(tmp_path, trace, region={"name": "step(", "match": "prefix"})))
     assert res["totals"]["occurrences"] == 3
+
+
+def test_every_headline_figure_by_hand(truth_run):
+    """The report's other figures, recomputed here from the ground truth and the job's numbers."""
+    res, truth = truth_run(model={"flops_per_step": 4.0e+12, "hardware_flops_per_step": 5.0e+12},
+                           hardware={"achievable_tflops": 600})
+    occ = truth["occurrences"]
+    walls = [o["wall_ns"] / NS for o in occ]
+    wall_s, union_s = sum(walls), sum(o["kernel_union_ns"] for o in occ) / NS
+    m = res["metrics"]
+    assert m["hfu_pct_wall"] == pytest.approx(100 * 5 * 5.0e12 / (wall_s * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
+    assert m["achieved_tflops_per_gpu"] == pytest.approx(5 * 4.0e12 / (wall_s * 2) / 1e12, rel=1e-12)
+    assert m["mfu_pct_achievable"] == pytest.approx(100 * 5 * 4.0e12 / (wall_s * 2 * 600e12), rel=1e-12)
+    assert m["union_over_wall_pct"] == pytest.approx(100 * union_s / wall_s, rel=1e-12)
+    for got, o, w in zip(res["occurrences"], occ, walls):
+        assert got["mfu_pct_wall"] == pytest.approx(100 * 4.0e12 / (w * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
+    st = res["step_time"]
+    assert (st["median_s"], st["min_s"], st["max_s"]) == (sorted(walls)[2], min(walls), max(walls))
+    for dev in res["devices"]:
+        busy = sum(o["device_union_ns"][str(dev["device_id"])] for o in occ) / NS
+        assert dev["busy_pct_of_wall"] == pytest.approx(100 * busy / wall_s, rel=1e-12)
