@@ -65,7 +65,7 @@ def measure(trace: Trace, region: Region) -> Measurement:
     ranks = queries.run(trace.con, "rank_times")
     unattributed = {} if attribution == "window" else {
         r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
-    _assemble(occurrences, devices, unattributed, counts, warnings)
+    assemble_occurrences(occurrences, devices, unattributed, counts, warnings)
     used = sorted({d["device_id"] for d in devices})
     return Measurement(attribution, region.first, last, occurrences, ranks, used, counts, warnings)
 
@@ -94,7 +94,7 @@ def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> s
     return wanted
 
 
-def _assemble(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
+def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
               counts: dict[str, int], warnings: list[dict[str, str]]) -> None:
     """Add per-device unions and unattributed counts to each occurrence row; one warning per kind."""
     expected = len(counts)

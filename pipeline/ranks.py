@@ -26,7 +26,7 @@ from . import breakdown, cache, queries, rankstats
 from .config import Job
 from .errors import HardwareError
 from .hardware import Peak, resolve_peak
-from .measure import Measurement, _assemble, measure, prepare
+from .measure import Measurement, assemble_occurrences, measure, prepare
 from .trace import RAW_TABLES, Trace, attach, connect
 
 # Warnings measure.py derives per occurrence; for several files they are derived again on the combination.
@@ -152,7 +152,7 @@ def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: li
     counts = {f"{labels[i]}:{pid}": n for i, m in enumerate(per) for pid, n in m.counts_per_process.items()}
     warnings = [{**w, "message": f"{labels[i]}: {w['message']}"}
                 for i, m in enumerate(per) for w in m.warnings if w["code"] not in _COMBINED_CODES]
-    _assemble(occurrences, devices, unattributed, counts, warnings)
+    assemble_occurrences(occurrences, devices, unattributed, counts, warnings)
     used = sorted({d["device_id"] for d in devices})
     attribution = ", ".join(sorted({m.attribution for m in per}))
     return SetMeasurement(Measurement(attribution, first, last, occurrences, ranks, used, counts, warnings),
