@@ -44,7 +44,6 @@ class Job:
     hardware: dict[str, Any]
     model: dict[str, Any]
     workload: dict[str, Any]
-    parallelism: dict[str, Any]
     thresholds: dict[str, Any]
     steps_per_occurrence: Fraction
     sha256: str
@@ -139,7 +138,6 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         hardware=hw,
         model=dict(data["model"]),
         workload=wl,
-        parallelism=dict(data.get("parallelism", {})),
         thresholds=dict(data.get("thresholds", {})),
         steps_per_occurrence=steps_per_occurrence(region.get("covers", "step"), wl),
         sha256=sha256,
