@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.trace import connect
+from pipeline.trace.open import connect
 
 
 def main(trace: str) -> None:

@@ -16,10 +16,11 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from . import ranks, render
-from .config import load_job
-from .errors import ConfigError, ExitCode, MfuError, Problem
-from .executor import check_engine, pool
+from pipeline.analysis import ranks
+from pipeline.report import render
+from pipeline.job.config import load_job
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
+from pipeline.executor import check_engine, pool
 
 Row = dict[str, Any]
 
@@ -47,7 +48,7 @@ def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
 
 def run_group(job_files: list[str], out_root: str, cache_dir: str | None = None) -> list[Row]:
     """Worker: open the group's traces once (through the cache when given), run and write each job; never raise."""
-    from .run import exit_code, run_job
+    from pipeline.run import exit_code, run_job
     try:
         ts = ranks.open_set(load_job(job_files[0]).trace_files(), materialize=len(job_files) > 1,
                             cache_dir=Path(cache_dir) if cache_dir else None)

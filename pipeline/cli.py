@@ -19,8 +19,8 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__
-from .errors import ExitCode, MfuError, UsageError
+from pipeline import __version__
+from pipeline.errors import ExitCode, MfuError, UsageError
 
 EPILOG = __doc__.split("\n\n", 1)[1]
 
@@ -152,13 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .batch import run_batch, summary_table, worst
-    from .cache import default_cache_dir
-    from .index import write_index
+    from pipeline.batch import run_batch, summary_table, worst
+    from pipeline.trace.cache import default_cache_dir
+    from pipeline.report.index import write_index
     if args.workers is not None and args.workers < 1:
         raise UsageError("--jobs needs at least 1 worker")
     if args.history is not None:
-        from .history import check
+        from pipeline.history import check
         check(args.history)
     quiet = len(args.jobs) == 1
     cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
@@ -167,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
     if any("metrics" in r for r in rows):
         write_index(args.out)
     if args.history is not None:
-        from .history import append
+        from pipeline.history import append
         done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
                 for r in rows if "metrics" in r]
         print(f"history: appended {len(done)} results as run {append(args.history, done)} to {args.history}",
@@ -203,8 +203,8 @@ def _pct(v: float | None) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import compare, gate_lines, load_input, parse_pct
-    from .render import render_all, write_files
+    from pipeline.compare import compare, gate_lines, load_input, parse_pct
+    from pipeline.report.render import render_all, write_files
     if len(args.inputs) < 2:
         raise UsageError("compare needs at least two inputs")
     limit = parse_pct(args.max_regression) if args.max_regression is not None else None
@@ -224,14 +224,14 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    from .history import write
+    from pipeline.history import write
     write(args.path, args.out)
     print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .run import validate_file
+    from pipeline.run import validate_file
     worst = 0
     for job in args.jobs:
         try:
@@ -244,14 +244,14 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .inventory import format_text, inventory
-    info = inventory(args.trace, ranges=args.ranges)
+    from pipeline.trace.inspect import format_text, inspect_trace
+    info = inspect_trace(args.trace, ranges=args.ranges)
     print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
     return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from pipeline.demo import run_demo
     res, folder = run_demo(args.out)
     m = res["metrics"]
     print(f"demo: MFU {_pct(m['mfu_pct_wall'])} (wall) on a synthetic 8-GPU Llama-3-8B trace -> "
@@ -260,8 +260,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from .synth import SynthSpec, generate
-    from .synth_scaled import generate_scaled
+    from pipeline.trace.synth import SynthSpec, generate
+    from pipeline.trace.synth_scaled import generate_scaled
     spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
                      region=args.region, gpu_name=args.gpu_name)
@@ -278,9 +278,9 @@ _MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "
 
 
 def _flops(args: argparse.Namespace) -> int:
-    from .flops import compute_flops
-    from .models import model_from_flags
-    from .run import job_flops, validate_file
+    from pipeline.model.flops import compute_flops
+    from pipeline.model.presets import model_from_flags
+    from pipeline.run import job_flops, validate_file
     flags = {k: getattr(args, k) for k in _MODEL_FLAGS}
     if args.job is not None:
         if any(v is not None for v in flags.values()):
@@ -314,7 +314,7 @@ def _flops_text(d: dict[str, Any]) -> str:
 
 
 def _gpus(args: argparse.Namespace) -> int:
-    from .catalog import catalog_rows, load_catalog
+    from pipeline.hardware.catalog import catalog_rows, load_catalog
     rows = catalog_rows(load_catalog())
     if args.format == "json":
         print(json.dumps(rows, indent=2, sort_keys=True))

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, Problem, UsageError
+from pipeline.errors import ConfigError, Problem, UsageError
 
 # (key, label, unit, getter, which direction is better)
 METRICS: list[tuple[str, str, str, Any, str]] = [
@@ -56,8 +56,8 @@ def load_input(text: str) -> tuple[str, dict[str, Any]]:
     if path.is_dir():
         path = path / "result.json"
     if path.suffix in (".yaml", ".yml"):
-        from .config import load_job
-        from .run import run_job
+        from pipeline.job.config import load_job
+        from pipeline.run import run_job
         return text, run_job(load_job(path))
     if not path.is_file():
         raise UsageError(f"{text}: not a job file, result.json or report folder")

@@ -12,10 +12,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .run import run_file
-from .synth import SynthSpec, generate
+from pipeline.bundled import config_path
+from pipeline.run import run_file
+from pipeline.trace.synth import SynthSpec, generate
 
-DEMO_JOB = Path(__file__).resolve().parents[1] / "configs" / "examples" / "demo.yaml"
+DEMO_JOB = config_path("examples", "demo.yaml")
 # 8 ranks x 6 steps of ~1.1 s: Llama-3-8B at 8 x 8192 tokens per step is ~3.37 PFLOP,
 # about 39 % of 8 x 989.4 TFLOP/s over that time.
 DEMO_SPEC = SynthSpec(ranks=8, steps=6, kernels_per_step=160, step_ns=1_100_000_000,

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import UsageError
+from pipeline.errors import UsageError
 
 Submit = Callable[..., Any]                       # submit(fn, *args) -> a future
 Gather = Callable[[Iterable[Any]], Iterator[Any]]  # results in completion order

@@ -19,8 +19,9 @@ from typing import Any
 
 import duckdb
 
-from . import queries, render
-from .errors import UsageError
+from pipeline.trace import queries
+from pipeline.report import render
+from pipeline.errors import UsageError
 
 _RUN_FILE = re.compile(r"^run-(\d+)\.parquet$")
 

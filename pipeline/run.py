@@ -10,12 +10,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import breakdown, metrics, ranks, render, result, roofline
-from .config import Job, load_job
-from .errors import ConfigError, ExitCode
-from .flops import FlopsResult, compute_flops
-from .catalog import load_catalog
-from .measure import Measurement
+from pipeline.analysis import classes
+from pipeline.analysis import metrics
+from pipeline.analysis import ranks
+from pipeline.report import render
+from pipeline.report import result
+from pipeline.analysis import roofline
+from pipeline.job.config import Job, load_job
+from pipeline.errors import ConfigError, ExitCode
+from pipeline.model.flops import FlopsResult, compute_flops
+from pipeline.hardware.catalog import load_catalog
+from pipeline.analysis.measure import Measurement
 
 
 def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -31,7 +36,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
         sm = ranks.measure_set(ts, job, rules)
-        where = breakdown.measure_all(ts.traces[0], sm.measurement, analysis.get("figures", []))
+        where = classes.measure_all(ts.traces[0], sm.measurement, analysis.get("figures", []))
     finally:
         if shared is None:
             ts.close()
@@ -50,10 +55,10 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     return res
 
 
-def _rules(job: Job, analysis: dict[str, Any]) -> list[breakdown.Rule]:
+def _rules(job: Job, analysis: dict[str, Any]) -> list[classes.Rule]:
     """Kernel-class rules, the job's first; a broken pattern is located in the job file."""
     try:
-        return breakdown.load_rules(analysis.get("kernel_classes"))
+        return classes.load_rules(analysis.get("kernel_classes"))
     except ConfigError as exc:
         raise ConfigError([job.locate(p) for p in exc.problems]) from None
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from nsys_export import Export
-from pipeline import queries
-from pipeline.synth import SynthSpec, generate
-from pipeline.trace import Trace, open_trace
+from pipeline.trace import queries
+from pipeline.trace.synth import SynthSpec, generate
+from pipeline.trace.open import Trace, open_trace
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline import queries
+from pipeline.trace import queries
 
 PID_MASK = 0xFFFFFF
 

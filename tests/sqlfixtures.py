@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name VARCHAR, class VARCHAR, " \
           "kind VARCHAR, start_ns BIGINT, end_ns BIGINT"

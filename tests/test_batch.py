@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import ranks
+from pipeline.analysis import ranks
 from pipeline.batch import run_batch, summary_table, worst
 from pipeline.cli import main
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cache
-from pipeline.config import load_job
+from pipeline.trace import cache
+from pipeline.job.config import load_job
 from pipeline.run import run_job
-from pipeline.synth import SynthSpec, generate
+from pipeline.trace.synth import SynthSpec, generate
 
 FIGURES = ("occurrences", "ranks", "totals", "metrics", "warnings", "trace")
 

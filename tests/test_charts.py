@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pipeline import charts
-from pipeline.config import load_job
-from pipeline.render import render_all
+from pipeline.report import charts
+from pipeline.job.config import load_job
+from pipeline.report.render import render_all
 from pipeline.run import run_job
 from tests.test_run_synth import write_job
 

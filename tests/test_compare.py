@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.compare import compare, load_input
-from pipeline.documents import schema_registry, validator
+from pipeline.job.documents import schema_registry, validator
 
 
 def write(folder: Path, name: str, trace: Path, precision: str = "bf16") -> Path:

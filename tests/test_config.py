@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job
-from pipeline.documents import parse_yaml
+from pipeline.job.config import load_job
+from pipeline.job.documents import parse_yaml
 from pipeline.errors import ConfigError
 
 GOOD = """\

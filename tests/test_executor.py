@@ -10,7 +10,7 @@ import pytest
 from pipeline.batch import run_batch
 from pipeline.errors import UsageError
 from pipeline.executor import pool
-from pipeline.synth import SynthSpec, generate
+from pipeline.trace.synth import SynthSpec, generate
 
 
 @pytest.fixture(scope="module")

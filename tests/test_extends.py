@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job
+from pipeline.job.config import load_job
 from pipeline.errors import ConfigError
 
 BASE = """\

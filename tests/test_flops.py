@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 
 from pipeline.errors import ConfigError
-from pipeline.flops import attention_pairs_x2, compute_flops, decode_keys, six_n_flops
-from pipeline.models import model_from_flags, presets, resolve_model
-from pipeline.transformer import Arch
+from pipeline.model.flops import attention_pairs_x2, compute_flops, decode_keys, six_n_flops
+from pipeline.model.presets import model_from_flags, presets, resolve_model
+from pipeline.model.transformer import Arch
 
 ROOT = Path(__file__).resolve().parent.parent
 

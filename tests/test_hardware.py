@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ConfigError, ExitCode, HardwareError
-from pipeline.catalog import DEFAULT_CATALOG, SCHEMA_PATH, catalog_rows, load_catalog
-from pipeline.hardware import detect, resolve_peak
+from pipeline.hardware.catalog import DEFAULT_CATALOG, SCHEMA_PATH, catalog_rows, load_catalog
+from pipeline.hardware.detect import detect, resolve_peak
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_COLUMNS = ("id", "name", "chipName", "totalMemory", "memoryBandwidth", "smCount", "clockRate")

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline import history
 from pipeline.cli import main
-from pipeline.documents import validator
+from pipeline.job.documents import validator
 from pipeline.errors import UsageError
 from pipeline.history import append
 from tests.test_batch import write

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import metrics
+from pipeline.analysis import metrics
 
 
 def test_worked_example_40_percent():

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job
-from pipeline.documents import validator
+from pipeline.job.config import load_job
+from pipeline.job.documents import validator
 from pipeline.errors import TraceError
 from pipeline.run import run_job
-from pipeline.synth import SynthSpec, generate
+from pipeline.trace.synth import SynthSpec, generate
 
 NS = 1e9
 D = 3_000_000          # planted straggler delay, ns

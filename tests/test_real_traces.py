@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import queries
-from pipeline.config import Region
+from pipeline.trace import queries
+from pipeline.job.config import Region
 from pipeline.errors import TraceError
-from pipeline.measure import measure
-from pipeline.trace import open_trace
+from pipeline.analysis.measure import measure
+from pipeline.trace.open import open_trace
 
 ALL_TRACES = [
     "LeiWang1999__memfusion_artifact__report1.sqlite",

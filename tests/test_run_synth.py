@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_job
-from pipeline.documents import validator
+from pipeline.job.config import load_job
+from pipeline.job.documents import validator
 from pipeline.run import run_job
 
 H100_SXM_BF16 = 989.4           # TFLOP/s dense, NVIDIA H100 datasheet (1,979 with sparsity)
@@ -158,7 +158,7 @@ def test_matching_explicit_numerator_passes(truth_run):
 
 def test_prefix_match_with_regex_characters_in_the_name(tmp_path):
     """A prefix such as 'aten::mm(' must be plain text: DuckDB would fail compiling it as a regex."""
-    from pipeline.synth import SynthSpec, generate
+    from pipeline.trace.synth import SynthSpec, generate
     trace = tmp_path / "paren.sqlite"
     generate(SynthSpec(region="step(fwd+bwd)", steps=3), trace)
     res = run_job(load_job(write_job(tmp_path, trace, region={"name": "step(", "match": "prefix"})))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 P1, P2 = 1 << 24, 2 << 24          # two processes; correlationId 5 exists in both
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from pipeline import queries
-from pipeline.breakdown import load_rules
-from pipeline.measure import prepare
-from pipeline.trace import open_trace
+from pipeline.trace import queries
+from pipeline.analysis.classes import load_rules
+from pipeline.analysis.measure import prepare
+from pipeline.trace.open import open_trace
 
 
 def _con(names: list[str]) -> duckdb.DuckDBPyConnection:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 from tests.sqlfixtures import COLUMNS
 
 

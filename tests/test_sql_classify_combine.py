@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 GPID = 1 << 48 | 4000 << 24     # the same process key in both files (two hosts, same pid)
 

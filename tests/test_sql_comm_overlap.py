@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import queries
-from pipeline.breakdown import classify, communication, load_rules
-from pipeline.config import Region
-from pipeline.measure import measure, prepare
-from pipeline.trace import open_trace
+from pipeline.trace import queries
+from pipeline.analysis.classes import classify, communication, load_rules
+from pipeline.job.config import Region
+from pipeline.analysis.measure import measure, prepare
+from pipeline.trace.open import open_trace
 from tests.sqlfixtures import classified
 
 

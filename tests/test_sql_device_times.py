@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import attribute, two_rank_steps
-from pipeline import queries
+from pipeline.trace import queries
 
 
 def test_two_ranks_by_hand(open_export) -> None:

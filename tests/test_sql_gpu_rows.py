@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from nsys_export import Export
-from pipeline import queries
+from pipeline.trace import queries
 
 H200 = {"id": 0, "name": "NVIDIA H200", "chipName": "GH100", "totalMemory": 150_754_820_096,
         "memoryBandwidth": 4_915_200_000_000, "smCount": 132, "clockRate": 1_980_000_000}

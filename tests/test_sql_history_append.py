@@ -2,7 +2,7 @@
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 ROW = dict(job="a", config_sha256="c", trace_sha256="t", status="ok", mfu_pct_wall=40.0, hfu_pct_wall=40.0,
            step_time_median_s=1.0, tokens_per_s=10.0, straggler_s=None)

@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from pipeline import queries
+from pipeline.trace import queries
 from tests.test_sql_history_append import ROW
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid
-from pipeline import queries
+from pipeline.trace import queries
 
 
 def test_devices_by_hand(open_export) -> None:

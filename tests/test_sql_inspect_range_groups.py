@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gtid
-from pipeline import queries
+from pipeline.trace import queries
 
 
 def test_group_count_by_hand(open_export) -> None:

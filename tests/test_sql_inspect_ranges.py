@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gtid
-from pipeline import queries
+from pipeline.trace import queries
 
 P1, P2 = gtid(1, 1), gtid(2, 2)
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from pipeline import queries
-from pipeline.trace import connect
+from pipeline.trace import queries
+from pipeline.trace.open import connect
 
 Kernel = tuple[int, int, int, int]      # occurrence, device, start, end
 

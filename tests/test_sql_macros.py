@@ -1,4 +1,4 @@
-"""interval_islands (pipeline/sql/macros.sql): the union algorithm every union query uses."""
+"""interval_islands (pipeline/trace/sql/macros.sql): the union algorithm every union query uses."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 
 def islands(rows: list[tuple[str, int, int]]) -> list[tuple]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline import queries
+from pipeline.trace import queries
 from tests.sqlfixtures import classified
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 RANGES = ("CREATE OR REPLACE TEMP TABLE region_ranges AS SELECT * FROM (VALUES (1, 16777216, 1, 16777217, 0, 10, "
           "'s', NULL)) AS t(occurrence, global_pid, pid, global_tid, start_ns, end_ns, name, period_ns)")

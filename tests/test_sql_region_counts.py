@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline import queries
+from pipeline.trace import queries
 
 
 def test_counts_per_process(open_export) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nsys_export import Export, gpid, gtid
-from pipeline import queries
+from pipeline.trace import queries
 
 P1, P1_WORKER, P2 = gtid(10, 10), gtid(10, 11), gtid(20, 20)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline import queries
+from pipeline.trace import queries
 
 
 def test_keeps_the_inclusive_range_for_every_process():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline import queries
+from pipeline.trace import queries
 
 HOST = 3          # bits 48+ must not leak into pid or tid
 A_MAIN = gtid(1234, 5678, HOST)

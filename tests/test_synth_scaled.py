@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from pipeline.config import load_job
+from pipeline.job.config import load_job
 from pipeline.run import run_job
-from pipeline.synth import SynthSpec, union_ns
-from pipeline.synth_scaled import generate_scaled
+from pipeline.trace.synth import SynthSpec, union_ns
+from pipeline.trace.synth_scaled import generate_scaled
 
 
 def test_scaled_trace_counts_and_union(tmp_path):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import connect, loadable_scanner, sqlite_extension_path
+from pipeline.trace.open import connect, loadable_scanner, sqlite_extension_path
 
 REPO = Path(__file__).resolve().parents[1]
 UNREACHABLE = "http://127.0.0.1:9"
@@ -41,8 +41,8 @@ def test_open_trace_with_unreachable_proxy_and_a_fresh_home(tmp_path: Path) -> N
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO), "HTTP_PROXY": UNREACHABLE,
            "HTTPS_PROXY": UNREACHABLE, "http_proxy": UNREACHABLE, "https_proxy": UNREACHABLE, "NO_PROXY": ""}
     script = ("import json, sys\n"
-              "from pipeline import queries\n"
-              "from pipeline.trace import open_trace\n"
+              "from pipeline.trace import queries\n"
+              "from pipeline.trace.open import open_trace\n"
               "t = open_trace(sys.argv[1])\n"
               "queries.run(t.con, 'views')\n"
               "print(json.dumps(queries.run(t.con, 'inspect_counts')[0]))\n")

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from pipeline.config import load_job
-from pipeline.documents import validator
-from pipeline.render import render_all
+from pipeline.job.config import load_job
+from pipeline.job.documents import validator
+from pipeline.report.render import render_all
 from pipeline.run import run_job
 from tests.test_ranks import NS, STEPS, job, rank_files
 from tests.test_run_synth import write_job

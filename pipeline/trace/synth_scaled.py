@@ -2,7 +2,7 @@
 
 `synth.generate` plants every interval in Python and keeps them to compute an exact
 per-kernel ground truth: right for tests, far too slow and memory hungry at 20 M
-kernels. Here every row is a pure function of its index (pipeline/sql/synth_scaled.sql)
+kernels. Here every row is a pure function of its index (pipeline/trace/sql/synth_scaled.sql)
 and DuckDB streams the rows straight into the SQLite file, so memory stays flat and
 time grows linearly. Same tables, columns and quirks as `synth` (repeating
 correlationIds, autograd-thread launches, duplicate launch rows, NCCL overlap, kernels
@@ -16,9 +16,9 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from . import queries
-from .synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, _Tables, _write
-from .trace import connect
+from pipeline.trace import queries
+from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, _Tables, _write
+from pipeline.trace.open import connect
 
 
 def generate_scaled(spec: SynthSpec, out: Path) -> dict:

@@ -17,11 +17,11 @@ from typing import Any, Mapping, Sequence
 import jsonschema
 import yaml
 
+from pipeline.bundled import config_path, label as bundled_label, schema_path
 from pipeline.errors import ConfigError, HardwareError, Problem
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CATALOG = ROOT / "configs" / "hardware.yaml"
-SCHEMA_PATH = ROOT / "schemas" / "hardware.schema.json"
+DEFAULT_CATALOG = config_path("hardware.yaml")
+SCHEMA_PATH = schema_path("hardware.schema.json")
 
 
 @dataclass(frozen=True)
@@ -124,10 +124,7 @@ def _load_catalog(path: Path) -> Catalog:
 
 
 def _label(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return str(path)
+    return bundled_label(path)
 
 
 def _pointer(parts: Sequence[Any]) -> str:

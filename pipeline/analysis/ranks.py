@@ -22,12 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import breakdown, cache, queries, rankstats
-from .config import Job
-from .errors import HardwareError
-from .hardware import Peak, resolve_peak
-from .measure import Measurement, assemble_occurrences, measure, prepare
-from .trace import RAW_TABLES, Trace, attach, connect
+from pipeline.analysis import classes
+from pipeline.trace import cache
+from pipeline.trace import queries
+from pipeline.analysis import rankstats
+from pipeline.job.config import Job
+from pipeline.errors import HardwareError
+from pipeline.hardware.detect import Peak, resolve_peak
+from pipeline.analysis.measure import Measurement, assemble_occurrences, measure, prepare
+from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
 
 # Warnings measure.py derives per occurrence; for several files they are derived again on the combination.
 _COMBINED_CODES = {"occurrence_missing_ranks", "gpu_outlasts_range", "no_kernels", "unattributed_kernels"}
@@ -101,7 +104,7 @@ def file_label(job: Job, path: Path) -> str:
         return path.name
 
 
-def measure_set(ts: TraceSet, job: Job, rules: list[breakdown.Rule]) -> SetMeasurement:
+def measure_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetMeasurement:
     """Measure the job's region in every file and classify its kernels; combine when there are several.
 
     Classifying here, while each file is in use, resolves kernel names against that file's own
@@ -113,7 +116,7 @@ def measure_set(ts: TraceSet, job: Job, rules: list[breakdown.Rule]) -> SetMeasu
         ts.use(i)
         prepare(trace)
         m = measure(trace, job.region)
-        breakdown.classify(trace, m, rules)
+        classes.classify(trace, m, rules)
         files.append({"label": labels[i], "sha256": trace.sha256, "nsys_version": trace.nsys_version,
                       "export_schema_version": trace.export_schema_version, "devices": m.devices_used,
                       "gpu_rows": queries.run(ts.con, "gpu_rows") if trace.has("raw_gpu") else None})

@@ -14,10 +14,10 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from . import metrics
-from .models import resolve_model
-from .operators import BYTES_PER_ELEMENT, Operator, Work, operators
-from .transformer import Arch
+from pipeline.analysis import metrics
+from pipeline.model.presets import resolve_model
+from pipeline.model.operators import BYTES_PER_ELEMENT, Operator, Work, operators
+from pipeline.model.transformer import Arch
 
 MEMORY_CLASSES = frozenset({"elementwise", "normalization", "memory"})
 COMPUTE_LIKE_PCT = 50.0     # achieved >= half the dense peak: the tensor cores are busy

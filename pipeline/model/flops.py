@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pipeline.errors import ConfigError, Problem
-from pipeline.models import resolve_model
-from pipeline.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls, param_counts
+from pipeline.model.presets import resolve_model
+from pipeline.model.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls, param_counts
 
 MODES = ("training", "inference", "decode")
 RECOMPUTE = ("none", "selective", "full")

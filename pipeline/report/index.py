@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import render
+from pipeline.report import render
 
 
 def entries(out_root: Path) -> list[dict[str, Any]]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from . import __version__, metrics
-from .config import Job
-from .measure import NS, Measurement
-from .trace import Trace
+from pipeline import __version__
+from pipeline.analysis import metrics
+from pipeline.job.config import Job
+from pipeline.analysis.measure import NS, Measurement
+from pipeline.trace.open import Trace
 
 SCHEMA_VERSION = "1.0"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from . import charts
+from pipeline.report import charts
 
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
@@ -73,7 +73,7 @@ def device_label(result: dict[str, Any], device_id: int) -> str:
 def environment() -> jinja2.Environment:
     """One environment per process, so templates compile once per batch, not once per job."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("pipeline", "templates"),
+        loader=jinja2.PackageLoader("pipeline.report", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
         trim_blocks=True,

@@ -4,7 +4,7 @@ This is the only module that knows how exports differ between versions: table
 name suffixes, columns added or missing, the renamed metadata table. It maps
 whatever the file holds onto `raw_*` views with one fixed set of columns
 (NULL where the export lacks a column, empty where it lacks a table), so every
-query in `pipeline/sql/` is plain SQL over stable names.
+query in `pipeline/trace/sql/` is plain SQL over stable names.
 
 It is also the one place that loads DuckDB's SQLite scanner, from the pinned
 `duckdb-extension-sqlite` wheel, with auto-install and auto-load switched off:
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import duckdb
 
-from . import queries
-from .errors import TraceError
+from pipeline.trace import queries
+from pipeline.errors import TraceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import TraceError
-from .trace import RAW_TABLES, Trace, check_file, connect, open_trace
+from pipeline.errors import TraceError
+from pipeline.trace.open import RAW_TABLES, Trace, check_file, connect, open_trace
 
 FORMAT = 1                     # bump when the stored tables change meaning
 EDGE_BYTES = 1 << 20           # hashed at each end of the file

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 
-from .documents import locate, parse_yaml, schema_problems
-from .errors import ConfigError, Problem, TraceError
+from pipeline.job.documents import locate, parse_yaml, schema_problems
+from pipeline.errors import ConfigError, Problem, TraceError
 
 @dataclass(frozen=True)
 class Region:
@@ -76,7 +76,7 @@ class Job:
 
     def locate(self, problem: Problem) -> Problem:
         """Give a problem raised by a lower layer (FLOPs, hardware) this file's name and position."""
-        from .extends import relocate
+        from pipeline.job.extends import relocate
         problem.file = str(self.path)
         return relocate(locate(problem, self.positions), self.positions, self.base)
 
@@ -98,7 +98,7 @@ def read_job_text(path: Path, hint: str = "check the path") -> tuple[bytes, str]
 
 def load_job(path: str | Path) -> Job:
     """Read, validate and scope-check one job file; raise ConfigError listing every problem."""
-    from .extends import merge, relocate
+    from pipeline.job.extends import merge, relocate
     path = Path(path)
     file = str(path)
     raw, text = read_job_text(path)

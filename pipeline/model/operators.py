@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .transformer import Arch
+from pipeline.model.transformer import Arch
 
 BYTES_PER_ELEMENT = {"fp64": 8, "fp64_tensor": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2,
                      "fp8": 1, "int8": 1, "fp4": 0.5}

@@ -1,6 +1,6 @@
 """Where the time goes: kernel classes, communication overlap and idle time (issue #5).
 
-The interval arithmetic lives in pipeline/sql (classify, class_times, comm_overlap,
+The interval arithmetic lives in pipeline/trace/sql (classify, class_times, comm_overlap,
 top_kernels); this module loads the class rules, feeds them to the queries and turns
 integer nanoseconds into the result.json sections. Exposed communication and idle
 time are their own figures: `wall - union` is neither (SEMANTICS §1).
@@ -16,12 +16,13 @@ from typing import Any
 
 import yaml
 
-from . import queries
-from .errors import ConfigError, Problem
-from .measure import NS, Measurement
-from .trace import Trace
+from pipeline.trace import queries
+from pipeline.bundled import config_path
+from pipeline.errors import ConfigError, Problem
+from pipeline.analysis.measure import NS, Measurement
+from pipeline.trace.open import Trace
 
-CLASSES_FILE = Path(__file__).resolve().parents[1] / "configs" / "kernel_classes.yaml"
+CLASSES_FILE = config_path("kernel_classes.yaml")
 COMM_CLASS = "communication"
 TOP_KERNELS = 10
 

@@ -17,9 +17,9 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from .errors import ConfigError, Problem
+from pipeline.bundled import schema_paths
+from pipeline.errors import ConfigError, Problem
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 # YAML 1.1 reads 989e12 and 8.0e9 as strings; FLOP counts are written exactly like that.
 _FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
@@ -35,7 +35,7 @@ _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456
 @cache
 def schema_registry() -> Registry:
     resources = [(p.name, Resource.from_contents(json.loads(p.read_text(encoding="utf-8"))))
-                 for p in sorted(SCHEMA_DIR.glob("*.schema.json"))]
+                 for p in schema_paths()]
     return Registry().with_resources(resources)
 
 

@@ -12,15 +12,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, Problem
+from pipeline.errors import ConfigError, Problem
 
 Positions = dict[str, tuple[int, int]]
 
 
 def merge(path: Path, data: dict[str, Any], positions: Positions) -> tuple[dict[str, Any], str, Positions, bytes]:
     """The job merged over its base; returns (data, base file, base positions, base bytes)."""
-    from .config import read_job_text
-    from .documents import parse_yaml
+    from pipeline.job.config import read_job_text
+    from pipeline.job.documents import parse_yaml
     ref = data["extends"]
     if not isinstance(ref, str) or not ref:
         raise ConfigError([Problem("extends must be the path of a base job file", "/extends", str(path),

@@ -1,6 +1,6 @@
 """`mfu inspect`: what a trace holds and which analyses it supports, before writing a job.
 
-Everything is counted in SQL (pipeline/sql/inspect_*.sql); this module only
+Everything is counted in SQL (pipeline/trace/sql/inspect_*.sql); this module only
 decides what the counts mean for the user: which tables are missing and what
 that prevents.
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import queries
-from .errors import MfuError
-from .catalog import load_catalog
-from .hardware import detect
-from .trace import RAW_TABLES, open_trace
+from pipeline.trace import queries
+from pipeline.errors import MfuError
+from pipeline.hardware.catalog import load_catalog
+from pipeline.hardware.detect import detect
+from pipeline.trace.open import RAW_TABLES, open_trace
 
 
-def inventory(path: Path, ranges: int = 30) -> dict[str, Any]:
+def inspect_trace(path: Path, ranges: int = 30) -> dict[str, Any]:
     trace = open_trace(path)
     try:
         queries.run(trace.con, "views")

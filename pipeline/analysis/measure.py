@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import queries
-from .config import Region
-from .errors import TraceError
-from .trace import Trace
+from pipeline.trace import queries
+from pipeline.job.config import Region
+from pipeline.errors import TraceError
+from pipeline.trace.open import Trace
 
 NS = 1_000_000_000
 

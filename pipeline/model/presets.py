@@ -17,11 +17,11 @@ from typing import Any, Mapping
 
 import yaml
 
-from pipeline.documents import schema_problems
+from pipeline.job.documents import schema_problems
+from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
 
-ROOT = Path(__file__).resolve().parent.parent
-PRESETS_FILE = ROOT / "configs" / "models.yaml"
+PRESETS_FILE = config_path("models.yaml")
 NESTED = ("moe", "mla", "sliding_window")
 NUMERIC = re.compile(r"^\s*\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")  # same pattern as the schema
 

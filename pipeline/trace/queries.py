@@ -1,4 +1,4 @@
-"""Run the SQL files in pipeline/sql by name, with named parameters.
+"""Run the SQL files in pipeline/trace/sql by name, with named parameters.
 
 No SQL text lives anywhere else: a file holds one or more statements separated by
 `;` at line ends, and each statement gets only the `$parameters` it mentions
@@ -19,7 +19,7 @@ _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 @cache
 def statements(name: str) -> tuple[str, ...]:
-    text = resources.files("pipeline").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+    text = resources.files("pipeline.trace").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
     return tuple(s.strip() for s in re.split(r";\s*(?:\n|$)", body) if s.strip())
 

@@ -18,8 +18,8 @@ import statistics
 from collections import Counter
 from typing import Any
 
-from . import metrics
-from .measure import NS
+from pipeline.analysis import metrics
+from pipeline.analysis.measure import NS
 
 DEFINITION = ("per occurrence, the latest rank's end minus the median rank end (time the step waited for "
               "its slowest rank beyond when a typical rank was done), summed over the selected occurrences")

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Collection, Mapping, Sequence
 
 
-from pipeline.catalog import Catalog, GpuEntry
+from pipeline.hardware.catalog import Catalog, GpuEntry
 from pipeline.errors import HardwareError
 
 PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
