@@ -144,8 +144,19 @@ def _ranges(indices: list[int]) -> str:
 
 
 def _not_found(trace: Trace, region: Region) -> str:
-    near = queries.run(trace.con, "inspect_ranges", limit=8)
-    names = ", ".join(repr(r["name_group"]) for r in near) or "none"
+    """Say what the user probably meant: names a prefix match finds, then near misses by edit distance."""
+    near = queries.run(trace.con, "inspect_near_names", name=region.name)
     dom = f" in domain '{region.domain}'" if region.domain else ""
-    return (f"{trace.path}: no NVTX range matches '{region.name}' (match: {region.match}){dom}. "
-            f"Most frequent range names: {names}. Run `mfu inspect {trace.path}` to list them")
+    msg = f"{trace.path}: no NVTX range matches '{region.name}' (match: {region.match}){dom}."
+    prefix = [r for r in near if r["kind"] == "prefix"]
+    if prefix and region.match == "exact":
+        msg += (" With `match: prefix` it would match " + ", ".join(
+            f"{r['example']!r} ({r['ranges']} ranges)" for r in prefix)
+            + " (PyTorch appends ', seq = N, op_id = M' to names).")
+    close = [r for r in near if r["kind"] == "near"]
+    if close:
+        msg += " Close names: " + ", ".join(f"{r['name_group']!r} ({r['ranges']} ranges)" for r in close) + "."
+    if not prefix and not close:
+        top = queries.run(trace.con, "inspect_ranges", limit=8)
+        msg += f" Most frequent range names: {', '.join(repr(r['name_group']) for r in top) or 'none'}."
+    return msg + f" Run `mfu inspect {trace.path}` to rank the names by the GPU work they enclose"
