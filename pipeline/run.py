@@ -52,6 +52,9 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                                               if peak.hbm_gbps else None)
     res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
     res["warnings"] += roofline.above_roof(res["roofline"])
+    unsteady = metrics.unsteady_steps([o["index"] for o in res["occurrences"]],
+                                      [o.get("step_time_s", o["wall_time_s"]) for o in res["occurrences"]])
+    res["warnings"] += [unsteady] if unsteady else []
     return res
 
 
@@ -83,7 +86,7 @@ def job_flops(job: Job) -> FlopsResult:
     """FLOPs of one optimizer step (global_batch sequences); result.py scales them to an occurrence."""
     wl = job.workload
     try:
-        return compute_flops(job.model, mode=wl["mode"], seq_len=wl["seq_len"], sequences=wl["global_batch"],
+        return compute_flops(job.model, mode=wl["mode"], seq_len=wl.get("seq_len"), sequences=wl.get("global_batch"),
                              recompute=wl["recompute"], flash_recompute=wl["flash_recompute"],
                              convention=job.model.get("convention"), seq_lens=_packed(wl),
                              context_len=wl.get("context_len"), generated_tokens=wl.get("generated_tokens"))
@@ -97,6 +100,9 @@ def numerator_check(job: Job, fl: FlopsResult) -> list[dict[str, str]]:
     arch = {k: v for k, v in job.model.items() if k not in ("flops_per_step", "hardware_flops_per_step")}
     if fl.convention != "explicit" or not ({"preset", "hidden"} & arch.keys()):
         return []
+    if fl.tokens_per_step is None:
+        return [{"code": "numerator_unchecked", "message": "flops_per_step is not cross-checked against the "
+                 "declared architecture: add workload.seq_len and global_batch to check it"}]
     ref = job_flops(replace(job, model=arch)).model_flops_per_step
     ratio = fl.model_flops_per_step / ref
     if abs(ratio - 1) <= 0.10:

@@ -179,7 +179,11 @@ def scope_problems(data: dict[str, Any], file: str) -> list[Problem]:
         bad(f"last ({occ['last']}) is before first ({occ.get('first', 1)})", "/region/occurrences/last",
             "last must be >= first")
     gpus = hw["num_gpus"]
-    mb, ga, gb = wl.get("micro_batch"), wl.get("grad_accum", 1), wl["global_batch"]
+    mb, ga, gb = wl.get("micro_batch"), wl.get("grad_accum", 1), wl.get("global_batch")
+    needed = [k for k in ("seq_len", "global_batch") if k not in wl]
+    if needed and ("flops_per_step" not in model or "seq_lens" in wl):
+        why = "seq_lens needs" if "flops_per_step" in model else "counting the model's FLOPs needs"
+        bad(f"{why} {' and '.join(needed)}", "/workload", f"add workload.{needed[0]}, or give model.flops_per_step")
     if wl["mode"] != "training":
         if wl.get("recompute", "none") != "none" or wl.get("flash_recompute"):
             bad(f"{wl['mode']} has no backward pass, so nothing is recomputed", "/workload/recompute",
@@ -191,11 +195,11 @@ def scope_problems(data: dict[str, Any], file: str) -> list[Problem]:
     if region.get("covers") == "microbatch" and mb is None:
         bad("covers: microbatch needs micro_batch to size one microbatch", "/workload",
             "add workload.micro_batch (and grad_accum)")
-    if "seq_lens" in wl and sum(wl["seq_lens"]) > wl["seq_len"]:
+    if "seq_lens" in wl and "seq_len" in wl and sum(wl["seq_lens"]) > wl["seq_len"]:
         bad(f"seq_lens add up to {sum(wl['seq_lens'])}, more than seq_len {wl['seq_len']}",
             "/workload/seq_lens", "packed documents must fit in one sequence of seq_len tokens")
     dp = _data_parallel(par, gpus, bad)
-    if mb is not None:
+    if mb is not None and gb is not None:
         if dp is not None and mb * ga * dp != gb:
             bad(f"global_batch {gb} != micro_batch {mb} x grad_accum {ga} x data-parallel {dp} = {mb * ga * dp}",
                 "/workload/global_batch", f"set global_batch: {mb * ga * dp}, or fix micro_batch/grad_accum/parallelism")

@@ -50,8 +50,8 @@ class FlopsResult:
 
     model_flops_per_step: int
     hardware_flops_per_step: int
-    flops_per_token: float
-    tokens_per_step: int
+    flops_per_token: float | None         # None: an explicit numerator with no seq_len/global_batch
+    tokens_per_step: int | None
     params_total: int | None
     params_active: int | None
     convention: str
@@ -68,7 +68,7 @@ class FlopsResult:
         return asdict(self)
 
 
-def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int, sequences: int,
+def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int | None, sequences: int | None,
                   recompute: str = "none", flash_recompute: bool = False,
                   convention: str | None = None, seq_lens: Sequence[int] | None = None,
                   context_len: int | None = None, generated_tokens: int | None = None) -> FlopsResult:
@@ -216,18 +216,19 @@ def _row(name: str, forward: int, mode: str, recompute: str, flash: bool, conven
     return Component(name, forward, 3, 3 * forward, hw, hw * forward)
 
 
-def _explicit(model: Mapping[str, Any], mode: str, recompute: str, flash: bool, seq_len: int,
-              sequences: int, seq_lens: Sequence[int] | None) -> FlopsResult:
+def _explicit(model: Mapping[str, Any], mode: str, recompute: str, flash: bool, seq_len: int | None,
+              sequences: int | None, seq_lens: Sequence[int] | None) -> FlopsResult:
     """A user-given numerator passes through unchanged; the report must say it was not computed."""
     flops = model["flops_per_step"]
     hardware = model.get("hardware_flops_per_step", flops)
     warnings = []
     if (recompute != "none" or flash) and "hardware_flops_per_step" not in model:
         warnings.append("recomputation declared but no hardware_flops_per_step: HFU = MFU")
-    tokens = sum(seq_lens) if seq_lens else seq_len * sequences
+    tokens = sum(seq_lens) if seq_lens else (seq_len * sequences if seq_len and sequences else None)
     row = Component(EXPLICIT, flops, 1, flops, 1, hardware)
     return FlopsResult(
-        model_flops_per_step=flops, hardware_flops_per_step=hardware, flops_per_token=flops / tokens,
+        model_flops_per_step=flops, hardware_flops_per_step=hardware,
+        flops_per_token=flops / tokens if tokens else None,
         tokens_per_step=tokens, params_total=None, params_active=None, convention=EXPLICIT,
         convention_note="flops_per_step given in the job file, not computed", mode=mode,
         recompute=recompute, flash_recompute=flash, breakdown=[row], six_n_flops_per_step=None,

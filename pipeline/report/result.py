@@ -33,7 +33,7 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
     steps = job.steps_per_occurrence
     occ_model = flops_scaled(fl.model_flops_per_step, steps)
     occ_hw = flops_scaled(fl.hardware_flops_per_step, steps)
-    occ_tokens = flops_scaled(fl.tokens_per_step, steps)
+    occ_tokens = None if fl.tokens_per_step is None else flops_scaled(fl.tokens_per_step, steps)
     occurrences = [_occurrence(o, occ_model, occ_hw, gpus, peak.peak_tflops) for o in m.occurrences]
     n = len(occurrences)
     wall_ns = sum(o["wall_ns"] for o in m.occurrences)
@@ -48,7 +48,7 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
         "unattributed_kernel_count": sum(o["unattributed_kernel_count"] for o in m.occurrences),
         "model_flops": occ_model * n,
         "hardware_flops": occ_hw * n,
-        "tokens": occ_tokens * n,
+        "tokens": None if occ_tokens is None else occ_tokens * n,
     }
     wall_s, union_s = wall_ns / NS, union_ns / NS
     peak_t = peak.peak_tflops
@@ -58,7 +58,7 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
         "active_ratio_pct_union": metrics.utilization_pct(totals["model_flops"], union_s, gpus, peak_t),
         "union_over_wall_pct": 100.0 * union_ns / wall_ns if wall_ns else None,
         "achieved_tflops_per_gpu": metrics.achieved_tflops_per_gpu(totals["model_flops"], wall_s, gpus),
-        "tokens_per_s": metrics.tokens_per_s(totals["tokens"], wall_s),
+        "tokens_per_s": None if occ_tokens is None else metrics.tokens_per_s(totals["tokens"], wall_s),
         "mfu_pct_achievable": (metrics.utilization_pct(totals["model_flops"], wall_s, gpus, peak.achievable_tflops)
                                if peak.achievable_tflops else None),
     }
