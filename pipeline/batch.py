@@ -19,6 +19,7 @@ from typing import Any, Callable, TextIO
 from pipeline.analysis import ranks
 from pipeline.report import render
 from pipeline.job.config import load_job
+from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
 from pipeline.executor import check_engine, pool
 
@@ -31,6 +32,10 @@ def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
     failed: list[Row] = []
     names: dict[str, Path] = {}
     for path in job_files:
+        if is_base(path):
+            failed.append({"job": str(path), "name": None, "exit_code": int(ExitCode.OK), "status": "skipped",
+                           "reason": BASE_NOTE})
+            continue
         try:
             job = load_job(path)
             if job.name in names:

@@ -4,7 +4,8 @@ Exit codes (the same table is in README.md):
   0  ok
   1  a threshold was not met, or a result is invalid (MFU above 100 %)
   2  usage error (unknown command or option)
-  3  invalid job file (every problem listed with file:line:col and JSON pointer)
+  3  invalid job file, or a broken catalog (configs/hardware.yaml, configs/models.yaml): every
+     problem listed with file:line:col and JSON pointer
   4  trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not found)
   5  internal error (a bug: please report it with the traceback printed)
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline import __version__
-from pipeline.errors import ExitCode, MfuError, UsageError
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError
 
 EPILOG = __doc__.split("\n\n", 1)[1]
 
@@ -67,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
              "table lists each job's status and reason, and the exit code is the worst one.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
     sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
-    sp.add_argument("--format", choices=["text", "json"], default="text", help="summary format on stdout")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="summary on stdout: text (default) or json (one object per job)")
     sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
                          "one worker, so each trace is read once")
@@ -104,19 +106,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", type=Path, default=Path("reports/compare"),
                     help="output folder (default: reports/compare)")
 
-    sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces.")
-    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB")
+    sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces. "
+             "Base files (`kind: base`, used through `extends:`) are reported as skipped.")
+    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
 
     sp = cmd("inspect", _inspect, "Show what a trace holds: versions, GPUs, processes, counts, NVTX ranges.")
-    sp.add_argument("trace", type=Path, metavar="TRACE")
-    sp.add_argument("--format", choices=["text", "json"], default="text")
+    sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export "
+                    "(`nsys export --type sqlite`), opened read-only")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text (default) or json (the same content, for tools)")
     sp.add_argument("--ranges", type=int, default=30, metavar="N", help="range-name groups to list (default 30)")
 
     sp = cmd("demo", _demo, "Generate a synthetic trace, run the demo job on it, write reports/demo.")
     sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
 
     sp = cmd("synth", _synth, "Write a synthetic step-level trace and its ground truth (OUT.truth.json).")
-    sp.add_argument("out", type=Path, metavar="OUT.sqlite")
+    sp.add_argument("out", type=Path, metavar="OUT.sqlite", help="SQLite file to write (replaced if present); "
+                    "the ground truth goes to OUT.sqlite.truth.json")
     for name, default, text in [("ranks", 2, "processes, one GPU each"), ("steps", 5, "step ranges per rank"),
                                 ("kernels-per-step", 40, "kernels per step per rank"),
                                 ("step-ns", 50_000_000, "step length in ns"), ("seed", 0, "random seed"),
@@ -130,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = cmd("flops", _flops, "Print the model FLOPs breakdown for a job file, a preset, or architecture flags "
              "(flags override the preset's fields).")
     sp.add_argument("job", nargs="?", type=Path, metavar="JOB", help="job file (then no model flags)")
-    sp.add_argument("--preset", help="model preset name (see configs/models.yaml)")
+    sp.add_argument("--preset", help="model preset name (`mfu models` lists them)")
     for flag in ("hidden", "layers", "heads", "kv-heads", "head-dim", "ffn", "vocab", "mtp-layers",
                  "moe-experts", "moe-top-k", "moe-expert-ffn", "moe-shared-ffn", "moe-first-dense",
                  "sliding-window-window"):
@@ -144,10 +150,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--context-len", type=int, help="decode: KV-cache length")
     sp.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
     sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="override the convention")
-    sp.add_argument("--format", choices=["text", "json"], default="text")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text table (default) or json (the breakdown as data)")
 
     sp = cmd("gpus", _gpus, "List the GPU catalog: dense peaks, bandwidth, sources.")
-    sp.add_argument("--format", choices=["text", "json"], default="text")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text table (default) or json (every entry with its source)")
+
+    sp = cmd("models", _models, "List the model presets (configs/models.yaml): shape, published parameter "
+             "count and the source each shape comes from. Use one with `model.preset` or `mfu flops --preset`.")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text table (default) or json (every preset with its full model section)")
     return p
 
 
@@ -173,7 +186,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"history: appended {len(done)} results as run {append(args.history, done)} to {args.history}",
               file=sys.stderr)
     for r in rows:
-        if "metrics" not in r:
+        if r["status"] == "skipped":
+            print(f"note: {r['job']}: {r['reason']}", file=sys.stderr)
+        elif "metrics" not in r:
             print(f"error: {r['reason']}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(rows, indent=2, sort_keys=True))
@@ -231,9 +246,13 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from pipeline.job.extends import BASE_NOTE, is_base
     from pipeline.run import validate_file
     worst = 0
     for job in args.jobs:
+        if is_base(job):
+            print(f"{job}: {BASE_NOTE}")
+            continue
         try:
             validate_file(job)
             print(f"ok: {job}")
@@ -289,11 +308,37 @@ def _flops(args: argparse.Namespace) -> int:
     else:
         if args.seq_len is None or all(v is None for v in flags.values()):
             raise UsageError("without a job file, give --preset and/or architecture flags, and --seq-len")
-        result = compute_flops(model_from_flags(**flags), mode=args.mode, seq_len=args.seq_len,
-                               sequences=args.batch, recompute=args.recompute, convention=args.convention,
-                               context_len=args.context_len)
+        try:
+            result = compute_flops(model_from_flags(**flags), mode=args.mode, seq_len=args.seq_len,
+                                   sequences=args.batch, recompute=args.recompute, convention=args.convention,
+                                   context_len=args.context_len)
+        except ConfigError as exc:     # no job file: name the flag the value came from, not "<job>:"
+            raise UsageError("\n".join(_flag_problem(p) for p in exc.problems)) from None
     data = result.to_dict()
     print(json.dumps(data, indent=2, sort_keys=True) if args.format == "json" else _flops_text(data))
+    return 0
+
+
+def _flag_problem(p: Problem) -> str:
+    """/model/kv_heads -> --kv-heads, /workload/seq_len -> --seq-len: where the user typed the value."""
+    parts = [x for x in p.pointer.split("/") if x][1:]
+    flag = "--" + "-".join(parts).replace("_", "-") if parts else "model flags"
+    return f"{flag}: {p.message}" + (f" (fix: {p.hint})" if p.hint else "")
+
+
+def _models(args: argparse.Namespace) -> int:
+    from pipeline.model.presets import presets
+    rows = [{"name": name, "source": p["source"], "published_params": p["published_params"], "model": p["model"]}
+            for name, p in sorted(presets().items())]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return 0
+    print(f"{'preset':<22} {'params':>9} {'hidden':>6} {'layers':>6}  source")
+    for r in rows:
+        m = r["model"]
+        print(f"{r['name']:<22} {r['published_params'] / 1e9:>8.2f}B {m.get('hidden', '—'):>6} "
+              f"{m.get('layers', '—'):>6}  {r['source']}")
+    print("Use with `model: {preset: NAME}` in a job, or `mfu flops --preset NAME --seq-len N`.")
     return 0
 
 
@@ -304,7 +349,8 @@ def _flops_text(d: dict[str, Any]) -> str:
     rows.append(f"{'model FLOPs per step':<56} {d['model_flops_per_step']:>26,}")
     rows.append(f"{'hardware FLOPs per step':<56} {d['hardware_flops_per_step']:>26,}")
     rows.append(f"convention {d['convention']}: {d['convention_note']}")
-    rows.append(f"tokens per step {d['tokens_per_step']:,}; FLOPs per token {d['flops_per_token']:.6g}")
+    if d["tokens_per_step"] is not None:
+        rows.append(f"tokens per step {d['tokens_per_step']:,}; FLOPs per token {d['flops_per_token']:.6g}")
     if d["params_total"] is not None:
         rows.append(f"parameters {d['params_total']:,} total, {d['params_active']:,} active")
     if d["six_n_flops_per_step"] is not None:

@@ -48,3 +48,34 @@ def ridge_flop_per_byte(peak_tflops: float, hbm_gbps: float) -> float:
 def attainable_tflops(intensity: float, peak_tflops: float, hbm_gbps: float) -> float:
     """min(peak, AI x bandwidth). SEMANTICS §9 (roofline)."""
     return min(peak_tflops, intensity * hbm_gbps * 1e9 / TERA)
+
+
+def unsteady_steps(indices: Sequence[int], seconds: Sequence[float]) -> dict[str, str] | None:
+    """A warning when step times vary (CV > 10 % or one step > 2x the median), naming the outliers
+    (beyond ±10 % of the median) and the longest run of steady occurrences to select instead.
+
+    SEMANTICS §6: a warm-up step or a 50x outlier must be visible, not averaged away.
+    """
+    if len(seconds) < 2:
+        return None
+    stats = step_stats(seconds)
+    med = stats["median_s"]
+    worst = max(range(len(seconds)), key=lambda i: seconds[i])
+    if stats["cv_pct"] <= 10.0 and seconds[worst] <= 2 * med:
+        return None
+    steady = [abs(s / med - 1) <= 0.10 if med > 0 else False for s in seconds]
+    outliers = [k for k, ok in zip(indices, steady) if not ok]
+    best, start = (0, 0), None
+    for i, ok in enumerate(steady + [False]):
+        if ok and start is None:
+            start = i
+        elif not ok and start is not None:
+            best, start = max(best, (i - start, -start)), None
+    msg = (f"step time varies: CV {stats['cv_pct']:.1f} % over occurrences {indices[0]}-{indices[-1]}; "
+           f"occurrence {indices[worst]} takes {seconds[worst]:.6g} s, {seconds[worst] / med:.2f}x the median "
+           f"{med:.6g} s. Outside ±10 % of the median: {', '.join(map(str, outliers))}")
+    if best[0] >= 2 and best[0] < len(seconds):
+        first, last = indices[-best[1]], indices[-best[1] + best[0] - 1]
+        msg += (f". The longest steady run is occurrences {first}-{last}: select it with "
+                f"region.occurrences: {{first: {first}, last: {last}}}")
+    return {"code": "unsteady_steps", "message": msg}

@@ -37,11 +37,27 @@ def merge(path: Path, data: dict[str, Any], positions: Positions) -> tuple[dict[
         raise ConfigError([Problem("a base file cannot extend another (one level only: no hidden cascades)",
                                    "/extends", base_file, *base_pos.get("/extends#key", (1, 1)),
                                    "copy the shared keys into this base file")])
-    base = dict(base)
+    base = {k: v for k, v in base.items() if k != "kind"}     # `kind: base` describes the file, not the job
     if "trace" in base and "trace" not in data:    # the base's trace paths are relative to the base
         base["trace"] = _rebase(base["trace"], base_path.parent, path.parent)
     merged = _deep_merge(base, {k: v for k, v in data.items() if k != "extends"})
     return merged, base_file, base_pos, raw
+
+
+def is_base(path: Path) -> bool:
+    """A file marked `kind: base`: shared defaults for `extends:`, never run on its own.
+
+    Unreadable or broken files are not bases: loading them as jobs reports the problem.
+    """
+    from pipeline.job.documents import parse_yaml
+    try:
+        data, _, problems = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return False
+    return not problems and isinstance(data, dict) and data.get("kind") == "base"
+
+
+BASE_NOTE = "skipped: a base file (kind: base) holds defaults for jobs that `extends:` it; it is not run on its own"
 
 
 def relocate(problem: Problem, positions: Positions, base: tuple[str, Positions] | None) -> Problem:

@@ -44,7 +44,7 @@ def resolve_model(model: Mapping[str, Any]) -> dict:
         table = presets()
         if name not in table:
             close = difflib.get_close_matches(str(name), table, n=3, cutoff=0.4)
-            hint = f"did you mean {', '.join(close)}?" if close else "see configs/models.yaml"
+            hint = f"did you mean {', '.join(close)}?" if close else "`mfu models` lists the presets"
             raise ConfigError([Problem(message=f"unknown model preset {name!r}",
                                        pointer="/model/preset", hint=hint)])
         merged = {k: (dict(v) if isinstance(v, dict) else v) for k, v in table[name]["model"].items()}
