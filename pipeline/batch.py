@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from pipeline.analysis import ranks
-from pipeline.report import render
+from pipeline.report import publish, render
 from pipeline.job.config import load_job
 from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
@@ -66,7 +66,7 @@ def run_group(job_files: list[str], out_root: str, cache_dir: str | None = None)
                 job = load_job(f)
                 res = run_job(job, shared=ts)
                 folder = Path(out_root) / job.name
-                render.write_files(folder, render.render_all(res))
+                publish.replace_folder(folder, render.render_all(res))
                 rows.append(_ok(Path(f), res, folder, int(exit_code(res))))
             except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
                 rows.append(_failed(Path(f), exc))
@@ -84,7 +84,11 @@ def run_batch(job_files: list[Path], out_root: Path, jobs: int | None = None,
     check_engine(engine)
     groups, rows = plan(job_files)
     total = len(job_files)
-    tick = _progress(progress or sys.stderr, total)
+    shown = _progress(progress or sys.stderr, total)
+
+    def tick(row: Row) -> None:
+        publish.record(out_root, row)
+        shown(row)
     for r in rows:
         tick(r)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(groups) or 1))

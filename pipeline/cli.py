@@ -177,8 +177,7 @@ def _run(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
     rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr,
                      cache_dir=cache, engine=args.executor)
-    if any("metrics" in r for r in rows):
-        write_index(args.out)
+    write_index(args.out)
     if args.history is not None:
         from pipeline.history import append
         done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))

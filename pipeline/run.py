@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.analysis import classes
 from pipeline.analysis import metrics
 from pipeline.analysis import ranks
-from pipeline.report import render
+from pipeline.report import publish, render
 from pipeline.report import result
 from pipeline.analysis import roofline
 from pipeline.job.config import Job, load_job
@@ -78,7 +78,7 @@ def run_file(job_file: Path, out_root: Path) -> tuple[dict[str, Any], Path]:
     job = load_job(job_file)
     res = run_job(job)
     folder = out_root / job.name
-    render.write_files(folder, render.render_all(res))
+    publish.replace_folder(folder, render.render_all(res))
     return res, folder
 
 

@@ -1,8 +1,10 @@
-"""reports/index.md and index.html: every job report in the output folder with its headline figures.
+"""reports/index.md and index.html: every job of the output folder, with its headline figures or why it failed.
 
-Built from the result.json files present (not only this run's), so a folder that
-collects scheduled runs always has one page linking all of them. Links are
-relative, so the folder can be moved or published as it is.
+Built from the status records on disk (publish.record: one per job, failed or not) under
+the output folder's lock, so two runs writing into one folder never lose each other's
+entries, and a failed job is listed with its exit code and reason. A report folder from
+before status records existed is still listed from its result.json. Links are relative,
+so the folder can be moved or published as it is.
 """
 
 from __future__ import annotations
@@ -11,28 +13,54 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.report import render
+from pipeline.report import publish, render
 
 
 def entries(out_root: Path) -> list[dict[str, Any]]:
-    """One row per report folder holding a readable result.json, by job name."""
-    rows = []
+    """One row per job, sorted by name: headline figures from its report, else its status record."""
+    rows: dict[str, dict[str, Any]] = {}
+    for rec in publish.read_records(out_root):
+        report = rec.get("report")
+        row = _from_result(out_root / report) if report and rec["exit_code"] in (0, 1) else None
+        rows[rec["name"] or rec["job"]] = row or _failed(rec)
     for path in sorted(out_root.glob("*/result.json")):
-        try:
-            r = json.loads(path.read_text(encoding="utf-8"))
-            rows.append({"name": r["job"]["name"], "folder": path.parent.name, "status": r["status"],
-                         "mfu_pct_wall": r["metrics"]["mfu_pct_wall"], "hfu_pct_wall": r["metrics"]["hfu_pct_wall"],
-                         "step_time_median_s": r["step_time"]["median_s"], "tokens_per_s": r["metrics"]["tokens_per_s"],
-                         "gpus": r["hardware"]["num_gpus"], "gpu": r["hardware"]["gpu"],
-                         "precision": r["hardware"]["precision"],
-                         "straggler_s": (r.get("straggler") or {}).get("total_s"),
-                         "failed_thresholds": [t["name"] for t in r["thresholds"] if not t["passed"]]})
-        except (OSError, ValueError, KeyError, TypeError):
-            continue      # not a report of ours (or an older shape): not listed rather than guessed
-    return rows
+        if path.parent.name not in {r["folder"] for r in rows.values()}:
+            row = _from_result(path.parent)
+            if row is not None and row["name"] not in rows:
+                rows[row["name"]] = row
+    return [rows[k] for k in sorted(rows)]
+
+
+def _from_result(folder: Path) -> dict[str, Any] | None:
+    try:
+        r = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+        return {"name": r["job"]["name"], "folder": folder.name, "status": r["status"], "exit_code": None,
+                "reason": "", "mfu_pct_wall": r["metrics"]["mfu_pct_wall"],
+                "hfu_pct_wall": r["metrics"]["hfu_pct_wall"], "step_time_median_s": r["step_time"]["median_s"],
+                "tokens_per_s": r["metrics"]["tokens_per_s"], "gpus": r["hardware"]["num_gpus"],
+                "gpu": r["hardware"]["gpu"], "precision": r["hardware"]["precision"],
+                "straggler_s": (r.get("straggler") or {}).get("total_s"),
+                "failed_thresholds": [t["name"] for t in r["thresholds"] if not t["passed"]]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None       # not a report of ours (or an older shape): not listed rather than guessed
+
+
+def _failed(rec: dict[str, Any]) -> dict[str, Any]:
+    """A job without a report of this run: its name (or job file), exit code and the first line of why.
+
+    Paths are shown relative to the job file's folder (where its trace paths are relative to as
+    well), so the page names no machine's folders and can be published as it is.
+    """
+    job_dir = str(Path(rec["job_path"]).parent) + "/"
+    reason = (rec["reason"].splitlines() or [""])[0].replace(job_dir, "")
+    return {"name": rec["name"] or Path(rec["job_path"]).name, "folder": None, "status": rec["status"],
+            "exit_code": rec["exit_code"], "reason": reason,
+            "mfu_pct_wall": None, "hfu_pct_wall": None, "step_time_median_s": None, "tokens_per_s": None,
+            "gpus": None, "gpu": None, "precision": None, "straggler_s": None, "failed_thresholds": []}
 
 
 def write_index(out_root: Path) -> list[Path]:
-    """Render and write index.md and index.html (all or nothing)."""
-    files = render.render_all({"jobs": entries(out_root)}, kind="index")
-    return render.write_files(out_root, {k: v for k, v in files.items() if k != "index.json"})
+    """Render and write index.md and index.html from what is on disk now, under the folder's lock."""
+    with publish.locked(out_root):
+        files = render.render_all({"jobs": entries(out_root)}, kind="index")
+        return publish.write_files(out_root, {k: v for k, v in files.items() if k != "index.json"})

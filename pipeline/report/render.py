@@ -1,8 +1,7 @@
 """Reports from result.json via Jinja: Markdown, one self-contained HTML file, and the JSON itself.
 
-Undefined variables are errors (StrictUndefined) and HTML is autoescaped. Files are
-written to temporary names in the target folder and renamed only once every one
-rendered, so a failure never leaves a half-written report.
+Undefined variables are errors (StrictUndefined) and HTML is autoescaped. Writing the
+files is publish.py's job: all of them rendered first, then swapped in at once.
 """
 
 from __future__ import annotations
@@ -10,15 +9,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 import math
-import os
 import statistics
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from pipeline.report import charts
+from pipeline.report import charts, publish
 
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
@@ -101,19 +98,5 @@ def render_all(result: dict[str, Any], kind: str = "report") -> dict[str, str]:
 
 
 def write_files(folder: Path, files: dict[str, str]) -> list[Path]:
-    """All-or-nothing: write every file to a temp name, then rename each into place."""
-    folder.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for name, text in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            staged.append((name, Path(tmp)))
-    except BaseException:
-        for _, tmp in staged:
-            tmp.unlink(missing_ok=True)
-        raise
-    for name, tmp in staged:
-        os.replace(tmp, folder / name)
-    return [folder / name for name in files]
+    """All-or-nothing per file, into a shared folder; see publish.write_files."""
+    return publish.write_files(folder, files)

@@ -1,0 +1,181 @@
+"""Writing into the output folder so that no reader ever sees a half-written or mixed report.
+
+A report folder is built complete under a hidden name beside it, then swapped in with one
+`renameat2(RENAME_EXCHANGE)` (Linux); where that call does not exist, the old folder is
+moved away and the new one moved in under the output folder's lock (the folder is briefly
+absent, never mixed). Either way a crash leaves the old complete folder or the new one,
+and the staging folder is removed on every path out, including Ctrl-C and SIGTERM
+(cli turns both into exceptions, so `finally` runs).
+
+Every job of a run, failed or not, leaves a status record (job, exit code, reason) in
+`.status/`: not a report, just what the index is built from, so the index lists failed
+jobs too. Hidden names cannot collide with jobs: a job name starts with a letter or digit.
+Files get the permissions the umask gives, like any other file the user creates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import hashlib
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import UsageError
+
+STATUS_DIR = ".status"
+LOCK_FILE = ".lock"
+# Names of the output folder's own entries: a job may not be called like one of them.
+RESERVED = frozenset({"index.md", "index.html", "index.json", "compare", "history"})
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def replace_folder(folder: Path, files: dict[str, str]) -> list[Path]:
+    """Make `folder` hold exactly `files`, all at once; the previous content goes as a whole."""
+    folder = Path(folder)
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        stage = _unique(folder.parent, f".{folder.name}.new-")
+        stage.mkdir(mode=0o777)                      # the umask applies, as for any folder
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot write the report ({exc.strerror})") from None
+    try:
+        for name, text in files.items():
+            with open(stage / name, "x", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        _swap_in(stage, folder)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot write the report ({exc.strerror}); the previous report, if any, "
+                         "is unchanged") from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)     # after an exchange it holds the previous folder
+    return [folder / name for name in files]
+
+
+def write_files(folder: Path, files: dict[str, str]) -> list[Path]:
+    """Files into a shared folder (index, compare, history): each written to a temp name, then renamed.
+
+    Every temp file is removed if anything fails or is interrupted before its rename.
+    """
+    folder = Path(folder)
+    staged: list[tuple[str, Path]] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            tmp = _unique(folder, f".{name}.", ".tmp")
+            staged.append((name, tmp))
+            with open(tmp, "x", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        while staged:
+            name, tmp = staged[0]
+            os.replace(tmp, folder / name)
+            staged.pop(0)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot write {', '.join(files)} ({exc.strerror})") from None
+    finally:
+        for _, tmp in staged:
+            tmp.unlink(missing_ok=True)
+    return [folder / name for name in files]
+
+
+def _unique(folder: Path, prefix: str, suffix: str = "") -> Path:
+    return folder / f"{prefix}{secrets.token_hex(6)}{suffix}"
+
+
+def _swap_in(stage: Path, folder: Path) -> None:
+    """Put `stage` at `folder`; afterwards `stage` is gone or holds the previous folder."""
+    for _ in range(100):
+        try:
+            os.rename(stage, folder)                  # nothing (or an empty folder) there: one atomic step
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+        if _exchange(stage, folder):
+            return
+        with locked(folder.parent):                   # no exchange here: move the old one away first
+            old = _unique(folder.parent, f".{folder.name}.old-")
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(folder, old)
+            try:
+                os.rename(stage, folder)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+    raise OSError(errno.EBUSY, "other runs keep replacing this folder", str(folder))
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2); False where the call or the file system lacks it."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError, TypeError):
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """The output folder's lock (flock on a hidden file); a no-op where flock does not exist."""
+    try:
+        import fcntl
+    except ImportError:                               # pragma: no cover - Windows
+        yield
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    fd = os.open(Path(folder) / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def record(out_root: Path, row: dict[str, Any]) -> None:
+    """Leave this job's status record; it replaces earlier records of the same job name or job file."""
+    folder = Path(out_root) / STATUS_DIR
+    job_path = str(Path(row["job"]).resolve())
+    rec = {"job": str(row["job"]), "job_path": job_path, "name": row.get("name"),
+           "exit_code": row["exit_code"], "status": row["status"], "reason": _short(row.get("reason") or ""),
+           "report": Path(row["report"]).name if row.get("report") else None}
+    key = rec["name"] or "job-" + hashlib.sha256(job_path.encode()).hexdigest()[:16]
+    with locked(out_root):
+        for other in read_records(out_root):
+            if other["job_path"] == job_path and other["_file"] != f"{key}.json":
+                (folder / other["_file"]).unlink(missing_ok=True)
+        write_files(folder, {f"{key}.json": json.dumps(rec, indent=1, sort_keys=True) + "\n"})
+
+
+def read_records(out_root: Path) -> list[dict[str, Any]]:
+    """Every readable status record, by file name; `_file` names the record's file."""
+    out = []
+    for path in sorted((Path(out_root) / STATUS_DIR).glob("*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            rec = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(rec, dict) and {"job", "job_path", "exit_code", "status", "reason"} <= rec.keys():
+                out.append({**rec, "_file": path.name})
+    return out
+
+
+def _short(reason: str, limit: int = 2000) -> str:
+    """Records stay small: a traceback is cut to its last lines, long lists to `limit` characters."""
+    lines = reason.strip().splitlines()
+    if reason.startswith("Traceback"):
+        lines = lines[-3:]
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[:limit] + " …"

@@ -1,0 +1,197 @@
+"""Report folders swap in whole, temp files never outlive a failure, status records feed the index.
+
+Faults (disk full, Ctrl-C) are injected in-process at the write and rename steps; concurrency
+uses real processes writing the same folder while this one reads it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import UsageError
+from pipeline.report import index, publish
+
+
+def files_of(run: str) -> dict[str, str]:
+    return {name: f"{run}\n" for name in ("report.md", "report.html", "result.json")}
+
+
+def read_folder(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in folder.iterdir()}
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".") and p.name != publish.LOCK_FILE)
+
+
+def test_replace_folder_swaps_the_whole_folder_with_umask_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        folder = tmp_path / "job"
+        publish.replace_folder(folder, {**files_of("one"), "extra.txt": "only in the first run\n"})
+        publish.replace_folder(folder, files_of("two"))
+    finally:
+        os.umask(old)
+    assert read_folder(folder) == files_of("two")          # nothing of the first run survives
+    assert {oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {"0o644"}
+    assert oct(folder.stat().st_mode & 0o777) == "0o755"
+    assert leftovers(tmp_path) == []
+
+
+def test_without_rename_exchange_the_fallback_also_replaces_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(publish, "_exchange", lambda a, b: False)
+    folder = tmp_path / "job"
+    publish.replace_folder(folder, {**files_of("one"), "extra.txt": "x"})
+    publish.replace_folder(folder, files_of("two"))
+    assert read_folder(folder) == files_of("two") and leftovers(tmp_path) == []
+
+
+class _DiskFull:
+    """open() whose files take a few bytes and then raise ENOSPC, like a full disk."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __call__(self, *args, **kwargs):
+        fh = self.real(*args, **kwargs)
+
+        def write(text: str) -> int:
+            fh.buffer.write(text[:3].encode())
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        fh.write = write
+        return fh
+
+
+def test_disk_full_while_writing_keeps_the_old_folder_and_no_temp(tmp_path, monkeypatch):
+    folder = tmp_path / "job"
+    publish.replace_folder(folder, files_of("one"))
+    monkeypatch.setattr(publish, "open", _DiskFull(open), raising=False)
+    with pytest.raises(UsageError, match="No space left on device"):
+        publish.replace_folder(folder, files_of("two"))
+    with pytest.raises(UsageError, match="No space left on device"):
+        publish.write_files(tmp_path, {"index.md": "x" * 100, "index.html": "y"})
+    assert read_folder(folder) == files_of("one")
+    assert leftovers(tmp_path) == [] and not (tmp_path / "index.md").exists()
+
+
+@pytest.mark.parametrize("step", ["_exchange", "rename"])
+def test_interrupt_at_the_swap_leaves_old_or_new_complete(tmp_path, monkeypatch, step):
+    folder = tmp_path / "job"
+    publish.replace_folder(folder, files_of("one"))
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    if step == "rename":
+        monkeypatch.setattr(publish, "_exchange", lambda a, b: False)
+        real = os.rename
+        monkeypatch.setattr(publish.os, "rename", lambda a, b: interrupted() if ".new-" in str(a) and
+                            folder.exists() is False else real(a, b))
+    else:
+        monkeypatch.setattr(publish, "_exchange", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        publish.replace_folder(folder, files_of("two"))
+    monkeypatch.undo()
+    assert leftovers(tmp_path) == []
+    assert not folder.exists() if step == "rename" else read_folder(folder) == files_of("one")
+
+
+def test_interrupt_between_file_renames_removes_the_remaining_temps(tmp_path, monkeypatch):
+    real, calls = os.replace, []
+
+    def second_fails(a, b):
+        calls.append(b)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(a, b)
+    monkeypatch.setattr(publish.os, "replace", second_fails)
+    with pytest.raises(KeyboardInterrupt):
+        publish.write_files(tmp_path, {"index.md": "a", "index.html": "b"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.md"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from pipeline.report import publish
+    run, folder = sys.argv[1], Path(sys.argv[2])
+    for i in range(150):
+        tag = f"{run}-{i}"
+        publish.replace_folder(folder, {n: tag + "\\n" + "x" * 20000 for n in ("report.md", "report.html", "result.json")})
+""")
+
+
+def test_two_processes_replacing_one_folder_never_show_a_mixed_folder(tmp_path):
+    folder = tmp_path / "job"
+    publish.replace_folder(folder, files_of("start"))
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, run, str(folder)]) for run in ("A", "B")]
+    seen = 0
+    while any(p.poll() is None for p in procs):
+        try:
+            fd = os.open(folder, os.O_RDONLY)         # one version of the folder, whatever is swapped meanwhile
+        except FileNotFoundError:
+            continue
+        try:
+            tags = [open(n, opener=lambda p, f: os.open(p, f, dir_fd=fd)).readline() for n in os.listdir(fd)]
+            current = os.stat(folder).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:                     # that version was swapped out and removed while read
+            continue
+        finally:
+            os.close(fd)
+        if current:                                   # still the folder at its path after the whole read
+            assert len(tags) == 3 and len(set(tags)) == 1, tags
+            seen += 1
+    assert [p.returncode for p in procs] == [0, 0] and seen > 10
+    assert len({t.splitlines()[0] for t in read_folder(folder).values()}) == 1
+    assert leftovers(tmp_path) == []
+
+
+def test_status_records_replace_earlier_ones_of_the_same_job(tmp_path):
+    job = tmp_path / "a.yaml"
+    publish.record(tmp_path / "out", {"job": str(job), "name": None, "exit_code": 3, "status": "error",
+                                      "reason": "broken"})
+    publish.record(tmp_path / "out", {"job": str(job), "name": "a", "exit_code": 0, "status": "ok",
+                                      "reason": "", "report": str(tmp_path / "out/a")})
+    records = publish.read_records(tmp_path / "out")
+    assert [(r["name"], r["exit_code"], r["report"]) for r in records] == [("a", 0, "a")]
+
+
+def test_index_lists_failed_jobs_with_exit_code_and_reason(tmp_path):
+    out = tmp_path / "out"
+    publish.record(out, {"job": str(tmp_path / "x.yaml"), "name": None, "exit_code": 3, "status": "error",
+                         "reason": f"{tmp_path}/x.yaml:2:1: /: invalid YAML\nsecond line"})
+    publish.record(out, {"job": str(tmp_path / "t.yaml"), "name": "t", "exit_code": 4, "status": "error",
+                         "reason": f"{tmp_path}/missing.sqlite: trace file not found"})
+    index.write_index(out)
+    md = (out / "index.md").read_text()
+    assert "| t | error (exit 4): missing.sqlite: trace file not found |" in md
+    assert "| x.yaml | error (exit 3): x.yaml:2:1: /: invalid YAML |" in md
+    assert "second line" not in md and str(tmp_path) not in md
+
+
+def test_two_real_runs_into_one_out_both_appear_in_the_index(synth_trace, tmp_path):
+    trace, _ = synth_trace()
+    jobs = []
+    for name in ("first", "second"):
+        body = {"name": name, "trace": str(trace), "region": {"name": "train_step"},
+                "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+                "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
+        jobs.append(tmp_path / f"{name}.yaml")
+        jobs[-1].write_text(json.dumps(body))
+    (tmp_path / "bad.yaml").write_text("name: [\n")
+    out = tmp_path / "out"
+    procs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", *map(str, js), "--out", str(out),
+                               "--no-cache"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for js in ([jobs[0]], [jobs[1], tmp_path / "bad.yaml"])]
+    codes = [p.wait() for p in procs]
+    assert codes == [0, 3], [p.stderr.read() for p in procs]
+    md = (out / "index.md").read_text()
+    assert "[first](first/report.md)" in md and "[second](second/report.md)" in md
+    assert "| bad.yaml | error (exit 3)" in md
