@@ -148,3 +148,24 @@ def test_several_files_reports_name_devices_by_file(three_files):
     assert [line.count("|") for line in files["report.md"].splitlines() if line.startswith("| r1.sqlite:1 |")] == [5, 8]
     assert "GPU r1.sqlite:1</text>" in files["report.html"]
     assert '<td class="n">r1.sqlite:1</td><td class="n">' in files["report.html"]
+
+
+def test_unclassified_kernel_names_are_listed_for_the_user(real_trace, tmp_path):
+    """An application's own kernel (saxpy) gets no shipped rule: it stays `other` and the report
+    lists it where a user reads how to name it. Its summed time, read here with sqlite3: every
+    saxpy kernel of the first 'saxpy' range's process launched inside that range."""
+    import sqlite3
+    path = real_trace("hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite")
+    res = run_job(load_job(write_job(tmp_path, path, region={"name": "saxpy", "occurrences": {"first": 1, "last": 1}},
+                                     hardware={"num_gpus": 1, "gpu": "auto"})))
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    lo, hi = con.execute("SELECT start, \"end\" FROM NVTX_EVENTS WHERE text = 'saxpy' AND eventType = 59 "
+                         "ORDER BY start LIMIT 1").fetchone()
+    want = con.execute("SELECT count(*), sum(k.\"end\" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS ("
+                       "SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId "
+                       "AND r.globalTid / 16777216 = k.globalPid / 16777216 AND r.start BETWEEN ? AND ?)",
+                       (lo, hi)).fetchone()
+    assert [(k["name"], k["class"], k["count"], round(k["sum_s"] * NS)) for k in res["unclassified_kernels"]] == [
+        ("saxpy", "other", *want)]
+    files = render_all(res)
+    assert "| `saxpy` | 1 |" in files["report.md"] and "<th>unclassified kernel</th>" in files["report.html"]

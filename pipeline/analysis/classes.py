@@ -24,6 +24,7 @@ from pipeline.trace.open import Trace
 
 CLASSES_FILE = config_path("kernel_classes.yaml")
 COMM_CLASS = "communication"
+OTHER_CLASS = "other"                    # kernels no rule matched (classify.sql)
 TOP_KERNELS = 10
 
 
@@ -72,11 +73,15 @@ def kernel_classes(trace: Trace, wall_ns: int) -> list[dict[str, Any]]:
             for r in queries.run(trace.con, "class_times")]
 
 
-def top_kernels(trace: Trace, kernel_sum_ns: int) -> list[dict[str, Any]]:
-    """The kernels a user should look at first: most summed time."""
+def top_kernels(trace: Trace, kernel_sum_ns: int, kernel_class: str | None = None) -> list[dict[str, Any]]:
+    """The kernels a user should look at first: most summed time (of one class, if given).
+
+    Of class `other`, they are the names no rule matched: what a job names with
+    `analysis.kernel_classes` (no shipped rule is written for one application's kernels).
+    """
     return [{"name": r["name"], "class": r["class"], "count": r["kernel_count"], "sum_s": r["sum_ns"] / NS,
              "share_of_kernel_sum": r["sum_ns"] / kernel_sum_ns if kernel_sum_ns else None}
-            for r in queries.run(trace.con, "top_kernels", limit=TOP_KERNELS)]
+            for r in queries.run(trace.con, "top_kernels", limit=TOP_KERNELS, **{"class": kernel_class})]
 
 
 def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
@@ -106,8 +111,10 @@ def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> 
     """
     wall_ns = sum(o["wall_ns"] for o in m.occurrences)
     classes = kernel_classes(trace, wall_ns)
+    kernel_sum_ns = round(sum(c["sum_s"] for c in classes) * NS)
     return {"kernel_classes": classes,
-            "top_kernels": top_kernels(trace, round(sum(c["sum_s"] for c in classes) * NS)),
+            "top_kernels": top_kernels(trace, kernel_sum_ns),
+            "unclassified_kernels": top_kernels(trace, kernel_sum_ns, OTHER_CLASS),
             "communication": communication(trace, m),
             "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None
                                 for f in figures]}
