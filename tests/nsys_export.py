@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.trace import queries
+from pipeline.trace import chain
 
 PID_MASK = 0xFFFFFF
 
@@ -124,8 +124,6 @@ def two_rank_steps() -> Export:
 
 
 def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
-    """The query order of pipeline/measure.py for process attribution, up to kernel_union."""
-    queries.run(con, "region_ranges", name=name, match=match, domain=None)
-    queries.run(con, "select_occurrences", first=first, last=last)
-    queries.run(con, "attribute_launch", same_thread=False)
-    queries.run(con, "kernel_union")
+    """Process attribution up to kernel_union, in the order the SQL headers give (trace/chain.py)."""
+    chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "kernel_union"},
+              name=name, match=match, domain=None, first=first, last=last, same_thread=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
 from pipeline.analysis.measure import NS, Measurement
@@ -60,9 +60,8 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
 
 def classify(trace: Trace, m: Measurement, rules: list[Rule]) -> None:
     """Build the `classified` table: attributed kernels with a class, plus attributed memory ops."""
-    queries.run(trace.con, "attribute_memops", mode=m.attribution)
-    queries.run(trace.con, "classify", classes=[r.kernel_class for r in rules],
-                patterns=[r.pattern for r in rules])
+    chain.run(trace.con, {"attribute_memops", "classify"}, mode=m.attribution,
+              classes=[r.kernel_class for r in rules], patterns=[r.pattern for r in rules])
 
 
 def kernel_classes(trace: Trace, wall_ns: int) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 from pipeline.job.config import Region
 from pipeline.errors import TraceError
 from pipeline.trace.open import Trace
@@ -43,8 +43,9 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
                          "capture with `--trace=cuda`")
     warnings: list[dict[str, str]] = []
-    queries.run(trace.con, "region_ranges", name=region.name, match=region.match, domain=region.domain)
-    counts = _process_counts(queries.run(trace.con, "region_counts"))
+    found = chain.run(trace.con, {"region_ranges", "region_counts"},
+                      name=region.name, match=region.match, domain=region.domain)
+    counts = _process_counts(found["region_counts"])
     if not counts:
         raise TraceError(_not_found(trace, region))
     most = max(counts.values())
@@ -54,17 +55,11 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
                          f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
     attribution = _attribution(trace, region.attribution, warnings)
-    queries.run(trace.con, "select_occurrences", first=region.first, last=last)
-    if attribution == "window":
-        queries.run(trace.con, "attribute_window")
-    else:
-        queries.run(trace.con, "attribute_launch", same_thread=attribution == "thread")
-    queries.run(trace.con, "kernel_union")
-    occurrences = queries.run(trace.con, "occurrence_times")
-    devices = queries.run(trace.con, "device_times")
-    ranks = queries.run(trace.con, "rank_times")
-    unattributed = {} if attribution == "window" else {
-        r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
+    steps = {"select_occurrences", "kernel_union", "occurrence_times", "device_times", "rank_times"}
+    steps |= {"attribute_window"} if attribution == "window" else {"attribute_launch", "unattributed"}
+    rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread")
+    occurrences, devices, ranks = rows["occurrence_times"], rows["device_times"], rows["rank_times"]
+    unattributed = {r["occurrence"]: r for r in rows.get("unattributed", [])}
     assemble_occurrences(occurrences, devices, unattributed, counts, warnings)
     used = sorted({d["device_id"] for d in devices})
     return Measurement(attribution, region.first, last, occurrences, ranks, used, counts, warnings)

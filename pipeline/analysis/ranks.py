@@ -24,7 +24,7 @@ from typing import Any
 
 from pipeline.analysis import classes
 from pipeline.trace import cache
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 from pipeline.analysis import rankstats
 from pipeline.job.config import Job
 from pipeline.errors import HardwareError
@@ -135,17 +135,14 @@ def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: li
 
     The combined `classified` table is built here too, on the same rank and device keys.
     """
-    keys = queries.run(ts.con, "rank_combine")
+    first, last = min(m.first for m in per), max(m.last for m in per)
+    rows = chain.run(ts.con, {"rank_combine", "classify_combine", "kernel_union", "select_occurrences",
+                              "occurrence_times", "device_times", "rank_times", "rank_union"}, first=first, last=last)
+    keys = rows["rank_combine"]
     rank_of = {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"}
     device_labels = {k["key"]: f"{labels[k['file']]}:{k['original']}" for k in keys if k["kind"] == "device"}
-    first, last = min(m.first for m in per), max(m.last for m in per)
-    queries.run(ts.con, "classify_combine")
-    queries.run(ts.con, "kernel_union")
-    queries.run(ts.con, "select_occurrences", first=first, last=last)
-    occurrences = queries.run(ts.con, "occurrence_times")
-    devices = queries.run(ts.con, "device_times")
-    ranks = queries.run(ts.con, "rank_times")
-    _label_ranks(ranks, queries.run(ts.con, "rank_union"), rank_of, labels)
+    occurrences, devices, ranks = rows["occurrence_times"], rows["device_times"], rows["rank_times"]
+    _label_ranks(ranks, rows["rank_union"], rank_of, labels)
     unattributed: dict[int, dict[str, int]] = {}
     for m in per:
         for o in m.occurrences:

@@ -1,3 +1,5 @@
+-- reads: selected_ranges, launches, kernels
+-- creates: launched, attributed
 -- Kernels whose launch call started inside a selected range (SEMANTICS §4).
 -- The launch is the runtime row with the kernel's correlationId AND the same process:
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate

@@ -1,3 +1,5 @@
+-- reads: raw_memcpy, raw_memset, launched, selected_ranges
+-- creates: attributed_memops
 -- Memory copies and sets (CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET) attributed to the selected
 -- occurrences by the same rules as kernels (SEMANTICS §4): through the launch keys that
 -- attribute_launch.sql kept in `launched` (process or thread rule, duplicates removed);

@@ -1,3 +1,5 @@
+-- reads: selected_ranges, kernels
+-- creates: attributed, launched
 -- `window` attribution (no runtime table needed): every kernel of the range's process
 -- that overlaps the range, clipped to it. Kernels without a process id count for every
 -- process's window, since nothing in the export says whose they are.

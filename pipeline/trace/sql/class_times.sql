@@ -1,3 +1,5 @@
+-- reads: classified, interval_islands
+-- creates: -
 -- Per kernel class over the selected occurrences: count, sum of durations, union across
 -- all devices ("some GPU ran this class", SEMANTICS §5) and the sum over devices of each
 -- device's own union (GPU-seconds of this class, used for per-GPU rates).

@@ -1,3 +1,5 @@
+-- reads: attributed, attributed_memops, raw_strings
+-- creates: classified
 -- Each attributed kernel gets the class of the first rule whose RE2 pattern matches its
 -- name ($classes[i] / $patterns[i], tested in list order), else 'other'; attributed memory
 -- copies and sets are class 'memory'. Names are matched once each, not once per kernel.

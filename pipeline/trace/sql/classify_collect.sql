@@ -1,3 +1,5 @@
+-- reads: classified
+-- creates: all_classified
 -- Keep the current file's classified kernels and memory operations before the next file is
 -- attached on the same connection. Kernel names are resolved against each file's own
 -- StringIds (ids differ per file), so classification happens per file while that file is in

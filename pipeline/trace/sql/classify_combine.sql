@@ -1,3 +1,5 @@
+-- reads: all_classified, device_keys
+-- creates: classified
 -- The combined `classified` table of several files (collected by classify_collect.sql), on
 -- the keys rank_combine.sql gave ranks and devices, so class_times, top_kernels,
 -- comm_overlap and pattern_times read it exactly as they read one file's. A device that ran

@@ -1,3 +1,5 @@
+-- reads: classified, interval_islands
+-- creates: -
 -- Communication overlap and idle time per occurrence and device (issue #5), kernels only.
 -- Three unions per (occurrence, device) by the island rule of interval_islands: every
 -- kernel ('busy'), compute kernels (class <> $comm_class), communication kernels. Then

@@ -1,3 +1,5 @@
+-- reads: -
+-- creates: history
 -- Append one run's result rows to the history (a DuckDB table). $run numbers runs in
 -- order; no wall-clock time is stored, so reports rendered from the history are reproducible.
 CREATE TABLE IF NOT EXISTS history (

@@ -1,3 +1,5 @@
+-- reads: -
+-- creates: history
 -- A history folder's Parquet files (one per run) as the `history` table that history_trend reads,
 -- so both history forms render through the same query. Columns are named, not `*`: a Parquet
 -- file that is not an mfu history fails here with the missing column's name.

@@ -1,3 +1,5 @@
+-- reads: history
+-- creates: -
 -- The trend per job: every run in order, with the change of MFU and step time since the
 -- job's previous run (NULL for its first).
 SELECT

@@ -1,3 +1,5 @@
+-- reads: kernels, launches, ranges
+-- creates: -
 -- Event counts that tell what analyses a trace supports.
 SELECT
     (SELECT count(*) FROM kernels) AS kernels,

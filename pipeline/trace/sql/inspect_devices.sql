@@ -1,3 +1,5 @@
+-- reads: kernels
+-- creates: -
 -- Devices that ran kernels, with how many and their busy span.
 SELECT device_id, count(*) AS kernels, count(DISTINCT global_pid) AS processes,
        min(start_ns) AS first_ns, max(end_ns) AS last_ns

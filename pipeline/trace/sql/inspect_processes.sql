@@ -1,3 +1,5 @@
+-- reads: kernels, ranges, raw_processes
+-- creates: -
 -- Processes that launched kernels or emitted NVTX ranges, with their names when exported.
 WITH active AS (
     SELECT global_pid, count(*) AS kernels, 0 AS ranges FROM kernels GROUP BY global_pid

@@ -1,3 +1,5 @@
+-- reads: ranges
+-- creates: -
 -- NVTX range names, grouped so PyTorch's ", seq = N, op_id = M" suffixes (or ", op_id = M"
 -- alone, as recent PyTorch writes for most ops) collapse into one row per operator; with
 -- count, processes and median duration. Top $limit by count.

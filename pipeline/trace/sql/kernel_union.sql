@@ -1,3 +1,5 @@
+-- reads: attributed, interval_islands
+-- creates: kernel_union
 -- Sum, count and union of attributed kernel intervals per occurrence, over all devices
 -- (device_id NULL: "at least one GPU busy") and per device (SEMANTICS §5), by the island
 -- rule of interval_islands (views.sql).

@@ -1,3 +1,5 @@
+-- reads: -
+-- creates: interval_islands
 -- Macros every connection defines (pipeline/trace.py connect()).
 
 -- The union algorithm of SEMANTICS §5, written once: the islands of the intervals in table

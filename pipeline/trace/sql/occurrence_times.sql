@@ -1,3 +1,5 @@
+-- reads: selected_ranges, kernel_union
+-- creates: -
 -- One row per selected occurrence (SEMANTICS §5), integer nanoseconds throughout:
 -- cpu range = longest range among processes; wall = envelope of the ranges and the
 -- kernels they launched, max(range end, last kernel end) - min(range start).

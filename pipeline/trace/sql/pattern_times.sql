@@ -1,3 +1,5 @@
+-- reads: classified, interval_islands
+-- creates: -
 -- Attributed kernels whose name matches the RE2 pattern $pattern: count, sum, and the sum
 -- over devices of each device's union (GPU-seconds, for per-GPU rates of user figures).
 WITH hit AS (

@@ -1,3 +1,5 @@
+-- reads: region_ranges, attributed
+-- creates: all_ranges, all_attributed
 -- Keep the current file's matched ranges and attributed kernels before the next file is
 -- attached on the same connection: several trace files (one per rank or node) are measured
 -- in turn and combined by rank_combine.sql. $file is the file's 0-based position; file 0

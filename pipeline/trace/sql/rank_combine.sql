@@ -1,3 +1,5 @@
+-- reads: all_ranges, all_attributed
+-- creates: rank_keys, device_keys, region_ranges, attributed
 -- Combine the files collected by rank_collect.sql into the region_ranges and attributed
 -- tables every later query reads. pids and device ids repeat across files (each node has
 -- its device 0, pids collide across hosts), so a rank is (file, global_pid) and a device is

@@ -1,3 +1,5 @@
+-- reads: selected_ranges, attributed
+-- creates: -
 -- Per process (rank) and occurrence: its own range, the end of the kernels it launched,
 -- and its step period (start of its next matching range minus this one's start).
 WITH k AS (

@@ -1,3 +1,5 @@
+-- reads: attributed, interval_islands
+-- creates: -
 -- Per rank (process) and selected occurrence: the union of the kernel intervals it launched,
 -- its own "GPU busy" time (SEMANTICS §5 union, interval_islands in views.sql).
 WITH scoped AS (

@@ -1,3 +1,5 @@
+-- reads: ranges
+-- creates: region_ranges
 -- Every NVTX range matching the job's region, numbered per process (SEMANTICS §3):
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.

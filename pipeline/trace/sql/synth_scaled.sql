@@ -1,3 +1,5 @@
+-- reads: -
+-- creates: synth_p, synth_steps, synth_launch
 -- Large synthetic export written by DuckDB straight into the attached SQLite file `out`
 -- (pipeline/synth_scaled.py). Every row is a pure function of its index, so nothing is
 -- held in memory and no Python touches a row. Layout per rank r, step s, launch i:

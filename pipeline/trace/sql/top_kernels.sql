@@ -1,3 +1,5 @@
+-- reads: classified
+-- creates: -
 -- The $limit kernel names (memory copies and sets included) with the most summed time
 -- in the selected occurrences, with their class; only those of class $class unless it is
 -- NULL (the unclassified names a user may want to name with analysis.kernel_classes).

@@ -1,3 +1,5 @@
+-- reads: selected_ranges, kernels, launches
+-- creates: -
 -- Kernels of the range's process that ran inside the range but have no launch row at all
 -- (trimmed captures, CUDA graphs): reported separately so the user sees what was missed.
 -- Scale (issue #7): the kernels inside the ranges are found first, with the envelope of the

@@ -1,3 +1,5 @@
+-- reads: raw_nvtx, raw_strings, raw_runtime, raw_kernel, raw_gpu
+-- creates: nvtx_domains, ranges, launches, kernels, gpus
 -- Normalized views over the raw_* views that pipeline/trace.py maps from the export.
 -- Units in names; ids decoded per SEMANTICS §2:
 --   pid = (globalTid >> 24) & 0xFFFFFF, tid = globalTid & 0xFFFFFF,
