@@ -1,3 +1,5 @@
+-- reads: ranges
+-- creates: -
 -- Range names close to a region name that matched nothing (the "did you mean" of a job's region):
 --   kind 'prefix': names that `match: prefix` would find (PyTorch appends ", seq = N, op_id = M"),
 --                  one row per name group with one full example name;
