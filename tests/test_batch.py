@@ -87,7 +87,7 @@ def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
     assert [r.split("]")[0][3:] for r in rows] == ["a", "b", "c"]
     for row, name in zip(rows, "abc"):
         res = json.loads((out / name / "result.json").read_text())
-        assert f"({name}/report.md)" in row and f"{res['metrics']['mfu_pct_wall']:.2f} %" in row
+        assert f"({name}/report.md)" in row and f"{res['metrics']['mfu_pct_wall']:.2f}\u00a0%" in row
     assert "failed: mfu_pct_wall_min" in rows[1]
     html = (out / "index.html").read_text()
     assert 'href="a/report.html"' in html and str(tmp_path) not in html + md

@@ -40,7 +40,7 @@ def test_demo_numbers_check_out_by_hand(fresh):
     assert r["hardware"]["key"] == "h100-sxm" and r["totals"]["occurrences"] == 5
     assert 30 < r["metrics"]["mfu_pct_wall"] < 45
     md = fresh.joinpath("report.md").read_text()
-    assert f"**{r['metrics']['mfu_pct_wall']:.2f} %**" in md
+    assert f"**{r['metrics']['mfu_pct_wall']:.2f}\u00a0%**" in md        # number and unit never wrap apart
 
 
 def test_html_is_self_contained(fresh):

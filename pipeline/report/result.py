@@ -71,7 +71,7 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
         "status": status,
         "status_reason": reason,
         "job": {"name": job.name, "description": job.description, "file": job.path.name,
-                "config_sha256": job.sha256},
+                "config_sha256": job.sha256, "model": _model_label(job.model)},
         "trace": {"path": job.trace_text, "sha256": trace.sha256, "nsys_version": trace.nsys_version,
                   "export_schema_version": trace.export_schema_version},
         "region": {"name": job.region.name, "match": job.region.match, "domain": job.region.domain,
@@ -90,6 +90,13 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
         "thresholds": _thresholds(job, mets, metrics.step_stats([o["wall_time_s"] for o in occurrences])),
         "warnings": warnings,
     }
+
+
+def _model_label(model: dict[str, Any]) -> str:
+    """What the report's context line calls the model: the preset, else how the FLOPs were given."""
+    if "preset" in model:
+        return str(model["preset"])
+    return "explicit FLOPs per step" if "flops_per_step" in model else "custom architecture"
 
 
 def _occurrence(o: dict, flops: int, hw_flops: int, gpus: int, peak: float) -> dict[str, Any]:

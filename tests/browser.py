@@ -1,0 +1,100 @@
+"""Open a rendered page in headless Chromium and read what a small probe script measured.
+
+No new dependency: a copy of the page gets a probe <script> appended and is shown in an
+<iframe> exactly `width` px wide (headless Chromium will not open a window narrower than
+500 px, so a phone's 390 px needs the frame); the wrapper page copies the probe's findings
+(JSON) out of the frame, and `chromium --dump-dom` prints them after the load event.
+Screenshots are for looking at by hand (`screenshot`), never committed.
+"""
+
+from __future__ import annotations
+
+import json
+from html import unescape as html_unescape
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROBE = """<script>(function () {
+  var box = function (e) { var b = e.getBoundingClientRect(); return {x: b.left, y: b.top, w: b.width, h: b.height}; };
+  var svgs = Array.prototype.slice.call(document.querySelectorAll("body svg")).map(function (s) {
+    return {cls: s.getAttribute("class") || "", box: box(s), bytes: s.outerHTML.length,
+            labels: Array.prototype.slice.call(s.querySelectorAll("text.lbl")).map(box)};
+  });
+  var refs = [];
+  document.querySelectorAll("[src], link[href], use[href], image, object, iframe, embed").forEach(function (e) {
+    refs.push(e.outerHTML.slice(0, 120)); });
+  document.querySelectorAll("[style]").forEach(function (e) {
+    if (/url\\(/.test(e.getAttribute("style"))) refs.push(e.outerHTML.slice(0, 120)); });
+  var out = {innerWidth: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+             bodyScrollWidth: document.body.scrollWidth, svgs: svgs, refs: refs,
+             resources: performance.getEntriesByType("resource").map(function (r) { return r.name; }),
+             styleUrls: Array.prototype.slice.call(document.querySelectorAll("style")).some(function (s) {
+               return /url\\(|@import/.test(s.textContent); })};
+  var pre = document.createElement("pre"); pre.id = "mfu-probe"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();</script>"""
+
+WRAPPER = """<!DOCTYPE html><html><body style="margin:0"><iframe src="{src}" width="{width}" height="{height}"
+style="border:0;display:block" onload="var p = this.contentDocument.getElementById('mfu-probe');
+document.getElementById('out').textContent = p ? p.textContent : 'no probe';"></iframe>
+<pre id="out"></pre></body></html>"""
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+         "--allow-file-access-from-files"]     # lets the wrapper read its frame
+
+
+def chromium() -> str:
+    """The browser, or a skip with the reason (a failure under CI=true, where .ci/run installs it)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI") == "true":
+        pytest.fail("chromium is not installed: .ci/run installs the Debian package `chromium`")
+    pytest.skip("headless Chromium not found (Debian package `chromium`); the browser checks need it")
+
+
+def _run(args: list[str], profile: Path) -> str:
+    done = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+    return done.stdout
+
+
+def _framed(page: Path, width: int, height: int, probe: bool) -> tuple[Path, Path]:
+    """The page copy (with the probe) and its wrapper, both beside the page so relative links hold."""
+    copy = page.with_name(f".probe-{width}-{page.name}")
+    html = page.read_text(encoding="utf-8")
+    copy.write_text(html.replace("</body>", PROBE + "</body>") if probe else html, encoding="utf-8")
+    wrapper = page.with_name(f".frame-{width}-{page.name}")
+    wrapper.write_text(WRAPPER.format(src=copy.name, width=width, height=height), encoding="utf-8")
+    return copy, wrapper
+
+
+def probe(page: Path, width: int, tmp: Path) -> dict[str, Any]:
+    """Findings of the probe for `page` in a frame `width` px wide."""
+    copy, wrapper = _framed(page, width, 2000, probe=True)
+    try:
+        dom = _run([f"--window-size={max(width, 500)},2000", "--dump-dom", wrapper.resolve().as_uri()],
+                   tmp / f"profile-{width}")
+    finally:
+        copy.unlink()
+        wrapper.unlink()
+    found = re.search(r'<pre id="out">(\{.*?)</pre>', dom, re.S)
+    assert found, f"the probe did not report for {page.name} at {width} px:\n{dom[-2000:]}"
+    return json.loads(html_unescape(found.group(1)))
+
+
+def screenshot(page: Path, width: int, png: Path, tmp: Path, height: int = 2400) -> None:
+    """A PNG of the page in a frame `width` px wide, to look at by hand."""
+    copy, wrapper = _framed(page, width, height, probe=False)
+    try:
+        _run([f"--window-size={max(width, 500)},{height}", f"--screenshot={png}", wrapper.resolve().as_uri()],
+             tmp / f"shot-{width}")
+    finally:
+        copy.unlink()
+        wrapper.unlink()

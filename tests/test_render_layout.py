@@ -1,0 +1,102 @@
+"""Report layout: verdict first, one unit per column, 4 significant digits, tables with headers.
+
+Rendered from the committed demo result with single fields changed by hand (an invalid status,
+a failed threshold, warnings), so each case differs from the demo in exactly what it tests.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pipeline.report.render import column, fmt_num, fmt_pct, fmt_seconds, fmt_si, processes, render_all, verdict
+
+DEMO = json.loads((Path(__file__).resolve().parents[1] / "reports/demo/result.json").read_text())
+NB = "\u00a0"
+
+
+def demo(**changes) -> dict:
+    r = copy.deepcopy(DEMO)
+    r.update(changes)
+    return r
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.9921390, f"992.1{NB}ms"), (1.10212, f"1.102{NB}s"), (1.2e-5, f"12.00{NB}µs"), (None, "—"),
+    (float("nan"), "—"), (0.0, f"0{NB}ns")])
+def test_seconds_have_four_significant_digits_and_a_fixed_space(value, text):
+    assert fmt_seconds(value) == text
+
+
+def test_numbers_and_magnitudes():
+    assert fmt_si(3_373_164_235_063_296) == f"3.373{NB}PFLOP"
+    assert fmt_si(8_030_261_248, "") == f"8.030{NB}G"
+    assert fmt_num(382.61) == "382.6" and fmt_num(59459.4, 0) == "59,459" and fmt_num(None) == "—"
+    assert fmt_pct(38.664) == f"38.66{NB}%"
+
+
+def test_a_column_keeps_one_unit():
+    # typical value 2.1 ms: the column is in ms, every cell 4 significant digits in that unit
+    c = column([0.0021, 0.0005, 0.0031, None], "s")
+    assert c.head("wall") == "wall (ms)"
+    assert [c(v) for v in (0.0021, 0.0005, 0.0312, None)] == ["2.100", "0.5000", "31.20", "—"]
+    f = column([70_368_744_177_664, 738_871_813_865_472], "FLOP")      # median 738.9 T
+    assert f.head("FLOPs") == "FLOPs (TFLOP)" and f(2_216_615_441_596_416) == "2,217"
+
+
+def test_process_lists_collapse():
+    assert processes([4000, 4001, 4002], 3) == f"all{NB}3"
+    assert processes([4000, 4001], 8) == "4000, 4001"
+    assert processes(list(range(6)), 8) == "0, 1, 2, … (6)"
+
+
+def test_verdict_order():
+    assert verdict(demo())["text"] == "ok"
+    warned = demo(warnings=[{"code": "x", "message": "m"}, {"code": "y", "message": "n"}])
+    assert verdict(warned)["text"] == "warnings: 2"
+    failed = demo(thresholds=[{"name": "mfu_pct_wall_min", "limit": 50, "value": 38.7, "passed": False}])
+    assert verdict(failed) == {"css": "fail", "text": "threshold failed", "why": "mfu_pct_wall_min"}
+    invalid = demo(status="invalid", status_reason="MFU above 100 %", thresholds=failed["thresholds"])
+    assert verdict(invalid)["text"] == "invalid"
+
+
+def _html(r: dict) -> str:
+    return render_all(r)["report.html"]
+
+
+def test_headline_comes_first_with_the_badge():
+    html = _html(demo(thresholds=[{"name": "mfu_pct_wall_min", "limit": 50, "value": 38.66, "passed": False}],
+                      warnings=[{"code": "step_variance", "message": "steps vary"}]))
+    head = html.split('<h2 id="how">')[0]
+    assert '<span class="badge fail" title="mfu_pct_wall_min">threshold failed</span>' in head
+    assert 'Threshold failed: <a href="#thresholds">mfu_pct_wall_min</a> (38.66 against limit 50)' in head
+    assert '<a href="#w1">step_variance</a>' in head and '<li id="w1">' in html
+    assert "llama-3-8b · 8&nbsp;×&nbsp;NVIDIA H100 SXM5 80GB · bf16 · 5 occurrences (2–6)" in head
+    md = render_all(demo(warnings=[{"code": "step_variance", "message": "steps vary"}]))["report.md"]
+    assert md.index("verdict: **warnings: 1**") < md.index("## Headline")
+
+
+def test_invalid_mfu_card_is_greyed_with_the_reason():
+    html = _html(demo(status="invalid", status_reason="MFU 140 % is above 100 %."))
+    card = re.search(r'<div class="card main void">.*?</div></div>', html, re.S).group(0)
+    assert "not a measurement: MFU 140 % is above 100 %." in card and 'badge invalid' in card
+    assert '<div class="card main">' not in html
+
+
+def test_every_table_has_a_header_and_a_scroll_box():
+    html = _html(demo())
+    tables = re.findall(r"(.{25})<table>(.*?)</table>", html, re.S)
+    assert len(tables) >= 10
+    for before, body in tables:
+        assert before.endswith('<div class="scroll">') and body.lstrip().startswith("<thead>")
+    assert 'id="where"' in html and '<a href="#where">' in html         # table of contents with anchors
+
+
+def test_kernel_names_stay_whole_in_the_title():
+    html = _html(demo())
+    name = DEMO["top_kernels"][0]["name"]
+    assert f'<td class="kname"><code title="{name}">{name}</code></td>' in html
