@@ -1,0 +1,194 @@
+"""Noise-aware regression decisions, shared by `mfu compare` and `mfu history`.
+
+A change fails only when it is practically large (beyond the allowed share of the
+baseline's value) AND statistically clear: a one-sided Mann–Whitney U test on the
+per-occurrence samples at ALPHA. With fewer than MIN_SAMPLES on a side no test is
+run and the outcome is "undecided" (a failure only when strict).
+
+Limit: per-occurrence samples measure the jitter inside one run, not the variation
+between runs (another node, another clock, another neighbour on a shared runner). A
+test on one baseline run can therefore call a run-to-run shift "clear". Several
+baseline runs show that variation: their samples are pooled, and a change inside the
+range the baseline runs span is never called a regression.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.analysis import metrics
+
+ALPHA = 0.01
+MIN_SAMPLES = 5
+EXACT_MAX_PAIRS = 10_000       # exact distribution without ties up to m·n pairs (O(m²n) integer additions)
+EXACT_MAX_TIED = 40            # exact distribution with ties up to this many samples in all
+
+
+def step_samples(result: dict[str, Any]) -> tuple[str, list[float]]:
+    """Per-occurrence step times of a result: `step_time_s`, or `wall_time_s` where a result predates it.
+
+    The one place that decides which per-occurrence figure is a step-time sample; returns
+    (field name, values in occurrence order).
+    """
+    occ = result.get("occurrences") or []
+    key = "step_time_s" if occ and all(o.get("step_time_s") is not None for o in occ) else "wall_time_s"
+    return key, [float(o[key]) for o in occ if o.get(key) is not None]
+
+
+def mfu_samples(result: dict[str, Any]) -> list[float]:
+    """Per-occurrence MFU from the step-time samples: model FLOPs per occurrence / (t x GPUs x peak)."""
+    flops = result["flops"].get("model_flops_per_occurrence")
+    gpus, peak = result["hardware"].get("num_gpus"), result["hardware"].get("peak_tflops")
+    if flops is None or not gpus or not peak:
+        return []
+    values = (metrics.utilization_pct(flops, t, gpus, peak) for t in step_samples(result)[1])
+    return [v for v in values if v is not None]
+
+
+def u_statistic(x: Sequence[float], y: Sequence[float]) -> tuple[float, bool]:
+    """U of x: pairs (x_i, y_j) with x_i > y_j, ties counting one half (Mann & Whitney 1947); and whether ties exist.
+
+    Computed from mid-ranks of the pooled sample: U = R_x - m(m+1)/2.
+    """
+    pooled = sorted([(v, 0) for v in x] + [(v, 1) for v in y])
+    rank_sum, ties, i = 0.0, False, 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        ties = ties or j > i
+        mid = (i + j) / 2 + 1
+        rank_sum += mid * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
+        i = j + 1
+    return rank_sum - len(x) * (len(x) + 1) / 2, ties
+
+
+def u_counts(m: int, n: int) -> list[int]:
+    """How many of the C(m+n, m) orderings give U = 0..m·n: the coefficients of the Gaussian binomial [m+n, m]_q.
+
+    Mann & Whitney (1947); product form prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i), done in exact
+    integers on power series truncated after q^(m·n) (the result is a polynomial of that degree).
+    """
+    top = m * n
+    c = [1] + [0] * top
+    for i in range(1, m + 1):
+        for k in range(top, n + i - 1, -1):
+            c[k] -= c[k - n - i]
+        for k in range(i, top + 1):
+            c[k] += c[k - i]
+    return c
+
+
+def mann_whitney_greater(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """One-sided Mann–Whitney U test of "x tends to be larger than y".
+
+    Exact null distribution for small samples: u_counts without ties (up to EXACT_MAX_PAIRS pairs),
+    tied_rank_sums with ties (up to EXACT_MAX_TIED samples); otherwise the normal approximation
+    with tie and continuity corrections (Hollander & Wolfe, Nonparametric Statistical Methods,
+    3rd ed., §4.1). effect_size is U/(m·n), the probability that an x exceeds a y (ties half):
+    0.5 means no shift, 1.0 every x above every y.
+    """
+    m, n = len(x), len(y)
+    u, ties = u_statistic(x, y)
+    if not ties and m * n <= EXACT_MAX_PAIRS:
+        counts = u_counts(m, n)
+        p, method = sum(counts[math.ceil(u):]) / math.comb(m + n, m), "exact"
+    elif ties and m + n <= EXACT_MAX_TIED:
+        sums = tied_rank_sums(list(x) + list(y), m)
+        least = round(2 * u + m * (m + 1))            # doubled rank sum of x: 2U + m(m+1)
+        p, method = sum(c for s, c in sums.items() if s >= least) / math.comb(m + n, m), "exact (ties)"
+    else:
+        p, method = _normal_p(x, y, u), "normal approximation"
+    return {"u": u, "p_value": min(1.0, p), "method": method, "effect_size": u / (m * n),
+            "n_value": m, "n_baseline": n}
+
+
+def tied_rank_sums(pooled: Sequence[float], m: int) -> dict[int, int]:
+    """Doubled mid-rank sum -> number of the C(N, m) subsets of size m with it: the permutation
+    distribution of the rank sum given the ties (Hollander & Wolfe §4.1, exact conditional test).
+
+    Tie groups are chosen from whole: j of a group of t adds j x its doubled mid-rank, C(t, j) ways.
+    """
+    values = sorted(pooled)
+    groups, i = [], 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[i]:
+            j += 1
+        groups.append((j - i + 1, i + j + 2))          # (size, doubled mid-rank of 1-based ranks)
+        i = j + 1
+    ways: list[dict[int, int]] = [{0: 1}] + [{} for _ in range(m)]
+    for size, rank2 in groups:
+        new: list[dict[int, int]] = [{} for _ in range(m + 1)]
+        for k, sums in enumerate(ways):
+            for s, c in sums.items():
+                for j in range(min(size, m - k) + 1):
+                    key = s + j * rank2
+                    new[k + j][key] = new[k + j].get(key, 0) + c * math.comb(size, j)
+        ways = new
+    return ways[m]
+
+
+def _normal_p(x: Sequence[float], y: Sequence[float], u: float) -> float:
+    m, n = len(x), len(y)
+    total = m + n
+    groups: dict[float, int] = {}
+    for v in list(x) + list(y):
+        groups[v] = groups.get(v, 0) + 1
+    tie_term = sum(t ** 3 - t for t in groups.values()) / (total * (total - 1))
+    var = m * n / 12 * ((total + 1) - tie_term)
+    if var <= 0:
+        return 1.0
+    z = (u - m * n / 2 - 0.5) / math.sqrt(var)
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def decide(change_pct: float, better: str, limit_pct: float, value_samples: Sequence[float],
+           base_samples: Sequence[float], strict: bool = False, alpha: float = ALPHA, value: float | None = None,
+           base_values: Sequence[float] = ()) -> dict[str, Any]:
+    """Outcome of one gated figure: pass, fail or undecided, the reason's code and the test behind it.
+
+    `change_pct` is the signed relative change against the baseline; `better` the figure's
+    direction ("higher" or "lower"). Worse by at most the limit passes without a test; so does
+    a value inside the range several baseline runs span (run-to-run noise).
+    """
+    worse_pct = -change_pct if better == "higher" else change_pct
+    if worse_pct <= limit_pct:
+        return {"outcome": "pass", "reason": "within_limit", "test": None}
+    if len(base_values) >= 2 and value is not None and min(base_values) <= value <= max(base_values):
+        return {"outcome": "pass", "reason": "within_baseline_runs", "test": None}
+    if min(len(value_samples), len(base_samples)) < MIN_SAMPLES:
+        return {"outcome": "fail" if strict else "undecided", "reason": "too_few_samples", "test": None}
+    sign = -1.0 if better == "higher" else 1.0         # test "worse": larger time, smaller MFU
+    test = mann_whitney_greater([sign * v for v in value_samples], [sign * v for v in base_samples])
+    test["alpha"] = alpha
+    clear = test["p_value"] < alpha
+    return {"outcome": "fail" if clear else "pass", "reason": "clear" if clear else "not_clear", "test": test}
+
+
+def change_text(change_pct: float, verdict: str | None) -> str:
+    """A signed relative change with its word: '+10.00 % (worse)'; the one wording for every output."""
+    return f"{change_pct:+.2f} %" + (f" ({verdict})" if verdict else "")
+
+
+def describe(e: dict[str, Any], d: dict[str, Any]) -> str:
+    """One sentence for a gated figure; `e` holds change_pct, verdict, limit_pct, samples, run_to_run_pct."""
+    head = f"{change_text(e['change_pct'], e['verdict'])}, limit {e['limit_pct']:g} % worse"
+    n = e["samples"]
+    if d["reason"] == "within_limit":
+        return head + ": within the limit"
+    if d["reason"] == "within_baseline_runs":
+        return head + (f": but inside the range of the {e['baseline_runs']} baseline runs "
+                       f"(run-to-run spread {e['run_to_run_pct']:.2f} %)")
+    if d["reason"] == "too_few_samples":
+        return head + (f": cannot decide, {n['n_value']} sample(s) here and {n['n_baseline']} in the baseline "
+                       f"(a test needs at least {MIN_SAMPLES} on each side)"
+                       + ("; --strict fails it" if d["outcome"] == "fail" else "; not failed (use --strict to fail)"))
+    t = d["test"]
+    stat = (f"one-sided Mann–Whitney U = {t['u']:g}, {t['method']}, n = {t['n_value']} vs {t['n_baseline']} "
+            f"{n['field']} samples, p = {t['p_value']:.3g}, effect size {t['effect_size']:.2f}")
+    if d["reason"] == "clear":
+        return head + f": statistically clear ({stat} < {t['alpha']:g})"
+    return head + f", but not statistically clear ({stat} ≥ {t['alpha']:g})"
