@@ -93,16 +93,29 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output folder (default: reports/history)")
 
     sp = cmd("compare", _compare, "Side-by-side report of several runs (compare.md, compare.html, compare.json): "
-             "every metric per input, differences against a baseline, a warning wherever two inputs are not "
-             "comparable (FLOPs convention, precision, GPU type, region, occurrence scope). With "
-             "--max-regression it is a CI gate: exit 1, with the failing figures on stderr, when MFU falls or "
-             "the median step time rises by more than the limit (relative to the baseline), or an input is "
-             "not comparable with the baseline.")
+             "every figure per input, its change against the baseline worded better/worse by the figure's "
+             "direction, and per figure whether it is comparable with the baseline and why not (MFU/HFU need "
+             "the same FLOPs convention, precision, peak, occurrence scope and attribution; step time and "
+             "tokens/s also the same work per step, GPU count and type). With --max-regression it is a CI "
+             "gate on MFU (wall) and the median step time: exit 1, with the reason on stderr, when a figure "
+             "is worse by more than the limit AND a one-sided Mann-Whitney U test on the per-occurrence "
+             "samples is significant at alpha 0.01, or when a gated figure is not comparable. Fewer than 5 "
+             "samples on a side: 'cannot decide' (a failure only with --strict).")
     sp.add_argument("inputs", nargs="+", metavar="INPUT",
-                    help="job file (run now), result.json, or report folder holding one; at least two")
-    sp.add_argument("--baseline", metavar="NAME", help="job name, input as written, or 1-based position "
-                    "(default: the first input)")
-    sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative)")
+                    help="job file (run now), result.json, or report folder holding one; at least two "
+                         "counting --baseline results")
+    sp.add_argument("--baseline", action="append", default=[], metavar="BASE",
+                    help="an input's job name, the input as written or its 1-based position, or another "
+                         "result.json / report folder (default: the first input). Repeat it for several "
+                         "baseline runs of the same job: their samples are pooled and a value inside the "
+                         "range they span is never called a regression (per-occurrence samples of one run "
+                         "see jitter inside that run, not run-to-run noise)")
+    sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative "
+                    "to the baseline's value)")
+    sp.add_argument("--strict", action="store_true", help="gate: fail a figure worse than the limit even when "
+                    "there are too few samples to test it")
+    sp.add_argument("--allow-incomparable", action="store_true", help="gate figures that are not comparable "
+                    "with the baseline anyway (each says so) instead of failing them")
     sp.add_argument("--out", type=Path, default=Path("reports/compare"),
                     help="output folder (default: reports/compare)")
 
@@ -217,19 +230,20 @@ def _pct(v: float | None) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pipeline.compare import compare, gate_lines, load_input, parse_pct
+    from pipeline.compare import compare, gate_lines, gather, parse_pct
     from pipeline.report.render import render_all, write_files
-    if len(args.inputs) < 2:
-        raise UsageError("compare needs at least two inputs")
     limit = parse_pct(args.max_regression) if args.max_regression is not None else None
-    doc = compare([load_input(t) for t in args.inputs], args.baseline, limit)
+    inputs, baselines = gather(args.inputs, args.baseline)
+    if len(inputs) < 2:
+        raise UsageError("compare needs at least two inputs (counting --baseline results)")
+    doc = compare(inputs, baselines, limit, strict=args.strict, allow_incomparable=args.allow_incomparable)
     write_files(args.out, render_all(doc, kind="compare"))
-    print(f"compared {len(doc['columns'])} inputs against {doc['baseline']} -> {args.out}/compare.md, "
+    print(f"compared {len(doc['columns'])} inputs against {', '.join(doc['baselines'])} -> {args.out}/compare.md, "
           "compare.html, compare.json")
     for c in doc["columns"]:
-        if not c["comparable"]:
-            print(f"warning: {c['label']} is not comparable with the baseline: {'; '.join(c['issues'])}",
-                  file=sys.stderr)
+        for group in c["not_comparable"]:
+            print(f"warning: {c['label']}: {', '.join(group['figures'])} not comparable with the baseline: "
+                  f"{'; '.join(group['reasons'])}", file=sys.stderr)
     for line in gate_lines(doc):
         print(line, file=sys.stderr)
     if doc["gates"]:

@@ -1,53 +1,98 @@
 """`mfu compare`: N results side by side, differences against a baseline, and a regression gate for CI.
 
-Inputs may be job files (run now), result.json files or report folders. Two
-columns are only comparable when they count FLOPs the same way, ran the same
-precision on the same GPU type, and measured the same region with the same
-occurrence scope; otherwise the report says so in a warning row, and the gate
-refuses to pass a column it cannot compare.
+Inputs may be job files (run now), result.json files or report folders.
 
-Gate: a column regresses when MFU (wall) falls, or the median step time rises, by
-more than the allowed share *of the baseline's value* (relative, not points).
+Comparability is decided per figure, not per job: MFU-like figures need the same FLOPs
+convention, precision, peak, occurrence scope and attribution; time and throughput
+figures need, in addition, the same work per step (model FLOPs within 0.1 %, tokens,
+GPU count and type). An input that is unknown (null) on either side makes the figure
+not comparable. Sign convention everywhere (columns, compare.json, stderr): a change is
+value minus baseline, relative to the baseline; "better"/"worse" follow the figure's
+direction (MFU up is better, step time up is worse).
+
+Gate (--max-regression): see pipeline/gate.py; a figure fails only when it is worse by
+more than the limit and a one-sided Mann–Whitney U test on the per-occurrence samples
+says so at alpha 0.01. Several --baseline results are pooled (run-to-run noise).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from pipeline import gate
 from pipeline.errors import ConfigError, Problem, UsageError
 
-# (key, label, unit, getter, which direction is better)
-METRICS: list[tuple[str, str, str, Any, str]] = [
-    ("mfu_pct_wall", "MFU (wall)", "%", lambda r: r["metrics"]["mfu_pct_wall"], "higher"),
-    ("hfu_pct_wall", "HFU (wall)", "%", lambda r: r["metrics"]["hfu_pct_wall"], "higher"),
-    ("active_ratio_pct_union", "active-time ratio (diagnostic)", "%",
-     lambda r: r["metrics"]["active_ratio_pct_union"], "higher"),
-    ("achieved_tflops_per_gpu", "achieved TFLOP/s per GPU", "TFLOP/s",
-     lambda r: r["metrics"]["achieved_tflops_per_gpu"], "higher"),
-    ("tokens_per_s", "tokens/s", "tokens/s", lambda r: r["metrics"]["tokens_per_s"], "higher"),
-    ("step_time_median_s", "step time (median)", "s", lambda r: r["step_time"]["median_s"], "lower"),
-    ("step_time_cv_pct", "step time CV", "%", lambda r: r["step_time"]["cv_pct"], "lower"),
-    ("wall_time_s", "wall time (total)", "s", lambda r: r["totals"]["wall_time_s"], "lower"),
-    ("gpu_kernel_union_s", "kernel union (total)", "s", lambda r: r["totals"]["gpu_kernel_union_s"], "lower"),
-    ("straggler_s", "straggler cost", "s", lambda r: (r.get("straggler") or {}).get("total_s"), "lower"),
-    ("model_flops_per_occurrence", "model FLOPs per occurrence", "FLOP",
-     lambda r: r["flops"]["model_flops_per_occurrence"], "none"),
-    ("num_gpus", "GPUs", "", lambda r: r["hardware"]["num_gpus"], "none"),
-    ("peak_tflops", "peak TFLOP/s per GPU", "TFLOP/s", lambda r: r["hardware"]["peak_tflops"], "none"),
-]
-GATED = ("mfu_pct_wall", "step_time_median_s")
+Getter = Callable[[dict[str, Any]], Any]
+FLOPS_TOLERANCE = 1e-3          # model FLOPs per step agree within 0.1 %
 
-# What must match for two columns to be comparable: (name, getter).
-SCOPE: list[tuple[str, Any]] = [
-    ("FLOPs convention", lambda r: r["flops"]["convention"]),
-    ("precision", lambda r: r["hardware"]["precision"]),
-    ("GPU type", lambda r: r["hardware"]["key"] or r["hardware"]["gpu"]),
-    ("region", lambda r: f"{r['region']['name']} ({r['region']['match']})"),
-    ("occurrence scope", lambda r: f"covers {r['region']['covers']}, "
-                                   f"{r['region']['steps_per_occurrence']} step(s) per occurrence"),
+
+def _peak(r: dict[str, Any]) -> str | None:
+    hw = r["hardware"]
+    if hw.get("peak_tflops") is None:
+        return None
+    origin = "job file override" if hw.get("peak_source") == "from job file" else f"catalog {hw.get('key')}"
+    return f"{origin}, {hw['peak_tflops']:g} TFLOP/s"
+
+
+def _scope(r: dict[str, Any]) -> str | None:
+    steps = r["region"].get("steps_per_occurrence")
+    return None if steps is None else f"{steps} step(s) per occurrence"
+
+
+def _close(a: Any, b: Any) -> bool:
+    return abs(a - b) <= FLOPS_TOLERANCE * max(abs(a), abs(b))
+
+
+# The inputs a figure's comparability rests on: name -> (getter, equality, required on both sides).
+# Occurrence scope compares optimizer steps per occurrence, so `covers: microbatch` with
+# grad_accum 1 is the same scope as `covers: step`. Tokens per step count only where both are known.
+INPUTS: dict[str, tuple[Getter, Callable[[Any, Any], bool], bool]] = {
+    "FLOPs convention": (lambda r: r["flops"].get("convention"), lambda a, b: a == b, True),
+    "precision": (lambda r: r["hardware"].get("precision"), lambda a, b: a == b, True),
+    "peak": (_peak, lambda a, b: a == b, True),
+    "occurrence scope": (_scope, lambda a, b: a == b, True),
+    "attribution": (lambda r: r["region"].get("attribution"), lambda a, b: a == b, True),
+    "model FLOPs per step": (lambda r: r["flops"].get("model_flops_per_step"), _close, True),
+    "tokens per step": (lambda r: r["flops"].get("tokens_per_step"), lambda a, b: a == b, False),
+    "GPU count": (lambda r: r["hardware"].get("num_gpus"), lambda a, b: a == b, True),
+    "GPU type": (lambda r: r["hardware"].get("key") or r["hardware"].get("gpu"), lambda a, b: a == b, True),
+    "occurrences": (lambda r: r["totals"].get("occurrences"), lambda a, b: a == b, True),
+}
+UTILIZATION = ("FLOPs convention", "precision", "peak", "occurrence scope", "attribution")
+ACHIEVED = ("FLOPs convention", "precision", "occurrence scope", "attribution")
+WORK = UTILIZATION + ("model FLOPs per step", "tokens per step", "GPU count", "GPU type")
+TOTALS = WORK + ("occurrences",)
+
+# (key, label, unit, getter, better direction, inputs it rests on; None: describes the setup)
+METRICS: list[tuple[str, str, str, Getter, str, tuple[str, ...] | None]] = [
+    ("mfu_pct_wall", "MFU (wall)", "%", lambda r: r["metrics"]["mfu_pct_wall"], "higher", UTILIZATION),
+    ("hfu_pct_wall", "HFU (wall)", "%", lambda r: r["metrics"]["hfu_pct_wall"], "higher", UTILIZATION),
+    ("active_ratio_pct_union", "active-time ratio (diagnostic)", "%",
+     lambda r: r["metrics"]["active_ratio_pct_union"], "higher", UTILIZATION),
+    ("achieved_tflops_per_gpu", "achieved TFLOP/s per GPU", "TFLOP/s",
+     lambda r: r["metrics"]["achieved_tflops_per_gpu"], "higher", ACHIEVED),
+    ("tokens_per_s", "tokens/s", "tokens/s", lambda r: r["metrics"]["tokens_per_s"], "higher",
+     WORK + ("tokens known",)),
+    ("step_time_median_s", "step time (median)", "s", lambda r: r["step_time"]["median_s"], "lower", WORK),
+    ("step_time_cv_pct", "step time CV", "%", lambda r: r["step_time"]["cv_pct"], "lower", WORK),
+    ("wall_time_s", "wall time (total)", "s", lambda r: r["totals"]["wall_time_s"], "lower", TOTALS),
+    ("gpu_kernel_union_s", "kernel union (total)", "s", lambda r: r["totals"]["gpu_kernel_union_s"], "lower",
+     TOTALS),
+    ("straggler_s", "straggler cost", "s", lambda r: (r.get("straggler") or {}).get("total_s"), "lower", TOTALS),
+    ("model_flops_per_occurrence", "model FLOPs per occurrence", "FLOP",
+     lambda r: r["flops"]["model_flops_per_occurrence"], "none", None),
+    ("num_gpus", "GPUs", "", lambda r: r["hardware"]["num_gpus"], "none", None),
+    ("peak_tflops", "peak TFLOP/s per GPU", "TFLOP/s", lambda r: r["hardware"]["peak_tflops"], "none", None),
 ]
+# Gated figures and their per-occurrence samples (the one source: gate.step_samples).
+GATED: dict[str, Getter] = {"mfu_pct_wall": gate.mfu_samples,
+                            "step_time_median_s": lambda r: gate.step_samples(r)[1]}
+SHOWN = ("FLOPs convention", "precision", "peak", "occurrence scope", "attribution", "model FLOPs per step",
+         "tokens per step", "GPU count", "GPU type", "region")
 
 
 def load_input(text: str) -> tuple[str, dict[str, Any]]:
@@ -70,24 +115,60 @@ def load_input(text: str) -> tuple[str, dict[str, Any]]:
     return text, doc
 
 
-def compare(inputs: list[tuple[str, dict[str, Any]]], baseline: str | None = None,
-            max_regression_pct: float | None = None) -> dict[str, Any]:
+def gather(texts: Sequence[str], baselines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], list[int]]:
+    """Load the inputs and find the baselines: an input's job name, text as written or 1-based position,
+    or another result (loaded and put in front). Default: the first input."""
+    inputs = [load_input(t) for t in texts]
+    labels = _labels(inputs)
+    chosen: list[int | tuple[str, dict[str, Any]]] = []
+    for wanted in baselines:
+        hit = next((i for i, (label, (src, _)) in enumerate(zip(labels, inputs))
+                    if wanted in (label, src) or wanted == str(i + 1)), None)
+        if hit is None and not Path(wanted).exists():
+            raise UsageError(f"--baseline {wanted!r} is none of the inputs ({', '.join(labels)}) and no result: "
+                             "give a job name, an input as written, its 1-based position, or a result.json / "
+                             "report folder")
+        chosen.append(hit if hit is not None else load_input(wanted))
+    extra = [c for c in chosen if not isinstance(c, int)]
+    index = iter(range(len(extra)))
+    base = [c + len(extra) if isinstance(c, int) else next(index) for c in chosen] or [0]
+    if len(set(base)) != len(base):
+        raise UsageError("the same baseline is given twice")
+    return extra + inputs, base
+
+
+def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] = (0,),
+            max_regression_pct: float | None = None, strict: bool = False,
+            allow_incomparable: bool = False) -> dict[str, Any]:
     """The comparison document (compare.json); the templates only format it."""
     labels = _labels(inputs)
-    base = _baseline_index(labels, [src for src, _ in inputs], baseline)
     results = [r for _, r in inputs]
-    columns = []
-    for i, ((src, r), label) in enumerate(zip(inputs, labels)):
-        issues = [] if i == base else _scope_issues(results[base], r)
-        columns.append({"label": label, "source": Path(src).name if Path(src).is_absolute() else src,
-                        "job": r["job"]["name"], "status": r["status"], "config_sha256": r["job"]["config_sha256"],
-                        "trace_sha256": r["trace"]["sha256"], "baseline": i == base,
-                        "comparable": not issues, "issues": issues})
-    rows = [_row(key, label, unit, get, better, results, base) for key, label, unit, get, better in METRICS]
-    gates = _gates(rows, columns, base, max_regression_pct) if max_regression_pct is not None else []
-    return {"baseline": labels[base], "max_regression_pct": max_regression_pct, "columns": columns,
-            "scope": [{"name": n, "values": [str(g(r)) for r in results]} for n, g in SCOPE],
+    primary = results[baselines[0]]
+    columns = [_column(src, r, label, i in baselines, primary if i != baselines[0] else None)
+               for i, ((src, r), label) in enumerate(zip(inputs, labels))]
+    rows = [_row(m, results, columns, baselines) for m in METRICS]
+    for b in baselines[1:]:
+        bad = [f for f in columns[b]["figures"] if f["metric"] in GATED and f["comparable"] is False]
+        if bad:
+            raise UsageError(f"baseline {labels[b]} is not comparable with baseline {labels[baselines[0]]}: "
+                             + "; ".join(bad[0]["reasons"]))
+    gates = ([] if max_regression_pct is None else
+             _gates(rows, columns, results, baselines, max_regression_pct, strict, allow_incomparable))
+    return {"baseline": labels[baselines[0]], "baselines": [labels[b] for b in baselines],
+            "max_regression_pct": max_regression_pct, "alpha": gate.ALPHA, "min_samples": gate.MIN_SAMPLES,
+            "strict": strict, "allow_incomparable": allow_incomparable, "columns": columns,
+            "scope": [{"name": n, "values": [_text(_input_value(n, r)) for r in results]} for n in SHOWN],
             "rows": rows, "gates": gates, "passed": all(g["passed"] for g in gates)}
+
+
+def _input_value(name: str, r: dict[str, Any]) -> Any:
+    if name == "region":
+        return f"{r['region']['name']} ({r['region']['match']}), covers {r['region']['covers']}"
+    return INPUTS[name][0](r)
+
+
+def _text(v: Any) -> str:
+    return "unknown" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
 
 
 def _labels(inputs: list[tuple[str, dict[str, Any]]]) -> list[str]:
@@ -95,48 +176,133 @@ def _labels(inputs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return [n if names.count(n) == 1 else f"{n} #{i + 1}" for i, n in enumerate(names)]
 
 
-def _baseline_index(labels: list[str], sources: list[str], wanted: str | None) -> int:
-    if wanted is None:
-        return 0
-    for i, (label, src) in enumerate(zip(labels, sources)):
-        if wanted in (label, src) or wanted == str(i + 1):
-            return i
-    raise UsageError(f"--baseline {wanted!r} is none of the inputs ({', '.join(labels)}); "
-                     "give a job name, an input as written, or its 1-based position")
+def figure_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """Why one figure of `other` cannot be compared with the baseline's; empty when it can."""
+    out = []
+    for name in needs:
+        if name == "tokens known":
+            get, equal, required = INPUTS["tokens per step"][0], None, True
+        else:
+            get, equal, required = INPUTS[name]
+        a, b = get(other), get(base)
+        if a is None or b is None:
+            if required:
+                out.append(f"{name.replace(' known', ' per step')} unknown "
+                           f"({'this input' if a is None else 'the baseline'})")
+        elif equal is not None and not equal(a, b):
+            out.append(f"{name}: {_text(a)} vs baseline {_text(b)}")
+    if "invalid" in (base["status"], other["status"]):
+        out.append("status invalid (" + ("this input" if other["status"] == "invalid" else "the baseline") + ")")
+    return out
 
 
-def _scope_issues(base: dict[str, Any], other: dict[str, Any]) -> list[str]:
-    return [f"{name}: {get(other)} vs baseline {get(base)}" for name, get in SCOPE if get(other) != get(base)]
+def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dict[str, Any] | None) -> dict:
+    figures = []
+    for key, name, _, get, _, needs in METRICS:
+        if needs is None or primary is None:
+            figures.append({"metric": key, "label": name, "comparable": None, "reasons": []})
+            continue
+        reasons = figure_reasons(needs, primary, r)
+        if get(r) is None or get(primary) is None:
+            reasons.append("no value" + (" in the baseline" if get(r) is not None else ""))
+        figures.append({"metric": key, "label": name, "comparable": not reasons, "reasons": reasons})
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for f in figures:
+        if f["comparable"] is False:
+            groups.setdefault(tuple(f["reasons"]), []).append(f["label"])
+    field, samples = gate.step_samples(r)
+    job_file = src if Path(src).suffix in (".yaml", ".yml") else r["job"].get("file") or ""
+    return {"label": label, "source": Path(src).name if Path(src).is_absolute() else src,
+            "job": r["job"]["name"], "job_file": Path(job_file).name if Path(job_file).is_absolute() else job_file,
+            "status": r["status"], "config_sha256": r["job"]["config_sha256"], "trace_sha256": r["trace"]["sha256"],
+            "baseline": is_base, "samples": {"field": field, "n": len(samples)},
+            "comparable": not groups, "figures": figures,
+            "not_comparable": [{"figures": names, "reasons": list(reasons)} for reasons, names in groups.items()],
+            "issues": sorted({x for reasons in groups for x in reasons})}
 
 
-def _row(key: str, label: str, unit: str, get: Any, better: str, results: list[dict], base: int) -> dict[str, Any]:
+def verdict(change: float | None, better: str) -> str | None:
+    """'better', 'worse' or 'same' for a signed change of a figure with this direction; None without one."""
+    if change is None or better == "none":
+        return None
+    if change == 0:
+        return "same"
+    return "better" if (change > 0) == (better == "higher") else "worse"
+
+
+def reference(values: Sequence[Any], baselines: Sequence[int]) -> Any:
+    """The baseline value of a figure: the baseline's, or the median over several baseline runs."""
+    vals = [values[b] for b in baselines]
+    if any(v is None for v in vals):
+        return None
+    return vals[0] if len(vals) == 1 else statistics.median(vals)
+
+
+def _row(metric: tuple, results: list[dict], columns: list[dict], baselines: Sequence[int]) -> dict[str, Any]:
+    key, label, unit, get, better, _ = metric
     values = [get(r) for r in results]
-    ref = values[base]
+    ref = reference(values, baselines)
     deltas = []
     for i, v in enumerate(values):
-        if i == base or v is None or ref is None:
+        if (len(baselines) == 1 and i == baselines[0]) or v is None or ref is None:
             deltas.append(None)
             continue
-        deltas.append({"abs": v - ref, "pct": 100.0 * (v - ref) / ref if ref else None})
-    return {"metric": key, "label": label, "unit": unit, "better": better, "values": values, "deltas": deltas}
+        pct = 100.0 * (v - ref) / ref if ref else None
+        deltas.append({"abs": v - ref, "pct": pct, "verdict": verdict(v - ref, better)})
+    comparable = [next(f["comparable"] for f in c["figures"] if f["metric"] == key) for c in columns]
+    return {"metric": key, "label": label, "unit": unit, "better": better, "values": values,
+            "reference": ref, "deltas": deltas, "comparable": comparable}
 
 
-def _gates(rows: list[dict], columns: list[dict], base: int, limit: float) -> list[dict[str, Any]]:
-    """Per non-baseline column and gated metric: regression beyond `limit` % of the baseline fails."""
+def _gates(rows: list[dict], columns: list[dict], results: list[dict], baselines: Sequence[int], limit: float,
+           strict: bool, allow: bool) -> list[dict[str, Any]]:
+    """Per non-baseline column and gated figure: pass, fail or undecided, with the reason."""
     out = []
     for row in (r for r in rows if r["metric"] in GATED):
+        samples = GATED[row["metric"]]
+        pooled = [v for b in baselines for v in samples(results[b])]
+        base_values = [row["values"][b] for b in baselines]
         for i, col in enumerate(columns):
-            if i == base:
+            if i in baselines:
                 continue
+            fig = next(f for f in col["figures"] if f["metric"] == row["metric"])
             d = row["deltas"][i]
-            worse = None if d is None or d["pct"] is None else (-d["pct"] if row["better"] == "higher" else d["pct"])
-            passed = col["comparable"] and worse is not None and worse <= limit
-            why = ("not comparable: " + "; ".join(col["issues"])) if not col["comparable"] else \
-                ("no value" if worse is None else f"{worse:+.2f} % worse than baseline (limit {limit:g} %)")
-            out.append({"column": col["label"], "metric": row["metric"], "baseline": row["values"][base],
-                        "value": row["values"][i], "change_pct": None if d is None else d["pct"],
-                        "regression_pct": worse, "limit_pct": limit, "passed": passed, "detail": why})
+            change = None if d is None else d["pct"]
+            entry = {"column": col["label"], "job_file": col["job_file"], "metric": row["metric"],
+                     "label": row["label"], "better": row["better"], "baseline": row["reference"],
+                     "value": row["values"][i], "change_pct": change, "verdict": verdict(change, row["better"]),
+                     "limit_pct": limit, "comparable": fig["comparable"], "reasons": fig["reasons"],
+                     "samples": {"field": col["samples"]["field"], "n_value": len(samples(results[i])),
+                                 "n_baseline": len(pooled)},
+                     "baseline_runs": len(baselines), "run_to_run_pct": _spread(base_values, row["reference"]),
+                     "test": None}
+            out.append(_judge(entry, samples(results[i]), pooled, base_values, strict, allow))
     return out
+
+
+def _spread(values: list[Any], ref: Any) -> float | None:
+    """Largest deviation of a baseline run from the reference, in percent; None with one baseline."""
+    if len(values) < 2 or ref in (None, 0) or any(v is None for v in values):
+        return None
+    return max(abs(v - ref) for v in values) / abs(ref) * 100.0
+
+
+def _judge(e: dict[str, Any], x: list[float], y: list[float], base_values: list[Any], strict: bool,
+           allow: bool) -> dict[str, Any]:
+    if e["comparable"] is False and not allow:
+        e.update(outcome="fail", detail="not comparable with the baseline: " + "; ".join(e["reasons"])
+                 + " (--allow-incomparable gates it anyway)")
+    elif e["change_pct"] is None:
+        e.update(outcome="fail", detail="no value to compare" + (": " + "; ".join(e["reasons"]) if e["reasons"]
+                                                                   else ""))
+    else:
+        d = gate.decide(e["change_pct"], e["better"], e["limit_pct"], x, y, strict, value=e["value"],
+                        base_values=base_values)
+        e.update(outcome=d["outcome"], test=d["test"], detail=gate.describe(e, d))
+        if e["comparable"] is False:
+            e["detail"] += "; gated although not comparable (--allow-incomparable): " + "; ".join(e["reasons"])
+    e["passed"] = e["outcome"] != "fail"
+    return e
 
 
 def parse_pct(text: str) -> float:
@@ -151,10 +317,10 @@ def parse_pct(text: str) -> float:
 
 
 def gate_lines(doc: dict[str, Any]) -> list[str]:
-    """The failing figures, for stderr in CI logs."""
-    return [f"regression: {g['column']} {g['metric']}: {_g(g['value'])} vs baseline {_g(g['baseline'])} — {g['detail']}"
-            for g in doc["gates"] if not g["passed"]]
-
+    """Failing and undecided figures, for stderr in CI logs (same signs and words as compare.md)."""
+    return [f"{'regression' if g['outcome'] == 'fail' else 'undecided'}: {g['column']} {g['metric']}: "
+            f"{_g(g['value'])} vs baseline {_g(g['baseline'])} — {g['detail']}"
+            for g in doc["gates"] if g["outcome"] != "pass"]
 
 
 def _g(v: float | None) -> str:

@@ -7,6 +7,7 @@ expected change is computed from the two traces' ground truth, not from our outp
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.compare import compare, load_input
 from pipeline.job.documents import schema_registry, validator
+from tests import fake_results as fake
 
 
 def write(folder: Path, name: str, trace: Path, precision: str = "bf16") -> Path:
@@ -52,23 +54,42 @@ def test_planted_step_time_difference(pair):
 
 
 def test_gate_fails_at_5_and_passes_at_15_percent(pair, tmp_path, capsys):
-    a, b, _, _ = pair
+    a, b, truth_a, truth_b = pair
+    n = len(truth_a["occurrences"])
+    assert n >= 5 and len(truth_b["occurrences"]) == n
     assert main(["compare", str(a), str(b), "--max-regression", "5%", "--out", str(tmp_path / "c5")]) == 1
     err = capsys.readouterr().err
-    assert "regression: b step_time_median_s" in err and "limit 5 %" in err and "Traceback" not in err
+    # every b occurrence is slower than every a occurrence: U = n², exact p = 1 / C(2n, n)
+    p = 1 / math.comb(2 * n, n)
+    assert "regression: b step_time_median_s" in err and "(worse), limit 5 % worse" in err
+    assert f"p = {p:.3g}" in err and "effect size 1.00" in err and "Traceback" not in err
     assert main(["compare", str(a), str(b), "--max-regression", "15%", "--out", str(tmp_path / "c15")]) == 0
     # the faster run against the slower baseline is an improvement, never a regression
     assert main(["compare", str(b), str(a), "--max-regression", "0", "--out", str(tmp_path / "c0")]) == 0
+    doc = json.loads((tmp_path / "c0" / "compare.json").read_text())
+    step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
+    assert step["change_pct"] < 0 and step["verdict"] == "better" and "(better)" in step["detail"]
     assert sorted(p.name for p in (tmp_path / "c5").iterdir()) == ["compare.html", "compare.json", "compare.md"]
 
 
-def test_non_comparable_pair_is_flagged_and_fails_the_gate(synth_trace, tmp_path, capsys):
-    t, _ = synth_trace()
-    a, b = write(tmp_path, "a", t), write(tmp_path, "b8", t, precision="fp8")
-    assert main(["compare", str(a), str(b), "--max-regression", "50", "--out", str(tmp_path / "c")]) == 1
-    assert "b8 is not comparable with the baseline: precision: fp8 vs baseline bf16" in capsys.readouterr().err
+def test_signs_and_words_agree_in_every_output(pair, tmp_path, capsys):
+    """Step time +10 % is worse, MFU -9.1 % is worse; the same sign and word in json, Markdown and stderr."""
+    a, b, truth_a, truth_b = pair
+    assert main(["compare", str(a), str(b), "--max-regression", "5%", "--out", str(tmp_path / "c")]) == 1
+    err = capsys.readouterr().err
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     md = (tmp_path / "c" / "compare.md").read_text()
-    assert "⚠ **no**: precision: fp8 vs baseline bf16" in md
+    step_pct = 100 * (median_step_s(truth_b) / median_step_s(truth_a) - 1)
+    mfu = next(r for r in doc["rows"] if r["metric"] == "mfu_pct_wall")
+    mfu_pct = 100 * (mfu["values"][1] / mfu["values"][0] - 1)
+    assert step_pct > 9.9 and mfu_pct < -8.9
+    for g, pct in ((next(g for g in doc["gates"] if g["metric"] == "step_time_median_s"), step_pct),
+                   (next(g for g in doc["gates"] if g["metric"] == "mfu_pct_wall"), mfu_pct)):
+        assert g["change_pct"] == pytest.approx(pct) and g["verdict"] == "worse"
+        text = f"{pct:+.2f} % (worse)"
+        assert g["detail"].startswith(text) and text in err and text in md
+        assert f"| {pct:+.2f} % worse |" in md                          # the gate table's change column
+    assert f"({step_pct:+.1f} % worse)" in md and "better" not in md.split("## Regression gate")[1]
 
 
 def test_inputs_may_be_results_or_report_folders(pair, tmp_path, capsys):
@@ -130,3 +151,123 @@ def test_compare_json_matches_its_schema(synth_trace, tmp_path, capsys):
     gated["rows"][0]["deltas"][1] = {"abs": 1.0}
     gated["gates"][0]["metric"] = "tokens_per_s"
     assert len(list(check.iter_errors(gated))) == 3
+
+
+def figures(doc: dict, column: int) -> dict[str, tuple[bool | None, list[str]]]:
+    return {f["metric"]: (f["comparable"], f["reasons"]) for f in doc["columns"][column]["figures"]}
+
+
+STEADY = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0]
+
+
+@pytest.mark.parametrize("changes, mfu_ok, step_ok, reason", [
+    ({}, True, True, None),
+    # another model (Llama-3.2-1B vs 3B): the same utilization, different work per step
+    ({"flops.model_flops_per_step": 12 * 10**15}, True, False, "model FLOPs per step: 12,000,000,000,000,000 vs"),
+    ({"flops.model_flops_per_step": 4_003_600_000_000_000}, True, True, None),        # within 0.1 %
+    ({"flops.tokens_per_step": 16384}, True, False, "tokens per step: 16,384 vs baseline 65,536"),
+    ({"flops.tokens_per_step": None}, True, True, None),                         # step time: only where known
+    ({"hardware.num_gpus": 4}, True, False, "GPU count: 4 vs baseline 8"),
+    # another catalog entry is another peak, even at the same value
+    ({"hardware.key": "a100-sxm4-80gb"}, False, False, "GPU type: a100-sxm4-80gb vs baseline h100-sxm"),
+    ({"hardware.precision": "fp8"}, False, False, "precision: fp8 vs baseline bf16"),
+    ({"hardware.peak_tflops": 900.0}, False, False, "peak: catalog h100-sxm, 900 TFLOP/s vs baseline"),
+    ({"hardware.peak_source": "from job file"}, False, False, "peak: job file override, 989.4 TFLOP/s vs"),
+    ({"flops.convention": "palm"}, False, False, "FLOPs convention: palm vs baseline megatron"),
+    ({"flops.convention": None}, False, False, "FLOPs convention unknown (this input)"),
+    ({"region.attribution": "window"}, False, False, "attribution: window vs baseline process"),
+    ({"region.steps_per_occurrence": "1/4", "region.covers": "microbatch"}, False, False,
+     "occurrence scope: 1/4 step(s) per occurrence vs baseline 1 step(s) per occurrence"),
+    # covers: microbatch with grad_accum 1 is one step per occurrence, as covers: step
+    ({"region.steps_per_occurrence": "1", "region.covers": "microbatch"}, True, True, None),
+    ({"status": "invalid"}, False, False, "status invalid (this input)"),
+])
+def test_comparability_per_figure(changes, mfu_ok, step_ok, reason):
+    doc = compare([("base", fake.result("base", STEADY)), ("new", fake.result("new", STEADY, changes))])
+    figs = figures(doc, 1)
+    assert figs["mfu_pct_wall"][0] is mfu_ok and figs["hfu_pct_wall"][0] is mfu_ok
+    assert figs["step_time_median_s"][0] is step_ok and figs["wall_time_s"][0] is step_ok
+    assert figs["tokens_per_s"][0] is (step_ok and "flops.tokens_per_step" not in changes)
+    assert figs["num_gpus"][0] is None and figures(doc, 0)["mfu_pct_wall"][0] is None
+    assert doc["columns"][1]["comparable"] is (mfu_ok and step_ok and "flops.tokens_per_step" not in changes)
+    if reason:
+        assert any(r.startswith(reason) for r in doc["columns"][1]["issues"]), doc["columns"][1]["issues"]
+    if changes == {"flops.tokens_per_step": None}:
+        assert figs["tokens_per_s"][1] == ["tokens per step unknown (this input)"]
+
+
+def test_gating_an_incomparable_figure_fails_unless_allowed(tmp_path, capsys):
+    base, new = fake.result("base", STEADY), fake.result("big", STEADY, {"flops.model_flops_per_step": 12 * 10**15})
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    (tmp_path / "n.json").write_text(json.dumps(new))
+    args = ["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--max-regression", "5%"]
+    assert main(args + ["--out", str(tmp_path / "c")]) == 1
+    err = capsys.readouterr().err
+    assert ("regression: big step_time_median_s: 1 vs baseline 1 — not comparable with the baseline: "
+            "model FLOPs per step: 12,000,000,000,000,000 vs baseline 4,000,000,000,000,000") in err
+    assert "regression: big mfu_pct_wall" not in err                  # MFU is comparable, and unchanged
+    assert main(args + ["--allow-incomparable", "--out", str(tmp_path / "a")]) == 0
+    doc = json.loads((tmp_path / "a" / "compare.json").read_text())
+    step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
+    assert step["passed"] and "gated although not comparable (--allow-incomparable)" in step["detail"]
+
+
+def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
+    (tmp_path / "b.json").write_text(json.dumps(fake.result("base", [1.0, 1.01, 0.99])))
+    (tmp_path / "n.json").write_text(json.dumps(fake.result("new", [1.2, 1.21, 1.19])))
+    args = ["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--max-regression", "5"]
+    assert main(args + ["--out", str(tmp_path / "c")]) == 0
+    err = capsys.readouterr().err
+    assert "undecided: new step_time_median_s" in err and "cannot decide, 3 sample(s) here and 3 in the baseline" in err
+    assert main(args + ["--strict", "--out", str(tmp_path / "s")]) == 1
+    assert "regression: new step_time_median_s" in capsys.readouterr().err
+
+
+def test_several_baselines_pool_samples_and_absorb_run_to_run_noise(tmp_path, capsys):
+    """Two baseline runs 8 % apart (another runner): a new run between them is not a regression."""
+    runs = [fake.result("job", [v * k for v in STEADY]) for k in (1.0, 1.08)]
+    for i, r in enumerate(runs):
+        (tmp_path / f"b{i}.json").write_text(json.dumps(r))
+    (tmp_path / "n.json").write_text(json.dumps(fake.result("job", [v * 1.07 for v in STEADY])))
+    (tmp_path / "slow.json").write_text(json.dumps(fake.result("job", [v * 1.2 for v in STEADY])))
+    base = ["--baseline", str(tmp_path / "b0.json"), "--baseline", str(tmp_path / "b1.json")]
+    assert main(["compare", str(tmp_path / "n.json"), *base, "--max-regression", "2%", "--out", str(tmp_path / "c")]) == 0
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert doc["baselines"] == ["job #1", "job #2"] and [c["baseline"] for c in doc["columns"]] == [True, True, False]
+    step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
+    ref = (1.0 + 1.08) / 2                                              # median of the two baseline medians
+    assert step["baseline"] == pytest.approx(ref) and step["samples"]["n_baseline"] == 12
+    assert step["run_to_run_pct"] == pytest.approx(100 * 0.04 / ref)
+    assert step["change_pct"] == pytest.approx(100 * (1.07 / ref - 1)) and "inside the range of the 2 baseline runs" in step["detail"]
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "slow.json"), *base, "--max-regression", "2%", "--out", str(tmp_path / "s")]) == 1
+    assert "statistically clear" in capsys.readouterr().err
+
+
+def test_real_trace_models_and_seq_lens_are_not_step_time_comparable(real_trace, tmp_path, capsys):
+    """The issue's cases on a real trace: Llama-3.2-1B vs 3B, seq_len 128 vs 512, same measured steps."""
+    trace = real_trace("nsysai__mfu_2gpu_before.sqlite")
+    jobs = []
+    for name, preset, seq in [("l1", "llama-3.2-1b", 128), ("l3", "llama-3.2-3b", 128), ("s512", "llama-3.2-1b", 512)]:
+        body = {"name": name, "trace": str(trace), "region": {"name": "AllToAll4D", "match": "prefix"},
+                "hardware": {"gpu": "h100-sxm", "num_gpus": 2, "precision": "bf16"}, "model": {"preset": preset},
+                "workload": {"mode": "training", "seq_len": seq, "global_batch": 2}}
+        jobs.append(tmp_path / f"{name}.yaml")
+        jobs[-1].write_text(json.dumps(body))
+    assert main(["run", *map(str, jobs), "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    folders = [str(tmp_path / "r" / n) for n in ("l1", "l3", "s512")]
+    assert main(["compare", *folders, "--max-regression", "5%", "--out", str(tmp_path / "c")]) == 1
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
+    for col in (1, 2):
+        figs = figures(doc, col)
+        assert figs["mfu_pct_wall"][0] is True and figs["step_time_median_s"][0] is False
+        assert figs["step_time_median_s"][1][0].startswith("model FLOPs per step")
+    assert any(r.startswith("tokens per step: 1,024 vs baseline 256") for r in figures(doc, 2)["tokens_per_s"][1])
+    step = [g for g in doc["gates"] if g["metric"] == "step_time_median_s"]
+    assert [g["outcome"] for g in step] == ["fail", "fail"] and all("not comparable" in g["detail"] for g in step)
+    mfu = [g for g in doc["gates"] if g["metric"] == "mfu_pct_wall"]
+    assert [g["verdict"] for g in mfu] == ["better", "better"] and all(g["passed"] for g in mfu)
+    # the same job against itself: nothing changed, the gate passes with the real samples
+    assert main(["compare", folders[0], folders[0], "--max-regression", "0", "--out", str(tmp_path / "same")]) == 0
