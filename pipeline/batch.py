@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from pipeline import interrupts
 from pipeline.analysis import ranks
 from pipeline.report import publish, render
 from pipeline.job.config import load_job
@@ -58,6 +59,7 @@ def run_group(job_files: list[str], out_root: str, cache_dir: str | None = None)
         ts = ranks.open_set(load_job(job_files[0]).trace_files(), materialize=len(job_files) > 1,
                             cache_dir=Path(cache_dir) if cache_dir else None)
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
+        interrupts.reraise_if_pending()
         return [_failed(Path(f), exc) for f in job_files]
     rows = []
     try:
@@ -69,6 +71,7 @@ def run_group(job_files: list[str], out_root: str, cache_dir: str | None = None)
                 publish.replace_folder(folder, render.render_all(res))
                 rows.append(_ok(Path(f), res, folder, int(exit_code(res))))
             except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
+                interrupts.reraise_if_pending()
                 rows.append(_failed(Path(f), exc))
     finally:
         ts.close()

@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline import __version__
+from pipeline import __version__, interrupts
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError
 
 EPILOG = __doc__.split("\n\n", 1)[1]
@@ -30,18 +30,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
-    except MfuError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return int(exc.code)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return int(ExitCode.INTERNAL)
-    except Exception:  # a bug, not a user mistake: show everything needed to fix it
+        with interrupts.handled():
+            return int(args.func(args))
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
+    except Exception as exc:
+        if interrupts.pending():         # DuckDB reports a signal during a query as its own error
+            return _interrupted(exc)
+        if isinstance(exc, MfuError):
+            print(f"error: {exc}", file=sys.stderr)
+            return int(exc.code)
+        # a bug, not a user mistake: show everything needed to fix it
         traceback.print_exc()
         print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _interrupted(exc: BaseException) -> int:
+    """Ctrl-C (exit 130) or SIGTERM (143): one line, no traceback; cleanup already ran on the way out."""
+    signal_exc = interrupts.pending() or (exc if isinstance(exc, interrupts.Interrupted) else None)
+    code = signal_exc.exit_code if signal_exc else 130
+    print("interrupted" if code == 130 else f"terminated (signal {code - 128})", file=sys.stderr)
+    return code
 
 
 class _Parser(argparse.ArgumentParser):

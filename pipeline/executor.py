@@ -21,6 +21,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
+from pipeline import interrupts
 from pipeline.errors import UsageError
 
 Submit = Callable[..., Any]                       # submit(fn, *args) -> a future
@@ -50,8 +51,9 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         if workers <= 1:
             yield (lambda fn, *a: _Done(fn(*a))), (lambda fs: (f.result() for f in fs))
             return
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            yield ex.submit, (lambda fs: (f.result() for f in as_completed(list(fs))))
+        with _local_pool(workers) as ex:
+            yield (lambda fn, *a: ex.submit(interrupts.guarded, fn, *a)), \
+                (lambda fs: (f.result() for f in as_completed(list(fs))))
         return
     try:
         from distributed import Client, LocalCluster, as_completed as dask_completed
@@ -64,6 +66,27 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
     else:
         with Client(f"tcp://{spec.removeprefix('dask://')}") as client:
             yield _dask(client, dask_completed)
+
+
+@contextmanager
+def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers die with this process and are stopped, not awaited, on an error.
+
+    On Ctrl-C or SIGTERM the workers get SIGTERM: each removes its temp files and exits (interrupts.py),
+    and is joined so nothing of theirs is left behind when this process exits.
+    """
+    ex = ProcessPoolExecutor(max_workers=workers, initializer=interrupts.worker_init)
+    try:
+        yield ex
+    except BaseException:
+        procs = list((getattr(ex, "_processes", None) or {}).values())   # no public handle on the workers
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.join(timeout=10)
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
 
 
 def _dask(client: Any, completed: Callable) -> tuple[Submit, Gather]:

@@ -25,7 +25,9 @@ def test_scanner_is_loaded_from_the_wheel_with_auto_install_off() -> None:
     finally:
         con.close()
     assert scanner == [(True,)]          # loaded by path (the fresh-home test shows nothing is installed)
-    assert loadable_scanner().resolve() == sqlite_extension_path().resolve()
+    with loadable_scanner() as link:
+        assert link.resolve() == sqlite_extension_path().resolve()
+    assert not link.parent.exists()                  # removed once loaded: nothing left in the temp folder
     assert sqlite_extension_path().is_file()
 
 

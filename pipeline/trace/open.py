@@ -13,13 +13,13 @@ our machines are offline and a run must never reach for the network.
 
 from __future__ import annotations
 
-import atexit
+import contextlib
 import hashlib
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -70,28 +70,33 @@ def connect() -> duckdb.DuckDBPyConnection:
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
     })
-    con.execute(f"LOAD '{loadable_scanner()}'")
+    with loadable_scanner() as scanner:
+        con.execute(f"LOAD '{scanner}'")
     queries.run(con, "macros")
     return con
 
 
-@lru_cache(maxsize=1)
-def loadable_scanner() -> Path:
-    """The wheel's scanner under the file name DuckDB derives its entry point from.
+@contextlib.contextmanager
+def loadable_scanner() -> Iterator[Path]:
+    """The wheel's scanner under the file name DuckDB derives its entry point from, while it is loaded.
 
     DuckDB looks for `<file stem>_duckdb_cpp_init`, and the wheel ships `sqlite.duckdb_extension`
     for the `sqlite_scanner` extension. A link named `sqlite_scanner.duckdb_extension` in a private
     temporary folder is loaded directly: no INSTALL, so nothing is copied into ~/.duckdb and no
-    copy installed there from another environment is ever picked up instead.
+    copy installed there from another environment is ever picked up instead. The folder is removed
+    as soon as the LOAD returns (the library stays mapped), not at exit: a worker that is killed,
+    or exits through os._exit, leaves no `mfu-duckdb-ext-*` folder behind.
     """
     folder = Path(tempfile.mkdtemp(prefix="mfu-duckdb-ext-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    link = folder / "sqlite_scanner.duckdb_extension"
     try:
-        link.symlink_to(sqlite_extension_path())
-    except OSError:                      # no symlinks here (some Windows setups): copy instead
-        shutil.copyfile(sqlite_extension_path(), link)
-    return link
+        link = folder / "sqlite_scanner.duckdb_extension"
+        try:
+            link.symlink_to(sqlite_extension_path())
+        except OSError:                      # no symlinks here (some Windows setups): copy instead
+            shutil.copyfile(sqlite_extension_path(), link)
+        yield link
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sqlite_extension_path() -> Path:

@@ -1,0 +1,98 @@
+"""Ctrl-C and SIGTERM end a run cleanly: temp files removed, workers gone, one line, exit 128 + signal.
+
+Both signals become an `Interrupted` exception in the process that receives them, so every
+`finally` (temp folders, staging folders, connections) runs on the way out. DuckDB turns a
+signal during a query into its own "Query interrupted" error, which broad `except Exception`
+handlers would report as a failed job; `pending()` tells them it was the user instead.
+
+Worker processes (the local pool) die with their parent (Linux: PR_SET_PDEATHSIG) and, when
+signalled, clean up the same way and exit without a traceback: an idle worker has nothing to
+clean and exits at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+from collections.abc import Iterator
+from typing import Any, Callable
+
+_received: list[int] = []           # signals seen by this process
+_busy: list[bool] = [False]         # a worker is inside a task (else a signal just ends it)
+_PR_SET_PDEATHSIG = 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """The user (Ctrl-C) or the system (SIGTERM) asked this process to stop."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def _raise(signum: int, frame: Any) -> None:
+    if _received:                   # a second Ctrl-C must not cut the cleanup of the first short
+        return
+    _received.append(signum)
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def handled() -> Iterator[None]:
+    """While a command runs in this process, SIGINT and SIGTERM raise Interrupted (handlers restored after)."""
+    _received.clear()
+    before = {sig: signal.signal(sig, _raise) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def pending() -> Interrupted | None:
+    """The interruption this process received, if any (for handlers that caught a generic error)."""
+    return Interrupted(_received[0]) if _received else None
+
+
+def reraise_if_pending() -> None:
+    """Inside `except Exception`: an error caused by the user's Ctrl-C is not a failed job."""
+    if _received:
+        raise Interrupted(_received[0]) from None
+
+
+def worker_init() -> None:
+    """Pool worker start: die with the parent; on SIGINT/SIGTERM clean up (if busy) and exit quietly."""
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (AttributeError, OSError, TypeError):      # not Linux: the parent terminates its workers itself
+        pass
+    if os.getppid() != parent:                         # the parent died before prctl took effect
+        os._exit(128 + signal.SIGTERM)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _worker_signal)
+
+
+def _worker_signal(signum: int, frame: Any) -> None:
+    if not _busy[0]:
+        os._exit(128 + signum)
+    _raise(signum, frame)
+
+
+def guarded(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run one task in a worker; an interruption ends the worker after the task's `finally` blocks ran."""
+    _busy[0] = True
+    try:
+        return fn(*args)
+    except BaseException:
+        if _received:
+            os._exit(128 + _received[0])
+        raise
+    finally:
+        _busy[0] = False

@@ -1,0 +1,95 @@
+"""Ctrl-C, SIGTERM and a killed parent, sent to a real `mfu run` with worker processes mid-job.
+
+Each run reads a 1 M-kernel trace (several seconds per job), so the signal lands while workers
+measure. Afterwards: the documented exit code and one line on stderr, no process of the run
+left, no staging folder or temp file in the output or the temp directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.trace.synth import SynthSpec
+from pipeline.trace.synth_scaled import generate_scaled
+
+JOB = """name: {name}
+trace: {trace}
+region: {{name: train_step}}
+hardware: {{num_gpus: 2, precision: bf16}}
+model: {{flops_per_step: 4.0e+13}}
+workload: {{mode: training, seq_len: 2048, global_batch: 8}}
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_jobs(tmp_path_factory) -> list[Path]:
+    """Two jobs on two 1 M-kernel traces: one group per worker, each several seconds long."""
+    folder = tmp_path_factory.mktemp("slow")
+    generate_scaled(SynthSpec(ranks=2, steps=10, kernels_per_step=50_000), folder / "one.sqlite")
+    shutil.copyfile(folder / "one.sqlite", folder / "two.sqlite")
+    jobs = []
+    for name in ("one", "two"):
+        jobs.append(folder / f"{name}.yaml")
+        jobs[-1].write_text(JOB.format(name=name, trace=f"{name}.sqlite"))
+    return jobs
+
+
+def start(jobs: list[Path], out: Path, tmp: Path) -> subprocess.Popen:
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", *map(str, jobs), "--out", str(out),
+                             "--no-cache", "--jobs", "2"], start_new_session=True, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def group_gone(pgid: int, within_s: float) -> bool:
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def assert_nothing_left(out: Path, tmp: Path) -> None:
+    assert list(tmp.iterdir()) == []                  # no mfu-duckdb-ext-* or other temp folders
+    if out.exists():
+        assert [p.name for p in out.rglob("*") if ".new-" in p.name or p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupted_run_exits_with_one_line_and_leaves_nothing(slow_jobs, tmp_path, how):
+    proc = start(slow_jobs, tmp_path / "out", tmp_path / "tmp")
+    time.sleep(2.0)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)        # a terminal sends Ctrl-C to every process of the group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)         # `kill PID`: only the parent is told
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == ((130, "interrupted\n") if how == "ctrl-c" else
+                                      (143, "terminated (signal 15)\n"))
+    assert group_gone(proc.pid, 5)
+    assert_nothing_left(tmp_path / "out", tmp_path / "tmp")
+
+
+def test_workers_die_with_a_killed_parent(slow_jobs, tmp_path):
+    proc = start(slow_jobs, tmp_path / "out", tmp_path / "tmp")
+    time.sleep(2.0)
+    proc.kill()
+    proc.wait(timeout=10)
+    gone = group_gone(proc.pid, 5)                # a job takes longer: the workers did not finish it
+    if not gone:
+        os.killpg(proc.pid, signal.SIGKILL)       # the test's own leftovers, before failing
+    assert gone
+    assert not (tmp_path / "out" / "one").exists() and not (tmp_path / "out" / "two").exists()
+    assert not any((tmp_path / "tmp").glob("mfu-duckdb-ext-*"))
