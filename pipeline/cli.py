@@ -89,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                     ".duckdb is a DuckDB file; any other PATH is a folder that gets one Parquet file per run "
                     "(run-000001.parquet, ...), never rewriting earlier ones, so runs may append at once. "
                     "Render it with `mfu history PATH`")
+    sp.add_argument("--label", metavar="TEXT", help="stored with this run in the --history, e.g. the commit "
+                    "(--label \"$GITHUB_SHA\"); shown next to the run number")
 
     sp.add_argument("--cache", type=Path, metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
                     "reuse them (default: off for one job, the user cache folder for several; see README)")
@@ -96,12 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--executor", default="local", metavar="ENGINE",
                     help="local (default), dask-local, or dask://HOST:PORT (needs the [dask] extra)")
     sp = cmd("history", _history, "Render the trend of MFU and step time per job from a history, a *.duckdb "
-             "file or a folder of Parquet files (history.md, history.html with SVG charts, history.json).")
+             "file or a folder of Parquet files (history.md, history.html with SVG charts, history.json), "
+             "flagging the runs where MFU or step time changed (regression or improvement). Histories of an "
+             "older format are read as they are; `mfu run --history` migrates a DuckDB file when it appends.")
     sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
                     "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
                     "renders the same rows byte for byte")
     sp.add_argument("--out", type=Path, default=Path("reports/history"),
                     help="output folder (default: reports/history)")
+    sp.add_argument("--min-change", metavar="PCT", default="5%", help="flag a run whose MFU or median step "
+                    "time moved by more than PCT (relative) since the job's previous run AND a one-sided "
+                    "Mann-Whitney U test on the per-occurrence samples is significant at alpha 0.01, as the "
+                    "compare gate (default 5%%); runs stored without samples (format 1) 'cannot decide'")
 
     sp = cmd("compare", _compare, "Side-by-side report of several runs (compare.md, compare.html, compare.json): "
              "every figure per input, its change against the baseline worded better/worse by the figure's "
@@ -206,8 +214,8 @@ def _run(args: argparse.Namespace) -> int:
         from pipeline.history import append
         done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
                 for r in rows if "metrics" in r]
-        print(f"history: appended {len(done)} results as run {append(args.history, done)} to {args.history}",
-              file=sys.stderr)
+        run = append(args.history, done, args.label)
+        print(f"history: appended {len(done)} results as run {run} to {args.history}", file=sys.stderr)
     for r in rows:
         if r["status"] == "skipped":
             print(f"note: {r['job']}: {r['reason']}", file=sys.stderr)
@@ -263,10 +271,20 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
+    from pipeline.compare import parse_pct
     from pipeline.history import write
-    write(args.path, args.out)
+    doc = write(args.path, args.out, parse_pct(args.min_change, "--min-change"))
     print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
+    for job in doc["jobs"]:
+        for r in job["runs"]:
+            for c in r["changes"]:
+                print(f"{c['outcome']}: {job['name']} run {r['run']}{_label(r)} {c['metric']}: {c['detail']}",
+                      file=sys.stderr)
     return 0
+
+
+def _label(run: dict[str, Any]) -> str:
+    return f" ({run['label']})" if run.get("label") else ""
 
 
 def _validate(args: argparse.Namespace) -> int:

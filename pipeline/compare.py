@@ -221,15 +221,6 @@ def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dic
             "issues": sorted({x for reasons in groups for x in reasons})}
 
 
-def verdict(change: float | None, better: str) -> str | None:
-    """'better', 'worse' or 'same' for a signed change of a figure with this direction; None without one."""
-    if change is None or better == "none":
-        return None
-    if change == 0:
-        return "same"
-    return "better" if (change > 0) == (better == "higher") else "worse"
-
-
 def reference(values: Sequence[Any], baselines: Sequence[int]) -> Any:
     """The baseline value of a figure: the baseline's, or the median over several baseline runs."""
     vals = [values[b] for b in baselines]
@@ -248,7 +239,7 @@ def _row(metric: tuple, results: list[dict], columns: list[dict], baselines: Seq
             deltas.append(None)
             continue
         pct = 100.0 * (v - ref) / ref if ref else None
-        deltas.append({"abs": v - ref, "pct": pct, "verdict": verdict(v - ref, better)})
+        deltas.append({"abs": v - ref, "pct": pct, "verdict": gate.verdict(v - ref, better)})
     comparable = [next(f["comparable"] for f in c["figures"] if f["metric"] == key) for c in columns]
     return {"metric": key, "label": label, "unit": unit, "better": better, "values": values,
             "reference": ref, "deltas": deltas, "comparable": comparable}
@@ -270,7 +261,7 @@ def _gates(rows: list[dict], columns: list[dict], results: list[dict], baselines
             change = None if d is None else d["pct"]
             entry = {"column": col["label"], "job_file": col["job_file"], "metric": row["metric"],
                      "label": row["label"], "better": row["better"], "baseline": row["reference"],
-                     "value": row["values"][i], "change_pct": change, "verdict": verdict(change, row["better"]),
+                     "value": row["values"][i], "change_pct": change, "verdict": gate.verdict(change, row["better"]),
                      "limit_pct": limit, "comparable": fig["comparable"], "reasons": fig["reasons"],
                      "samples": {"field": col["samples"]["field"], "n_value": len(samples(results[i])),
                                  "n_baseline": len(pooled)},
@@ -305,14 +296,14 @@ def _judge(e: dict[str, Any], x: list[float], y: list[float], base_values: list[
     return e
 
 
-def parse_pct(text: str) -> float:
-    """'5%' or '5' -> 5.0; the CLI's --max-regression."""
+def parse_pct(text: str, option: str = "--max-regression") -> float:
+    """'5%' or '5' -> 5.0; the CLI's --max-regression and --min-change."""
     try:
         value = float(text.strip().rstrip("%"))
     except ValueError:
-        raise UsageError(f"--max-regression {text!r}: give a percentage such as 5%") from None
-    if value < 0:
-        raise UsageError("--max-regression must not be negative")
+        raise UsageError(f"{option} {text!r}: give a percentage such as 5%") from None
+    if not value >= 0:
+        raise UsageError(f"{option} must not be negative")
     return value
 
 

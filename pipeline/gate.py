@@ -168,6 +168,45 @@ def decide(change_pct: float, better: str, limit_pct: float, value_samples: Sequ
     return {"outcome": "fail" if clear else "pass", "reason": "clear" if clear else "not_clear", "test": test}
 
 
+def verdict(change: float | None, better: str) -> str | None:
+    """'better', 'worse' or 'same' for a signed change of a figure with this direction; None without one."""
+    if change is None or better == "none":
+        return None
+    if change == 0:
+        return "same"
+    return "better" if (change > 0) == (better == "higher") else "worse"
+
+
+def detect(change_pct: float, better: str, min_change_pct: float, now: Sequence[float],
+           before: Sequence[float], field: str = "step_time_s", alpha: float = ALPHA) -> dict[str, Any]:
+    """A change between two runs in either direction: regression, improvement, undecided or none.
+
+    The same rule as the gate, both ways: at least `min_change_pct` and statistically clear in the
+    direction of the change (one-sided Mann–Whitney U at alpha); too few samples: undecided.
+    """
+    word = verdict(change_pct, better)
+    if abs(change_pct) <= min_change_pct or word == "same":
+        return {"outcome": "none", "verdict": word, "test": None, "detail": ""}
+    head = f"{change_text(change_pct, word)} since the previous run"
+    if min(len(now), len(before)) < MIN_SAMPLES:
+        return {"outcome": "undecided", "verdict": word, "test": None,
+                "detail": f"{head}: cannot decide, {len(now)} sample(s) here and {len(before)} before "
+                          f"(a test needs at least {MIN_SAMPLES} on each side)"}
+    sign = -1.0 if better == "higher" else 1.0           # larger = worse
+    x, y = [sign * v for v in now], [sign * v for v in before]
+    test = mann_whitney_greater(x, y) if word == "worse" else mann_whitney_greater(y, x)
+    test["alpha"] = alpha
+    if test["p_value"] >= alpha:
+        return {"outcome": "none", "verdict": word, "test": test, "detail": ""}
+    return {"outcome": "regression" if word == "worse" else "improvement", "verdict": word, "test": test,
+            "detail": f"{head}: statistically clear ({_stat(test, field)} < {alpha:g})"}
+
+
+def _stat(t: dict[str, Any], field: str) -> str:
+    return (f"one-sided Mann–Whitney U = {t['u']:g}, {t['method']}, n = {t['n_value']} vs {t['n_baseline']} "
+            f"{field} samples, p = {t['p_value']:.3g}, effect size {t['effect_size']:.2f}")
+
+
 def change_text(change_pct: float, verdict: str | None) -> str:
     """A signed relative change with its word: '+10.00 % (worse)'; the one wording for every output."""
     return f"{change_pct:+.2f} %" + (f" ({verdict})" if verdict else "")
@@ -187,8 +226,7 @@ def describe(e: dict[str, Any], d: dict[str, Any]) -> str:
                        f"(a test needs at least {MIN_SAMPLES} on each side)"
                        + ("; --strict fails it" if d["outcome"] == "fail" else "; not failed (use --strict to fail)"))
     t = d["test"]
-    stat = (f"one-sided Mann–Whitney U = {t['u']:g}, {t['method']}, n = {t['n_value']} vs {t['n_baseline']} "
-            f"{n['field']} samples, p = {t['p_value']:.3g}, effect size {t['effect_size']:.2f}")
+    stat = _stat(t, n["field"])
     if d["reason"] == "clear":
         return head + f": statistically clear ({stat} < {t['alpha']:g})"
     return head + f", but not statistically clear ({stat} ≥ {t['alpha']:g})"

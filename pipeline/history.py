@@ -7,6 +7,13 @@ database lock. Rows are keyed by job name, config hash and trace hash, so a chan
 config or trace is visible next to a change of MFU. Runs are numbered in order instead
 of time-stamped, so the rendered history is byte-identical for the same rows, in
 either form.
+
+Format 2 (FORMAT_VERSION) stores with each row the run's optional label (e.g. a commit)
+and the per-occurrence samples, and marks the row with the format it was written in;
+`table_version` tells a format from the columns. A format-1 DuckDB file is migrated in
+place when a run is appended, and in memory when it is read; format-1 Parquet files are
+read as they are. Between consecutive runs of a job the same noise-aware test as the
+compare gate (pipeline/gate.py) flags the run where MFU or step time changed.
 """
 
 from __future__ import annotations
@@ -19,11 +26,18 @@ from typing import Any
 
 import duckdb
 
+from pipeline import gate
 from pipeline.trace import queries
 from pipeline.report import render
 from pipeline.errors import UsageError
 
 _RUN_FILE = re.compile(r"^run-(\d+)\.parquet$")
+FORMAT_VERSION = 2
+# The columns of format 1 (before versioning): a table holding them, and no format-2 column, is format 1.
+V1_COLUMNS = ("run", "job", "config_sha256", "trace_sha256", "status", "mfu_pct_wall", "hfu_pct_wall",
+              "step_time_median_s", "tokens_per_s", "straggler_s")
+V2_COLUMNS = V1_COLUMNS + ("label", "samples_field", "step_samples_s", "mfu_samples_pct", "format_version")
+DEFAULT_MIN_CHANGE_PCT = 5.0
 
 
 def is_folder(path: Path) -> bool:
@@ -42,27 +56,59 @@ def check(path: Path) -> None:
                          "Parquet files; give a folder, or a DuckDB file named *.duckdb")
 
 
-def append(path: Path, results: list[dict[str, Any]]) -> int:
-    """Append one run (all its jobs' results) as the next run number; return that number."""
+def append(path: Path, results: list[dict[str, Any]], label: str | None = None) -> int:
+    """Append one run (all its jobs' results, with an optional label) as the next run number; return it."""
     check(path)
-    return _append_folder(path, results) if is_folder(path) else _append_db(path, results)
+    return _append_folder(path, results, label) if is_folder(path) else _append_db(path, results, label)
 
 
-def _append_db(db: Path, results: list[dict[str, Any]]) -> int:
+def table_version(con: duckdb.DuckDBPyConnection, database: str | None = None) -> int | None:
+    """The format of the table `history` in `database` (default: the connection's own; 'temp' for a
+    loaded copy): FORMAT_VERSION or an older one, or None when there is no such table or it is no
+    mfu history. The check for any caller that must refuse a table it cannot read."""
+    db = database or con.execute("SELECT current_database()").fetchone()[0]
+    columns = {r["column_name"] for r in queries.run(con, "history_columns", database=db)}
+    if not columns or not set(V1_COLUMNS) <= columns:
+        return None
+    if "format_version" not in columns:
+        return 1 if not columns & set(V2_COLUMNS[len(V1_COLUMNS):]) else None
+    if not set(V2_COLUMNS) <= columns:
+        return None
+    found = queries.run(con, "history_version")[0]["version"]      # a loaded copy shadows the file's table
+    return FORMAT_VERSION if found is None else int(found)
+
+
+def _append_db(db: Path, results: list[dict[str, Any]], label: str | None) -> int:
     try:
         con = duckdb.connect(str(db))
     except duckdb.Error as exc:
         raise UsageError(f"{db}: cannot open as a DuckDB history file ({exc})") from None
     try:
         exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchone()[0]
+        if exists:
+            _require_version(con, db, None)
         run = (con.execute("SELECT coalesce(max(run), 0) FROM history").fetchone()[0] if exists else 0) + 1
-        _insert(con, run, results)
+        _insert(con, run, results, label)
     finally:
         con.close()
     return run
 
 
-def _append_folder(folder: Path, results: list[dict[str, Any]]) -> int:
+def _require_version(con: duckdb.DuckDBPyConnection, path: Path, database: str | None) -> int:
+    """The table's format, migrating format 1 to the current one; a table that is no history is refused."""
+    version = table_version(con, database)
+    if version is None:
+        raise UsageError(f"{path}: not an mfu history (the columns of its `history` table match no history "
+                         f"format 1-{FORMAT_VERSION}); give another history path")
+    if version > FORMAT_VERSION:
+        raise UsageError(f"{path}: history format {version} is newer than this mfu-pipeline reads "
+                         f"({FORMAT_VERSION}); upgrade mfu-pipeline")
+    if version < FORMAT_VERSION:
+        queries.run(con, "history_migrate")
+    return version
+
+
+def _append_folder(folder: Path, results: list[dict[str, Any]], label: str | None) -> int:
     """Write the run to a hidden temp file, then hard-link it to the next free run-N.parquet.
 
     A link fails if the name exists, so two runs appending at once never share a
@@ -80,7 +126,7 @@ def _append_folder(folder: Path, results: list[dict[str, Any]]) -> int:
         tmp = Path(name)
         try:
             with duckdb.connect() as con:
-                _insert(con, run, results)
+                _insert(con, run, results, label)
                 con.table("history").write_parquet(str(tmp))
             os.link(tmp, folder / f"run-{run:06d}.parquet")
             break
@@ -100,19 +146,23 @@ def _runs(folder: Path) -> dict[int, Path]:
     return dict(sorted(found.items()))
 
 
-def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, Any]]) -> None:
+def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, Any]], label: str | None) -> None:
     for r in results:
+        field, steps = gate.step_samples(r)
         queries.run(con, "history_append", run=run, job=r["job"]["name"],
                     config_sha256=r["job"]["config_sha256"], trace_sha256=r["trace"]["sha256"],
                     status=r["status"], mfu_pct_wall=r["metrics"]["mfu_pct_wall"],
                     hfu_pct_wall=r["metrics"]["hfu_pct_wall"], step_time_median_s=r["step_time"]["median_s"],
                     tokens_per_s=r["metrics"]["tokens_per_s"],
-                    straggler_s=(r.get("straggler") or {}).get("total_s"))
+                    straggler_s=(r.get("straggler") or {}).get("total_s"), label=label,
+                    samples_field=field if steps else None, step_samples_s=steps or None,
+                    mfu_samples_pct=gate.mfu_samples(r) or None, format_version=FORMAT_VERSION)
 
 
-def trend(path: Path) -> dict[str, Any]:
-    """Per job, its runs in order (history.json); the templates format it, chart() draws it."""
-    con = _open(path)
+def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
+    """Per job, its runs in order with the changes found between consecutive runs (history.json);
+    the templates format it, chart() draws it."""
+    con, version = _open(path)
     try:
         rows = queries.run(con, "history_trend")
     except duckdb.Error as exc:
@@ -121,33 +171,66 @@ def trend(path: Path) -> dict[str, Any]:
         con.close()
     jobs: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        jobs.setdefault(r["job"], []).append(r)
-    return {"jobs": [{"name": n, "runs": runs, "chart_mfu": chart(runs, "mfu_pct_wall", "MFU (wall) %"),
+        jobs.setdefault(r["job"], []).append(_with_changes(r, min_change_pct))
+    return {"format_version": version, "min_change_pct": min_change_pct, "alpha": gate.ALPHA,
+            "min_samples": gate.MIN_SAMPLES,
+            "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]],
+                      "chart_mfu": chart(runs, "mfu_pct_wall", "MFU (wall) %"),
                       "chart_step": chart(runs, "step_time_median_s", "step time (median) s")}
                      for n, runs in sorted(jobs.items())]}
 
 
-def _open(path: Path) -> duckdb.DuckDBPyConnection:
-    """A connection holding a `history` table or view, from either form."""
+def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
+    """A trend row with the noise-aware changes of MFU and step time since the job's previous run."""
+    out = {k: v for k, v in r.items() if not k.startswith("previous_")}
+    out["changes"] = []
+    if r["previous_config_sha256"] is not None:
+        for metric, label, better, change, now, before in (
+                ("mfu_pct_wall", "MFU (wall)", "higher", r["mfu_change_pct"], r["mfu_samples_pct"],
+                 r["previous_mfu_samples_pct"]),
+                ("step_time_median_s", "step time (median)", "lower", r["step_change_pct"], r["step_samples_s"],
+                 r["previous_step_samples_s"])):
+            if change is None:
+                continue
+            d = gate.detect(change, better, min_change_pct, now or [], before or [], r["samples_field"] or "no")
+            if d["outcome"] != "none":
+                out["changes"].append({"metric": metric, "label": label, "change_pct": change,
+                                       "verdict": d["verdict"], "outcome": d["outcome"], "test": d["test"],
+                                       "detail": d["detail"]})
+    found = {c["outcome"] for c in out["changes"]}
+    out["flag"] = next((f for f in ("regression", "improvement", "undecided") if f in found), None)
+    out["config_changed"] = r["previous_config_sha256"] not in (None, r["config_sha256"])
+    out["trace_changed"] = r["previous_trace_sha256"] not in (None, r["trace_sha256"])
+    return out
+
+
+def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:
+    """A connection holding the history as a temporary `history` table of the current format, from either
+    form, and the format it was stored in. The user's file is opened read-only and never migrated here."""
     hint = f"(create one with `mfu run ... --history {path}`)"
     if not is_folder(path):
         if not path.is_file():
             raise UsageError(f"{path}: no history file {hint}")
         try:
-            return duckdb.connect(str(path), read_only=True)
+            con = duckdb.connect(str(path), read_only=True)
         except duckdb.Error as exc:
             raise UsageError(f"{path}: not a DuckDB history file ({str(exc).splitlines()[0]})") from None
-    check(path)
-    files = list(_runs(path).values()) if path.is_dir() else []
-    if not files:
-        raise UsageError(f"{path}: no history folder with run-*.parquet files {hint}")
-    con = duckdb.connect()
+        load, params = "history_copy", {}
+    else:
+        check(path)
+        files = list(_runs(path).values()) if path.is_dir() else []
+        if not files:
+            raise UsageError(f"{path}: no history folder with run-*.parquet files {hint}")
+        con, load, params = duckdb.connect(), "history_load", {"files": [str(f) for f in files]}
     try:
-        queries.run(con, "history_load", files=[str(f) for f in files])
+        queries.run(con, load, **params)
+        return con, _require_version(con, path, "temp")
     except duckdb.Error as exc:
         con.close()
-        raise UsageError(f"{path}: not an mfu history folder ({str(exc).splitlines()[0]})") from None
-    return con
+        raise UsageError(f"{path}: not an mfu history ({str(exc).splitlines()[0]})") from None
+    except UsageError:
+        con.close()
+        raise
 
 
 def chart(runs: list[dict[str, Any]], key: str, title: str, w: int = 480, h: int = 160) -> str:
@@ -168,6 +251,8 @@ def chart(runs: list[dict[str, Any]], key: str, title: str, w: int = 480, h: int
             f'<g fill="#0b5cad">{dots}</g></svg>')
 
 
-def write(path: Path, out: Path) -> list[Path]:
-    """history.md, history.html (charts inline) and history.json in `out`."""
-    return render.write_files(out, render.render_all(trend(path), kind="history"))
+def write(path: Path, out: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
+    """history.md, history.html (charts inline) and history.json in `out`; returns the document."""
+    doc = trend(path, min_change_pct)
+    render.write_files(out, render.render_all(doc, kind="history"))
+    return doc

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import statistics
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -13,7 +15,9 @@ from pipeline.cli import main
 from pipeline.job.documents import validator
 from pipeline.errors import UsageError
 from pipeline.history import append
+from tests import fake_results
 from tests.test_batch import write
+from tests.test_sql_history_append import V1_DDL, V1_ROW
 
 
 def test_appended_twice_and_rendered(synth_trace, tmp_path, capsys):
@@ -48,11 +52,13 @@ def test_missing_history_is_a_usage_error(tmp_path, capsys):
     assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "h").exists()
 
 
-def fake(name: str, mfu: float, step: float = 1.0) -> dict:
-    """The fields of a result.json that a history keeps; values chosen by hand."""
+def fake(name: str, mfu: float, step: float = 1.0, samples: list[float] | None = None) -> dict:
+    """The fields of a result.json that a history keeps; values chosen by hand (8 GPUs at 1000 TFLOP/s)."""
     return {"job": {"name": name, "config_sha256": "c" * 64}, "trace": {"sha256": "ab" * 32}, "status": "ok",
             "metrics": {"mfu_pct_wall": mfu, "hfu_pct_wall": mfu, "tokens_per_s": 1000.0},
-            "step_time": {"median_s": step}}
+            "step_time": {"median_s": step}, "flops": {"model_flops_per_occurrence": 4 * 10**15},
+            "hardware": {"num_gpus": 8, "peak_tflops": 1000.0},
+            "occurrences": [{"wall_time_s": t, "step_time_s": t} for t in (samples or [step] * 3)]}
 
 
 def test_folder_and_duckdb_render_the_same_bytes(synth_trace, tmp_path, capsys):
@@ -115,7 +121,7 @@ def test_a_file_not_named_duckdb_is_refused_before_running(tmp_path, capsys):
 @pytest.mark.parametrize("setup, message", [
     (lambda f: f.mkdir(), "no history folder"),
     (lambda f: (f.mkdir(), duckdb.connect().sql("SELECT 1 AS x").write_parquet(str(f / "run-000001.parquet"))),
-     "not an mfu history folder"),
+     "not an mfu history (the columns"),
 ])
 def test_folder_without_history_is_a_usage_error(tmp_path, capsys, setup, message):
     setup(tmp_path / "h")
@@ -143,3 +149,103 @@ def test_history_json_matches_its_schema(tmp_path):
     doc["jobs"][0]["runs"][0]["extra"] = 1
     del doc["jobs"][1]["chart_mfu"]
     assert len(list(validator("history.schema.json").iter_errors(doc))) == 2
+
+
+def test_label_and_samples_are_stored_with_each_run(synth_trace, tmp_path, capsys):
+    t, truth = synth_trace()
+    db = tmp_path / "h.duckdb"
+    assert main(["run", str(write(tmp_path, "a", t)), "--out", str(tmp_path / "r"), "--history", str(db),
+                 "--label", "abc1234"]) == 0
+    res = json.loads((tmp_path / "r/a/result.json").read_text())
+    row = duckdb.connect(str(db), read_only=True).execute(
+        "SELECT label, samples_field, step_samples_s, mfu_samples_pct, format_version FROM history").fetchone()
+    walls = [o["wall_ns"] / 1e9 for o in truth["occurrences"]]                     # ground truth of the trace
+    field = "step_time_s" if "step_time_s" in res["occurrences"][0] else "wall_time_s"
+    assert row[0] == "abc1234" and row[1] == field and row[4] == history.FORMAT_VERSION
+    assert row[2] == pytest.approx(walls, abs=1e-9)
+    flops, gpus, peak = 4.0e13, 2, res["hardware"]["peak_tflops"]                 # the job's numbers (test_batch.write)
+    assert row[3] == pytest.approx([100 * flops / (w * gpus * peak * 1e12) for w in walls], rel=1e-9)
+    assert main(["history", str(db), "--out", str(tmp_path / "h")]) == 0
+    assert "| 1 | abc1234 |" in (tmp_path / "h/history.md").read_text()
+
+
+def v1_history(db: Path, rows: list[tuple]) -> None:
+    """A DuckDB history as the code before formats were versioned wrote it (its DDL copied here)."""
+    with duckdb.connect(str(db)) as con:
+        con.execute(V1_DDL)
+        for r in rows:
+            con.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", r)
+
+
+def test_format_1_duckdb_is_read_as_is_and_migrated_on_append(tmp_path, capsys):
+    db = tmp_path / "old.duckdb"
+    v1_history(db, [(1, "a", "c" * 64, "ab" * 32, "ok", 40.0, 40.0, 1.0, 1000.0, None),
+                    (2, "a", "c" * 64, "ab" * 32, "ok", 30.0, 30.0, 1.3, 800.0, None)])
+    before = db.read_bytes()
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert history.table_version(con) == 1
+    assert main(["history", str(db), "--out", str(tmp_path / "h1")]) == 0
+    assert db.read_bytes() == before                                       # reading never rewrites the file
+    doc = json.loads((tmp_path / "h1/history.json").read_text())
+    assert doc["format_version"] == 1 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 1]
+    # MFU -25 %, step +30 %: far beyond 5 %, but format 1 kept no samples to test
+    assert doc["jobs"][0]["runs"][1]["flag"] == "undecided" and doc["jobs"][0]["flagged_runs"] == [2]
+    assert "cannot decide, 0 sample(s) here and 0 before" in capsys.readouterr().err
+    assert append(db, [fake("a", 41.0, 1.0, [1.0] * 6)], label="v2") == 3
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert history.table_version(con) == 2
+        assert con.execute("SELECT run, label, format_version, step_samples_s FROM history ORDER BY run").fetchall() \
+            == [(1, None, 1, None), (2, None, 1, None), (3, "v2", 2, [1.0] * 6)]
+    assert main(["history", str(db), "--out", str(tmp_path / "h2")]) == 0
+    doc = json.loads((tmp_path / "h2/history.json").read_text())
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    assert doc["format_version"] == 2 and doc["jobs"][0]["runs"][2]["label"] == "v2"
+
+
+def test_format_1_parquet_files_are_read_beside_new_ones(tmp_path):
+    folder = tmp_path / "h"
+    folder.mkdir()
+    with duckdb.connect() as con:
+        con.execute(V1_DDL)
+        con.execute(V1_ROW)
+        con.table("history").write_parquet(str(folder / "run-000001.parquet"))
+    assert history.trend(folder)["format_version"] == 1
+    assert append(folder, [fake("a", 41.0)]) == 2
+    doc = history.trend(folder)
+    assert doc["format_version"] == 2 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 2]
+
+
+def test_a_duckdb_table_that_is_no_history_is_refused(tmp_path, capsys):
+    db = tmp_path / "other.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE history (run INTEGER, something VARCHAR)")
+        assert history.table_version(con) is None
+    with pytest.raises(UsageError, match="not an mfu history"):
+        append(db, [fake("a", 40.0)])
+    assert main(["history", str(db), "--out", str(tmp_path / "h")]) == 2
+    assert "not an mfu history" in capsys.readouterr().err
+
+
+def test_changes_between_consecutive_runs_are_flagged_where_they_happen(tmp_path, capsys):
+    """Runs 1-3 one distribution (n 20, CV 2 %), run 4 10 % slower, run 5 back: flags at 4 and 5 only."""
+    folder = tmp_path / "h"
+    shifts = [1.0, 1.0, 1.0, 1.10, 1.0]
+    for run, k in enumerate(shifts, start=1):
+        steps = [k * v for v in fake_results.normal_steps(run, 20, 0.02)]
+        append(folder, [fake("a", 40.0 / k, statistics.median(steps), steps)], label=f"commit{run}")
+    assert main(["history", str(folder), "--out", str(tmp_path / "out")]) == 0
+    doc = json.loads((tmp_path / "out/history.json").read_text())
+    runs = doc["jobs"][0]["runs"]
+    assert doc["jobs"][0]["flagged_runs"] == [4, 5]
+    assert [r["flag"] for r in runs] == [None, None, None, "regression", "improvement"]
+    step = next(c for c in runs[3]["changes"] if c["metric"] == "step_time_median_s")
+    assert step["change_pct"] > 5 and step["verdict"] == "worse" and step["test"]["p_value"] < 0.01
+    mfu = next(c for c in runs[3]["changes"] if c["metric"] == "mfu_pct_wall")
+    assert mfu["change_pct"] == pytest.approx(100 * (1 / 1.1 - 1)) and mfu["verdict"] == "worse"
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    err = capsys.readouterr().err
+    assert "regression: a run 4 (commit4) step_time_median_s: +" in err and "improvement: a run 5 (commit5)" in err
+    md = (tmp_path / "out/history.md").read_text()
+    assert "Changes at runs 4, 5." in md and "⚑ **regression**" in md
+    # a threshold above the 10 % shift flags nothing
+    assert history.trend(folder, 20.0)["jobs"][0]["flagged_runs"] == []

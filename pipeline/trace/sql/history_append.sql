@@ -1,10 +1,17 @@
 -- reads: -
 -- creates: history
--- Append one run's result rows to the history (a DuckDB table). $run numbers runs in
--- order; no wall-clock time is stored, so reports rendered from the history are reproducible.
+-- Append one job's row of one run to the history (a DuckDB table, format 2). $run numbers runs in
+-- order; no wall-clock time is stored, so reports rendered from the history are reproducible. Format 2
+-- adds the run's label and the per-occurrence samples the change detection tests, and marks each row
+-- with the format it was written in (history_migrate.sql brings a format-1 table to these columns).
 CREATE TABLE IF NOT EXISTS history (
     run INTEGER, job VARCHAR, config_sha256 VARCHAR, trace_sha256 VARCHAR, status VARCHAR,
     mfu_pct_wall DOUBLE, hfu_pct_wall DOUBLE, step_time_median_s DOUBLE, tokens_per_s DOUBLE,
-    straggler_s DOUBLE);
-INSERT INTO history VALUES ($run, $job, $config_sha256, $trace_sha256, $status, $mfu_pct_wall,
-                            $hfu_pct_wall, $step_time_median_s, $tokens_per_s, $straggler_s);
+    straggler_s DOUBLE, label VARCHAR, samples_field VARCHAR, step_samples_s DOUBLE[],
+    mfu_samples_pct DOUBLE[], format_version INTEGER);
+INSERT INTO history (run, job, config_sha256, trace_sha256, status, mfu_pct_wall, hfu_pct_wall,
+                     step_time_median_s, tokens_per_s, straggler_s, label, samples_field, step_samples_s,
+                     mfu_samples_pct, format_version)
+VALUES ($run, $job, $config_sha256, $trace_sha256, $status, $mfu_pct_wall, $hfu_pct_wall, $step_time_median_s,
+        $tokens_per_s, $straggler_s, $label, $samples_field, $step_samples_s::DOUBLE[], $mfu_samples_pct::DOUBLE[],
+        $format_version);

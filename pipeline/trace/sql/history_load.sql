@@ -1,9 +1,8 @@
 -- reads: -
 -- creates: history
--- A history folder's Parquet files (one per run) as the `history` table that history_trend reads,
--- so both history forms render through the same query. Columns are named, not `*`: a Parquet
--- file that is not an mfu history fails here with the missing column's name.
+-- A history folder's Parquet files (one per run) as one temporary `history` table, the form
+-- history_trend reads. Files of both formats may be mixed: union_by_name leaves the format-2 columns
+-- NULL in format-1 rows; a folder of format-1 files only is migrated like a DuckDB table
+-- (history.table_version checks the columns, and refuses files that are no history).
 CREATE TEMP TABLE history AS
-SELECT run, job, config_sha256, trace_sha256, status, mfu_pct_wall, hfu_pct_wall, step_time_median_s,
-       tokens_per_s, straggler_s
-FROM read_parquet($files, union_by_name = true);
+SELECT * FROM read_parquet($files, union_by_name = true);
