@@ -8,7 +8,6 @@ time are their own figures: `wall - union` is neither (SEMANTICS §1).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.trace import chain, queries
+from pipeline.trace import chain, queries, re2
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
 from pipeline.analysis.measure import NS, Measurement
@@ -48,10 +47,8 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
     rules += [Rule(c["class"], p) for c in shipped for p in c["patterns"]]
     bad = []
     for i, rule in enumerate(rules[:len(job_rules or [])]):
-        try:
-            re.compile(rule.pattern)
-        except re.error as exc:
-            bad.append(Problem(f"invalid regular expression {rule.pattern!r}: {exc}",
+        if why := re2.problem(rule.pattern):
+            bad.append(Problem(f"invalid regular expression {rule.pattern!r} (RE2): {why}",
                                f"/analysis/kernel_classes/{i}/pattern", hint="RE2 syntax, e.g. (?i)my_gemm"))
     if bad:
         raise ConfigError(bad)

@@ -18,6 +18,8 @@ from typing import Any
 
 
 from pipeline.job.documents import locate, parse_yaml, schema_problems
+from pipeline.report.publish import RESERVED
+from pipeline.trace import re2
 from pipeline.errors import ConfigError, Problem, TraceError
 
 @dataclass(frozen=True)
@@ -168,12 +170,15 @@ def scope_problems(data: dict[str, Any], file: str) -> list[Problem]:
     def bad(msg: str, pointer: str, hint: str = "") -> None:
         out.append(Problem(msg, pointer, file, hint=hint))
 
-    if region.get("match") == "regex":
-        try:
-            re.compile(region["name"])
-        except re.error as exc:
-            bad(f"not a valid regular expression: {exc}", "/region/name", "escape special characters, "
-                "or use match: prefix / contains for plain text")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", data["name"]):
+        bad("a name is letters, digits, '.', '_' and '-' only (no spaces or line breaks)", "/name",
+            "it becomes the report folder's name")
+    elif data["name"].lower() in RESERVED:
+        bad(f"'{data['name']}' is the name of one of the output folder's own files or folders", "/name",
+            f"choose a name other than {', '.join(sorted(RESERVED))}")
+    if region.get("match") == "regex" and (why := re2.problem(region["name"])):
+        bad(f"not a valid regular expression (RE2): {why}", "/region/name", "RE2 has no lookarounds or "
+            "backreferences; escape special characters, or use match: prefix / contains for plain text")
     occ = region.get("occurrences", {})
     if "last" in occ and occ["last"] < occ.get("first", 1):
         bad(f"last ({occ['last']}) is before first ({occ.get('first', 1)})", "/region/occurrences/last",

@@ -8,6 +8,7 @@ violations into Problems with a JSON pointer, a position and a hint.
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import cache
 from pathlib import Path
@@ -25,8 +26,50 @@ from pipeline.errors import ConfigError, Problem
 _FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
 
 
+# Limits checked while loading, by structure (not a timer): a job file is a page of text.
+MAX_BYTES = 1 << 20               # file size
+MAX_DEPTH = 64                    # nested mappings and lists
+MAX_NODES = 100_000               # nodes once every alias is expanded (an alias bomb is exponential)
+_TEXT_KEYS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}
+_KEY_KINDS = {"int": "a number", "float": "a number", "bool": "true/false", "null": "null",
+              "timestamp": "a date"}
+
+
+class LimitError(yaml.MarkedYAMLError):
+    """The document is bigger or deeper than any job file (an alias bomb, a generated blob)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads 989e12 / 8.0e9 as floats."""
+    """SafeLoader that also reads 989e12 / 8.0e9 as floats, and stops at the structural limits."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+        self._nodes = 0
+        self._sizes: dict[int, int] = {}       # id(node) -> its size with aliases expanded
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            target = self.anchors.get(event.anchor)
+            self._count(self._sizes.get(id(target), 1), event.start_mark)
+            return super().compose_node(parent, index)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise LimitError(None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+        before = self._nodes
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        self._count(1, node.start_mark)
+        self._sizes[id(node)] = self._nodes - before
+        return node
+
+    def _count(self, n: int, mark: Any) -> None:
+        self._nodes += n
+        if self._nodes > MAX_NODES:
+            raise LimitError(None, None, f"more than {MAX_NODES:,} values once aliases (*name) are expanded", mark)
 
 
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
@@ -45,21 +88,39 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, tuple[int, int]], list[Problem]]:
-    """Parse YAML keeping (line, col) per JSON pointer; duplicate keys are problems, not silent."""
+    """Parse YAML keeping (line, col) per JSON pointer; duplicate keys and non-finite numbers are problems.
+
+    Oversized, too deep or alias-bomb documents and keys that are not text stop here (ConfigError).
+    """
+    if len(text) > MAX_BYTES:
+        raise ConfigError([Problem(f"{len(text):,} characters: larger than any job or config file "
+                                   f"({MAX_BYTES:,} at most)", "", file, 1, 1, "is this the right file?")])
+    loader = None
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
+        loader = _Loader(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except LimitError as exc:
+        mark = exc.problem_mark
+        raise ConfigError([Problem(f"too large: {exc.problem}", "", file, mark.line + 1, mark.column + 1,
+                                   "write the values out; a job file needs no deep nesting or alias chains")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         msg = f"invalid YAML: {exc.problem or exc.context}"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise ConfigError([Problem(msg, "", file, line, col, "check indentation, quotes and ':' after keys")])
+        raise ConfigError([Problem(msg, "", file, line, col, "check indentation, quotes and ':' after keys")]) from None
     except yaml.YAMLError as exc:
-        raise ConfigError([Problem(f"invalid YAML: {exc}", "", file)])
+        raise ConfigError([Problem(f"invalid YAML: {str(exc).splitlines()[0]}", "", file)]) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
     positions: dict[str, tuple[int, int]] = {}
     problems: list[Problem] = []
     if node is not None:
         _walk(node, "", positions, problems, file)
+    keys = [p for p in problems if p.message.startswith("key ")]
+    if keys:                          # the schema checks cannot even name such keys
+        raise ConfigError(keys)
     return data, positions, problems
 
 
@@ -70,15 +131,45 @@ def _walk(node: yaml.Node, pointer: str, positions: dict, problems: list[Problem
         for key, value in node.value:
             name = str(key.value)
             child = f"{pointer}/{escape(name)}"
+            at = (key.start_mark.line + 1, key.start_mark.column + 1)
+            if key.tag not in _TEXT_KEYS:
+                kind = _KEY_KINDS.get(key.tag.rsplit(":", 1)[-1], "not text")
+                shown = repr(name[:40]) if isinstance(key, yaml.ScalarNode) else "a list or mapping"
+                problems.append(Problem(f"key {shown} is {kind}, not text", child, file, *at,
+                                        "keys are names: write them as plain words, or quote them"))
+                continue
             if name in seen:
-                problems.append(Problem(f"duplicate key '{name}'", child, file, key.start_mark.line + 1,
-                                        key.start_mark.column + 1, "keep one of them"))
+                problems.append(Problem(f"duplicate key '{name}'", child, file, *at, "keep one of them"))
             seen.add(name)
-            positions[child + "#key"] = (key.start_mark.line + 1, key.start_mark.column + 1)
+            positions[child + "#key"] = at
             _walk(value, child, positions, problems, file)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _walk(item, f"{pointer}/{i}", positions, problems, file)
+    elif (bad := _absurd_number(node)) is not None:
+        problems.append(Problem(bad, pointer, file, node.start_mark.line + 1, node.start_mark.column + 1,
+                                "write a finite number of sensible size, e.g. 1.2e+14"))
+
+
+def _absurd_number(node: yaml.Node) -> str | None:
+    """NaN, infinities (also 1e400, which overflows to one) and integers beyond 64 bits: never a real input."""
+    text = str(node.value).replace("_", "").lower()
+    shown = text if len(text) <= 24 else f"{text[:12]}…({len(text)} characters)"
+    if node.tag == "tag:yaml.org,2002:float":
+        if text.lstrip("+-") in (".nan", ".inf"):
+            return f"{shown} is not a finite number"
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return f"{shown} is not a finite number (too large for a float)" if math.isinf(value) else None
+    if node.tag == "tag:yaml.org,2002:int":
+        try:
+            value = int(text, 0)
+        except ValueError:
+            return None
+        return f"{shown} is too large (beyond 64-bit integers)" if abs(value) >= 2 ** 63 else None
+    return None
 
 
 def escape(key: str) -> str:

@@ -1,0 +1,27 @@
+"""Regular expressions are checked by the engine that runs them: DuckDB's RE2, not Python's `re`.
+
+Python accepts lookarounds and backreferences that RE2 refuses, so a pattern that passed a
+`re.compile` check used to fail later, inside a query, as an internal error. Checking with
+RE2 itself makes it a job-file problem (exit 3) with RE2's own words.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import duckdb
+
+
+@lru_cache(maxsize=1)
+def _con() -> duckdb.DuckDBPyConnection:
+    return duckdb.connect()
+
+
+def problem(pattern: str) -> str | None:
+    """RE2's complaint about `pattern`, or None when RE2 accepts it."""
+    try:
+        _con().execute("SELECT regexp_matches('', ?)", [pattern]).fetchone()
+    except duckdb.Error as exc:
+        text = str(exc).splitlines()[0]
+        return text.removeprefix("Invalid Input Error: ")
+    return None

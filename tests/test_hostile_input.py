@@ -1,0 +1,105 @@
+"""Hostile or absurd job files are exit 3 with a located message, before any trace is read.
+
+The trace named by these jobs does not exist: had the job got as far as the trace, the exit
+code would be 4, so exit 3 also shows the check came first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.job.documents import MAX_DEPTH, MAX_NODES
+
+JOB = """name: hostile
+trace: missing.sqlite
+region: {name: train_step}
+hardware: {num_gpus: 2, precision: bf16}
+model: {flops_per_step: 4.0e+13}
+workload: {mode: training, seq_len: 2048, global_batch: 8}
+"""
+
+
+def run(tmp_path: Path, text: str, capsys, command: str = "validate") -> tuple[int, str]:
+    job = tmp_path / "job.yaml"
+    job.write_text(text)
+    args = [command, str(job)] + (["--out", str(tmp_path / "out")] if command == "run" else [])
+    code = main(args)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return code, err
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("flops_per_step: 4.0e+13", "flops_per_step: .nan", "/model/flops_per_step: .nan is not a finite number"),
+    ("flops_per_step: 4.0e+13", "flops_per_step: -.inf", "/model/flops_per_step: -.inf is not a finite number"),
+    ("flops_per_step: 4.0e+13", "flops_per_step: 1e400", "1e400 is not a finite number (too large for a float)"),
+    ("seq_len: 2048", "seq_len: " + "7" * 300, "/workload/seq_len: 777777777777…(300 characters) is too large"),
+])
+def test_non_finite_and_absurd_numbers(tmp_path, capsys, old, new, message):
+    code, err = run(tmp_path, JOB.replace(old, new), capsys, "run")
+    assert code == 3 and message in err and "job.yaml:" in err
+
+
+def test_alias_bomb_stops_at_the_expansion_limit(tmp_path, capsys):
+    # nine levels of ten aliases each: 10**9 values once expanded, a few hundred bytes of text
+    bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+    code, err = run(tmp_path, JOB + bomb, capsys)
+    assert code == 3 and f"more than {MAX_NODES:,} values once aliases (*name) are expanded" in err
+
+
+def test_a_few_aliases_are_fine(tmp_path, capsys):
+    code, err = run(tmp_path, JOB.replace("name: hostile", "name: &n hostile") + "description: *n\n", capsys)
+    assert (code, err) == (0, "")
+
+
+def test_deep_nesting_stops_at_the_depth_limit(tmp_path, capsys):
+    code, err = run(tmp_path, JOB + "description: " + "[" * 3000 + "]" * 3000 + "\n", capsys)
+    assert code == 3 and f"nested deeper than {MAX_DEPTH} levels" in err and "job.yaml:7:" in err
+
+
+def test_keys_that_are_not_text(tmp_path, capsys):
+    code, err = run(tmp_path, JOB + "1: one\nyes: 2\n", capsys)
+    assert code == 3
+    assert "job.yaml:7:1: /1: key '1' is a number, not text" in err
+    assert "job.yaml:8:1: /yes: key 'yes' is true/false, not text" in err
+
+
+def test_oversized_file(tmp_path, capsys):
+    code, err = run(tmp_path, JOB + "# " + "x" * (1 << 20) + "\n", capsys)
+    assert code == 3 and "larger than any job or config file" in err
+
+
+@pytest.mark.parametrize("name, message", [
+    ('"hostile\\n"', "no spaces or line breaks"),
+    ("index.md", "'index.md' is the name of one of the output folder's own files"),
+    ("History", "'History' is the name of one of the output folder's own files"),
+])
+def test_job_names_are_full_matched_and_not_reserved(tmp_path, capsys, name, message):
+    code, err = run(tmp_path, JOB.replace("name: hostile", f"name: {name}"), capsys)
+    assert code == 3 and message in err and "/name" in err
+
+
+def test_lookaround_in_region_regex_is_a_job_error(tmp_path, capsys):
+    code, err = run(tmp_path, JOB.replace("{name: train_step}", '{name: "(?=train)step", match: regex}'),
+                    capsys, "run")
+    assert code == 3 and "/region/name: not a valid regular expression (RE2): invalid perl operator: (?=" in err
+
+
+def test_lookbehind_in_kernel_classes_is_a_job_error(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    text = JOB.replace("missing.sqlite", str(trace)) + \
+        'analysis:\n  kernel_classes:\n    - {class: communication, pattern: "nccl(?<!x)"}\n'
+    code, err = run(tmp_path, text, capsys, "run")
+    assert code == 3 and "/analysis/kernel_classes/0/pattern" in err and "(RE2)" in err
+
+
+@pytest.mark.parametrize("content", ["first secret line\nsecond secret line\n", "- secret one\n- secret two\n",
+                                     "\x00\x01 secret binary", "a: b: secret c\n"])
+def test_extends_of_a_non_mapping_shows_none_of_its_lines(tmp_path, capsys, content):
+    (tmp_path / "base.txt").write_text(content)
+    code, err = run(tmp_path, "extends: base.txt\n" + JOB, capsys)
+    assert code == 3 and "base.txt" in err and "secret" not in err
