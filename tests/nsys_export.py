@@ -123,6 +123,25 @@ def two_rank_steps() -> Export:
     return e
 
 
+def overlapping_steps() -> Export:
+    """One process whose CPU runs ahead: each step's GPU work runs into the next step (SEMANTICS §6).
+
+    pid 100, `step` ranges 0..1000, 1000..2000, 2000..3000 (back to back)
+      step 1: launch at 100, kernel 200..1800 on device 0 (runs 800 ns into step 2)
+      step 2: launch at 1100, kernel 1500..2600 on device 1 (beside step 1's kernel)
+      step 3: launch at 2100, kernel 2600..3500 on device 0
+    Envelopes 0..1800, 1000..2600, 2000..3500: sum 4900, union 3500.
+    """
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    for k, (launch, start, end, device) in enumerate(((100, 200, 1800, 0), (1100, 1500, 2600, 1),
+                                                       (2100, 2600, 3500, 0)), start=1):
+        e.range((k - 1) * 1000, k * 1000, main, "step")
+        e.launch(launch, main, k)
+        e.kernel(start, end, key, k, device=device)
+    return e
+
+
 def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
     """Process attribution up to kernel_union, in the order the SQL headers give (trace/chain.py)."""
     chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "kernel_union"},

@@ -86,6 +86,15 @@ def union(intervals: list[tuple[int, int]]) -> int:
     return total + (cur[1] - cur[0] if cur else 0)
 
 
+def outermost(ranges: list[Range]) -> list[Range]:
+    """Drop ranges lying inside an earlier one of the list (sorted by start): nested same-name ranges."""
+    out: list[Range] = []
+    for r in ranges:
+        if not any(o.start <= r.start and r.end <= o.end for o in out):
+            out.append(r)
+    return out
+
+
 class Reference:
     """Everything read once from the file; queries answered in Python."""
 
@@ -122,7 +131,7 @@ class Reference:
                 per_process[r.pid_key].append(r)
         occ: list[dict[int, Range]] = []
         for key, rs in per_process.items():
-            for k, r in enumerate(sorted(rs, key=lambda r: (r.start, -r.end, r.tid))):
+            for k, r in enumerate(outermost(sorted(rs, key=lambda r: (r.start, -r.end, r.tid)))):
                 if k == len(occ):
                     occ.append({})
                 occ[k][key] = r
@@ -278,3 +287,36 @@ def test_kernels_without_launch_rows_are_counted_apart(real_trace) -> None:
     assert sum(expected) > 0, "the region must overlap kernels that have no launch row"
     m = _measured(path, "aten::item", "prefix")
     assert [o["unattributed_kernel_count"] for o in m.occurrences] == expected
+
+
+def test_overlapping_occurrences_count_once(real_trace) -> None:
+    """h100, aten::linear (prefix), occurrences 5-24 on 2 GPUs: the CPU runs far ahead of the GPU,
+    so the envelopes overlap; the totals are unions over all of them (SEMANTICS §6)."""
+    path = real_trace("nsysai__h100_2gpu_1s.sqlite")
+    ref = Reference(path)
+    occs = ref.occurrences("aten::linear", "prefix")[4:24]
+    per = [ref.times(o) for o in occs]
+    starts = [min(r.start for r in o.values()) for o in occs]
+    envelopes = [(s, s + t["wall_ns"]) for s, t in zip(starts, per)]
+    kernels = [k for o in occs for r in o.values() for k in ref.attributed(r)]
+    longest = [max(o.values(), key=lambda r: (r.end - r.start, -r.start)) for o in occs]
+    devices: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for k in kernels:
+        devices[k.device].append((k.start, k.end))
+    expected = {"wall_ns": union(envelopes), "wall_sum_ns": sum(t["wall_ns"] for t in per),
+                "cpu_range_ns": union([(r.start, r.end) for r in longest]),
+                "kernel_union_ns": union([(k.start, k.end) for k in kernels]),
+                "kernel_sum_ns": sum(k.end - k.start for k in kernels), "kernel_count": len(kernels)}
+    assert expected["wall_sum_ns"] > 10 * expected["wall_ns"]          # 8.59 s of envelopes span 0.546 s
+    trace = open_trace(path)
+    try:
+        queries.run(trace.con, "views")
+        m = measure(trace, Region(name="aten::linear", match="prefix", domain=None, first=5, last=24,
+                                  attribution="process", covers=1))
+    finally:
+        trace.con.close()
+    assert {k: m.totals[k] for k in expected} == expected
+    assert {d["device_id"]: d["union_ns"] for d in m.totals["devices"]} == {d: union(v) for d, v in devices.items()}
+    steps = [nxt - s if nxt < e else e - s for (s, e), nxt in zip(envelopes, starts[1:])] + [per[-1]["wall_ns"]]
+    assert [o["step_ns"] for o in m.occurrences] == steps
+    assert [w["code"] for w in m.warnings].count("occurrences_overlap") == 1

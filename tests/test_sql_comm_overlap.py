@@ -27,8 +27,7 @@ def test_by_hand():
         # device 1: NCCL entirely under compute
         (1, 1, "gemm", "gemm", 0, 50), (1, 1, "nccl", "communication", 10, 20),
     ])
-    rows = queries.run(con, "comm_overlap", comm_class="communication", occurrences=[1], walls_ns=[100],
-                       devices=[0, 1, 2])
+    rows = queries.run(con, "comm_overlap", comm_class="communication", wall_ns=100, devices=[0, 1, 2])
     assert rows[0] == {"device_id": 0, "wall_ns": 100, "busy_ns": 55, "compute_ns": 40, "comm_ns": 25,
                        "exposed_ns": 15, "hidden_ns": 10, "idle_ns": 45}
     assert rows[1] == {"device_id": 1, "wall_ns": 100, "busy_ns": 50, "compute_ns": 50, "comm_ns": 10,

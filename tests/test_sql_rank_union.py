@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 
 
 def test_union_per_rank_and_occurrence():
@@ -18,7 +18,7 @@ def test_union_per_rank_and_occurrence():
             (1, 20, 1, 7, 1, 0, 1000),                               # another rank, same occurrence
             (2, 10, 0, 7, 1, 500, 530)]
     con.executemany("INSERT INTO attributed VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    got = queries.run(con, "rank_union")
+    got = chain.run(con, {"kernel_union", "rank_union"})["rank_union"]
     assert got == [{"occurrence": 1, "global_pid": 10, "union_ns": 170},
                    {"occurrence": 1, "global_pid": 20, "union_ns": 1000},
                    {"occurrence": 2, "global_pid": 10, "union_ns": 30}]

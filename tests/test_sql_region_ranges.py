@@ -39,12 +39,26 @@ def test_exact_numbers_per_process_longer_first_on_ties(open_export) -> None:
     g1, g2 = gpid(10), gpid(20)
     assert _select(trace, "train_step") == [
         (10, 1, 1000, 2000, 2000, g1, P1, "train_step"),
-        (10, 2, 3000, 4000, 0, g1, P1, "train_step"),      # same start as the next: longer first
-        (10, 3, 3000, 3500, 100, g1, P1, "train_step"),
-        (10, 4, 3100, 3200, None, g1, P1_WORKER, "train_step"),
+        (10, 2, 3000, 4000, None, g1, P1, "train_step"),   # same start as 3000..3500: longer first, outermost
         (20, 1, 1050, 2100, 2000, g2, P2, "train_step"),
         (20, 2, 3050, 4100, None, g2, P2, "train_step"),
     ]
+    # 3000..3500 and the worker thread's 3100..3200 lie inside 3000..4000 of the same process:
+    # folded into it, not occurrences of their own (SEMANTICS §6)
+    assert trace.con.execute("SELECT pid, start_ns, end_ns, global_tid FROM nested_ranges ORDER BY start_ns"
+                             ).fetchall() == [(10, 3000, 3500, P1), (10, 3100, 3200, P1_WORKER)]
+    assert queries.run(trace.con, "nested_counts") == [{"pid": 10, "nested": 2, "example": "train_step"}]
+
+
+def test_overlapping_but_not_nested_ranges_both_count(open_export) -> None:
+    e = Export()
+    e.range(0, 100, P1, "step")
+    e.range(50, 150, P1_WORKER, "step")         # starts inside, ends outside: not nested
+    e.range(150, 160, P1, "step")               # starts exactly where the reach ends: not inside
+    e.range(150, 160, P1, "step")               # the same range twice: the second is folded
+    trace = open_export(e)
+    assert [r[1:4] for r in _select(trace, "step")] == [(1, 0, 100), (2, 50, 150), (3, 150, 160)]
+    assert queries.run(trace.con, "nested_counts") == [{"pid": 10, "nested": 1, "example": "step"}]
 
 
 @pytest.mark.parametrize(("match", "name", "expected"), [

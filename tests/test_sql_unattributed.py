@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 
 A_MAIN, B_MAIN = gtid(100, 100), gtid(200, 200)
 A, B = gpid(100), gpid(200)
@@ -27,15 +27,20 @@ def _export() -> Export:
     return e
 
 
+def _attribute(trace, name: str, first: int, last: int) -> None:
+    """unattributed.sql looks up only the kernels attribute_launch.sql found in a range but not launched there."""
+    chain.run(trace.con, {"region_ranges", "select_occurrences", "attribute_launch"}, name=name, match="exact",
+              domain=None, first=first, last=last, same_thread=False)
+
+
 def test_counts_and_clipped_sum(open_export) -> None:
     trace = open_export(_export())
-    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
-    queries.run(trace.con, "select_occurrences", first=1, last=2)
+    _attribute(trace, "step", 1, 2)
     assert queries.run(trace.con, "unattributed") == [
         {"occurrence": 1, "kernel_count": 2, "kernel_sum_ns": 150},
         {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 200},
     ]
-    queries.run(trace.con, "select_occurrences", first=2, last=2)
+    _attribute(trace, "step", 2, 2)
     assert queries.run(trace.con, "unattributed") == [
         {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 200}]
 
@@ -43,8 +48,7 @@ def test_counts_and_clipped_sum(open_export) -> None:
 def test_synthetic_dropped_launches(synth_trace, open_views) -> None:
     path, truth = synth_trace(ranks=2, steps=3, drop_launch_every=7)
     trace = open_views(path)
-    queries.run(trace.con, "region_ranges", name="train_step", match="exact", domain=None)
-    queries.run(trace.con, "select_occurrences", first=1, last=3)
+    _attribute(trace, "train_step", 1, 3)
     got = {r["occurrence"]: r["kernel_count"] for r in queries.run(trace.con, "unattributed")}
     expected = {o["index"]: o["unattributed_kernel_count"] for o in truth["occurrences"]}
     assert all(expected.values())

@@ -82,9 +82,8 @@ def top_kernels(trace: Trace, kernel_sum_ns: int, kernel_class: str | None = Non
 
 def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
     """Exposed / hidden communication and idle time per device and in total (GPU-seconds)."""
-    rows = queries.run(trace.con, "comm_overlap", comm_class=COMM_CLASS,
-                       occurrences=[o["occurrence"] for o in m.occurrences],
-                       walls_ns=[o["wall_ns"] for o in m.occurrences], devices=m.devices_used)
+    rows = queries.run(trace.con, "comm_overlap", comm_class=COMM_CLASS, wall_ns=m.totals["wall_ns"],
+                       devices=m.devices_used)
     keys = ("wall", "busy", "compute", "comm", "exposed", "hidden", "idle")
     devices = [{"device_id": r["device_id"], **{f"{k}_s": r[f"{k}_ns"] / NS for k in keys}} for r in rows]
     totals = {f"{k}_s": sum(r[f"{k}_ns"] for r in rows) / NS for k in keys}
@@ -105,8 +104,7 @@ def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> 
     ranks.measure_set builds that table (per file, then combined), so one file and several
     files are read by the same queries.
     """
-    wall_ns = sum(o["wall_ns"] for o in m.occurrences)
-    classes = kernel_classes(trace, wall_ns)
+    classes = kernel_classes(trace, m.totals["wall_ns"])
     kernel_sum_ns = round(sum(c["sum_s"] for c in classes) * NS)
     return {"kernel_classes": classes,
             "top_kernels": top_kernels(trace, kernel_sum_ns),

@@ -16,6 +16,7 @@ from pipeline.errors import TraceError
 from pipeline.trace.open import Trace
 
 NS = 1_000_000_000
+OVERLAP_TOLERANCE = 1.01       # sum of envelopes vs their union: warn above 1 % (SEMANTICS §6)
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Measurement:
     devices_used: list[int]
     counts_per_process: dict[str, int]     # process label ("pid", or "pid@host" when pids repeat) -> ranges
     warnings: list[dict[str, str]] = field(default_factory=list)
+    # over all selected occurrences at once (occurrence_totals.sql): unions, so overlap counts once
+    totals: dict[str, Any] = field(default_factory=dict)
 
 
 def prepare(trace: Trace) -> None:
@@ -43,9 +46,10 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
                          "capture with `--trace=cuda`")
     warnings: list[dict[str, str]] = []
-    found = chain.run(trace.con, {"region_ranges", "region_counts"},
+    found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts"},
                       name=region.name, match=region.match, domain=region.domain)
     counts = _process_counts(found["region_counts"])
+    warnings += _nested_warning(found["nested_counts"])
     if not counts:
         raise TraceError(_not_found(trace, region))
     most = max(counts.values())
@@ -55,14 +59,28 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
                          f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
     attribution = _attribution(trace, region.attribution, warnings)
-    steps = {"select_occurrences", "kernel_union", "occurrence_times", "device_times", "rank_times"}
-    steps |= {"attribute_window"} if attribution == "window" else {"attribute_launch", "unattributed"}
+    steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
+             "kernel_union", "occurrence_times", "occurrence_totals", "device_times", "rank_times"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread")
-    occurrences, devices, ranks = rows["occurrence_times"], rows["device_times"], rows["rank_times"]
-    unattributed = {r["occurrence"]: r for r in rows.get("unattributed", [])}
-    assemble_occurrences(occurrences, devices, unattributed, counts, warnings)
-    used = sorted({d["device_id"] for d in devices})
-    return Measurement(attribution, region.first, last, occurrences, ranks, used, counts, warnings)
+    unattributed: dict[int, dict[str, int]] = {}
+    if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
+        unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
+    totals = rows["occurrence_totals"][0]
+    assemble_occurrences(rows["occurrence_times"], rows["device_times"], unattributed, counts, warnings, totals)
+    used = sorted({d["device_id"] for d in rows["device_times"]})
+    return Measurement(attribution, region.first, last, rows["occurrence_times"], rows["rank_times"], used, counts,
+                       warnings, totals)
+
+
+def _nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Matching ranges inside another matching range of their process were folded into it (SEMANTICS §6)."""
+    if not rows:
+        return []
+    per = ", ".join(f"pid {r['pid']}: {r['nested']}" for r in rows)
+    return [{"code": "nested_occurrences", "message":
+             f"{sum(r['nested'] for r in rows)} matching range(s) lie inside another matching range of the same "
+             f"process ({per}; e.g. '{rows[0]['example']}'); only the outermost count as occurrences, since the "
+             "inner ones' work is inside them already"}]
 
 
 def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -90,14 +108,17 @@ def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> s
 
 
 def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
-              counts: dict[str, int], warnings: list[dict[str, str]]) -> None:
+                         counts: dict[str, int], warnings: list[dict[str, str]], totals: dict[str, Any]) -> None:
     """Add per-device unions and unattributed counts to each occurrence row; one warning per kind."""
     expected = len(counts)
     partial, late, empty = [], [], []
+    per_device: dict[int, list[dict]] = {}
+    for d in devices:
+        per_device.setdefault(d["occurrence"], []).append(d)
     for occ in occurrences:
         k = occ["occurrence"]
-        occ["device_union_ns"] = {str(d["device_id"]): d["union_ns"] for d in devices if d["occurrence"] == k}
-        occ["device_kernel_count"] = {str(d["device_id"]): d["kernel_count"] for d in devices if d["occurrence"] == k}
+        occ["device_union_ns"] = {str(d["device_id"]): d["union_ns"] for d in per_device.get(k, [])}
+        occ["device_kernel_count"] = {str(d["device_id"]): d["kernel_count"] for d in per_device.get(k, [])}
         miss = unattributed.get(k, {})
         occ["unattributed_kernel_count"] = miss.get("kernel_count", 0)
         occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
@@ -120,11 +141,24 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattribu
                          "envelope of range and kernels, as it should be"})
     if empty:
         warnings.append({"code": "no_kernels", "message": f"no kernel was attributed in occurrence(s) {_ranges(empty)}"})
+    warnings += overlap_warning(totals)
     missed = sum(o["unattributed_kernel_count"] for o in occurrences)
     if missed:
         warnings.append({"code": "unattributed_kernels", "message":
                          f"{missed} kernels ran inside the selected ranges with no launch record in the trace "
                          "(trimmed capture or CUDA graphs); they are not counted"})
+
+
+def overlap_warning(totals: dict[str, Any]) -> list[dict[str, str]]:
+    """The sum of the envelopes exceeds their union by more than 1 %: some seconds would count twice."""
+    union, total = totals["wall_ns"], totals["wall_sum_ns"]
+    if not union or total <= OVERLAP_TOLERANCE * union:
+        return []
+    return [{"code": "occurrences_overlap", "message":
+             f"the selected occurrences overlap in time (the CPU ran ahead of the GPU): their envelopes sum to "
+             f"{total / NS:.6g} s but span {union / NS:.6g} s ({100.0 * (1 - union / total):.1f} % of the sum is "
+             "overlap); totals, MFU and rates use the span, each second counted once, and step times the period "
+             "between occurrence starts"}]
 
 
 def _ranges(indices: list[int]) -> str:

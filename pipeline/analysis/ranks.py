@@ -33,7 +33,8 @@ from pipeline.analysis.measure import Measurement, assemble_occurrences, measure
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
 
 # Warnings measure.py derives per occurrence; for several files they are derived again on the combination.
-_COMBINED_CODES = {"occurrence_missing_ranks", "gpu_outlasts_range", "no_kernels", "unattributed_kernels"}
+_COMBINED_CODES = {"occurrence_missing_ranks", "gpu_outlasts_range", "no_kernels", "unattributed_kernels",
+                   "occurrences_overlap"}
 
 
 @dataclass
@@ -137,7 +138,8 @@ def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: li
     """
     first, last = min(m.first for m in per), max(m.last for m in per)
     rows = chain.run(ts.con, {"rank_combine", "classify_combine", "kernel_union", "select_occurrences",
-                              "occurrence_times", "device_times", "rank_times", "rank_union"}, first=first, last=last)
+                              "occurrence_times", "occurrence_totals", "device_times", "rank_times", "rank_union"},
+                     first=first, last=last)
     keys = rows["rank_combine"]
     rank_of = {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"}
     device_labels = {k["key"]: f"{labels[k['file']]}:{k['original']}" for k in keys if k["kind"] == "device"}
@@ -152,10 +154,11 @@ def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: li
     counts = {f"{labels[i]}:{pid}": n for i, m in enumerate(per) for pid, n in m.counts_per_process.items()}
     warnings = [{**w, "message": f"{labels[i]}: {w['message']}"}
                 for i, m in enumerate(per) for w in m.warnings if w["code"] not in _COMBINED_CODES]
-    assemble_occurrences(occurrences, devices, unattributed, counts, warnings)
+    totals = rows["occurrence_totals"][0]
+    assemble_occurrences(occurrences, devices, unattributed, counts, warnings, totals)
     used = sorted({d["device_id"] for d in devices})
     attribution = ", ".join(sorted({m.attribution for m in per}))
-    return SetMeasurement(Measurement(attribution, first, last, occurrences, ranks, used, counts, warnings),
+    return SetMeasurement(Measurement(attribution, first, last, occurrences, ranks, used, counts, warnings, totals),
                           files, device_labels)
 
 
@@ -187,13 +190,14 @@ def enrich(res: dict[str, Any], sm: SetMeasurement, ts: TraceSet) -> None:
     m = sm.measurement
     occ_flops = res["flops"]["model_flops_per_occurrence"]
     gpus, peak = res["hardware"]["num_gpus"], res["hardware"]["peak_tflops"]
-    late = rankstats.straggler(m.ranks, sum(o["wall_ns"] for o in m.occurrences))
+    late = rankstats.straggler(m.ranks, m.totals["wall_ns"])
     slowest = Counter(p["slowest_rank"] for p in late["occurrences"])
     res["ranks"] = rankstats.rank_rows(m.ranks, occ_flops, gpus, peak)
     res["rank_summary"] = rankstats.summary(m.ranks, occ_flops, gpus, peak, slowest)
     res["rank_spread"] = rankstats.spread(res["rank_summary"])
+    spreads = rankstats.occurrence_spreads(m.ranks)
     for occ in res["occurrences"]:
-        occ["rank_spread_s"] = rankstats.occurrence_spread(m.ranks, occ["index"])
+        occ["rank_spread_s"] = spreads.get(occ["index"])
     res["straggler"] = late
     res["warnings"] += rankstats.alignment_warnings(m.ranks, m.first, m.last)
     res["trace"]["sha256"] = ts.sha256()

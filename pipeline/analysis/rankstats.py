@@ -6,7 +6,8 @@ nothing here touches kernels. Definitions, stated in the report as well:
 - rank wall (occurrence k): from the rank's own range start to the end of its range
   or of the kernels it launched, whichever is later (SEMANTICS §5, for one process);
 - rank MFU: the job's FLOPs per occurrence over (the rank's wall x all GPUs x peak),
-  i.e. the MFU the job would have if every rank ran at this rank's pace;
+  i.e. the MFU the job would have if every rank ran at this rank's pace; over several
+  occurrences the rank's wall is the union of its envelopes (SEMANTICS §6);
 - straggler cost (occurrence k): latest rank end - median rank end — the time the
   step waited for its slowest rank beyond when a typical rank was done; the total
   is the sum over occurrences, also given as a share of the total wall time.
@@ -35,10 +36,24 @@ def rank_rows(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float) 
              "kernel_count": r["kernel_count"]} for r in ranks]
 
 
-def occurrence_spread(ranks: list[dict], occurrence: int) -> float | None:
-    """Slowest minus fastest rank wall time in one occurrence (SEMANTICS §5 per-rank spread)."""
-    walls = [r["wall_ns"] for r in ranks if r["occurrence"] == occurrence]
-    return (max(walls) - min(walls)) / NS if walls else None
+def occurrence_spreads(ranks: list[dict]) -> dict[int, float]:
+    """Per occurrence, slowest minus fastest rank wall time (SEMANTICS §5 per-rank spread)."""
+    out = {}
+    for k, rows in _by(ranks, "occurrence").items():
+        walls = [r["wall_ns"] for r in rows]
+        out[k] = (max(walls) - min(walls)) / NS
+    return out
+
+
+def envelope_union_ns(rows: list[dict]) -> int:
+    """Length of the union of the rows' envelopes [start, start + wall]: overlapping occurrences count once."""
+    total, reach = 0, None
+    for start, end in sorted((r["start_ns"], r["start_ns"] + r["wall_ns"]) for r in rows):
+        if reach is None or start > reach:
+            total, reach = total + end - start, end
+        elif end > reach:
+            total, reach = total + end - reach, end
+    return total
 
 
 def straggler(ranks: list[dict], total_wall_ns: int) -> dict[str, Any]:
@@ -71,7 +86,8 @@ def summary(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float,
         out.append({"rank": name, "file": rows[0]["file"], "pid": rows[0]["pid"], "occurrences": len(rows),
                     "wall_median_s": statistics.median(walls), "wall_min_s": min(walls), "wall_max_s": max(walls),
                     "union_median_s": statistics.median(r["union_ns"] / NS for r in rows),
-                    "mfu_pct_wall": metrics.utilization_pct(occ_flops * len(rows), sum(walls), gpus, peak_tflops),
+                    "mfu_pct_wall": metrics.utilization_pct(occ_flops * len(rows), envelope_union_ns(rows) / NS,
+                                                            gpus, peak_tflops),
                     "period_median_s": statistics.median(periods) if periods else None,
                     "kernel_count": sum(r["kernel_count"] for r in rows),
                     "slowest_count": slowest.get(name, 0)})

@@ -36,15 +36,16 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
     occ_tokens = None if fl.tokens_per_step is None else flops_scaled(fl.tokens_per_step, steps)
     occurrences = [_occurrence(o, occ_model, occ_hw, gpus, peak.peak_tflops) for o in m.occurrences]
     n = len(occurrences)
-    wall_ns = sum(o["wall_ns"] for o in m.occurrences)
-    union_ns = sum(o["kernel_union_ns"] for o in m.occurrences)
+    t = m.totals                  # unions over all selected occurrences: overlap counts once (SEMANTICS §6)
+    wall_ns, union_ns = t["wall_ns"], t["kernel_union_ns"]
     totals = {
         "occurrences": n,
         "wall_time_s": wall_ns / NS,
-        "cpu_range_s": sum(o["cpu_range_ns"] for o in m.occurrences) / NS,
-        "gpu_kernel_sum_s": sum(o["kernel_sum_ns"] for o in m.occurrences) / NS,
+        "wall_time_sum_s": t["wall_sum_ns"] / NS,
+        "cpu_range_s": t["cpu_range_ns"] / NS,
+        "gpu_kernel_sum_s": t["kernel_sum_ns"] / NS,
         "gpu_kernel_union_s": union_ns / NS,
-        "kernel_count": sum(o["kernel_count"] for o in m.occurrences),
+        "kernel_count": t["kernel_count"],
         "unattributed_kernel_count": sum(o["unattributed_kernel_count"] for o in m.occurrences),
         "model_flops": occ_model * n,
         "hardware_flops": occ_hw * n,
@@ -82,12 +83,12 @@ def build(job: Job, trace: Trace, m: Measurement, peak: Any, fl: Any) -> dict[st
         "occurrences": occurrences,
         "devices": _devices(m, wall_ns),
         "totals": totals,
-        "step_time": metrics.step_stats([o["wall_time_s"] for o in occurrences]),
+        "step_time": metrics.step_stats([o["step_time_s"] for o in occurrences]),
         "hardware": {**peak.to_dict(), "num_gpus": gpus, "devices_in_trace": m.devices_used},
         "flops": {**fl.to_dict(), "steps_per_occurrence": str(steps),
                   "model_flops_per_occurrence": occ_model, "hardware_flops_per_occurrence": occ_hw},
         "metrics": mets,
-        "thresholds": _thresholds(job, mets, metrics.step_stats([o["wall_time_s"] for o in occurrences])),
+        "thresholds": _thresholds(job, mets, metrics.step_stats([o["step_time_s"] for o in occurrences])),
         "warnings": warnings,
     }
 
@@ -107,6 +108,7 @@ def _occurrence(o: dict, flops: int, hw_flops: int, gpus: int, peak: float) -> d
         "start_ns": o["start_ns"],
         "cpu_range_s": o["cpu_range_ns"] / NS,
         "wall_time_s": wall_s,
+        "step_time_s": o["step_ns"] / NS,
         "gpu_kernel_sum_s": o["kernel_sum_ns"] / NS,
         "gpu_kernel_union_s": o["kernel_union_ns"] / NS,
         "kernel_count": o["kernel_count"],
@@ -119,10 +121,9 @@ def _occurrence(o: dict, flops: int, hw_flops: int, gpus: int, peak: float) -> d
 
 def _devices(m: Measurement, wall_ns: int) -> list[dict[str, Any]]:
     out = []
+    totals = {d["device_id"]: d for d in m.totals["devices"]}
     for dev in m.devices_used:
-        key = str(dev)
-        union = sum(o["device_union_ns"].get(key, 0) for o in m.occurrences)
-        count = sum(o["device_kernel_count"].get(key, 0) for o in m.occurrences)
+        union, count = totals[dev]["union_ns"], totals[dev]["kernel_count"]
         out.append({"device_id": dev, "union_s": union / NS, "kernel_count": count,
                     "busy_pct_of_wall": 100.0 * union / wall_ns if wall_ns else None})
     return out

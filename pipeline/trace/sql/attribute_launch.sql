@@ -1,5 +1,5 @@
 -- reads: selected_ranges, launches, kernels
--- creates: launched, attributed
+-- creates: launched, attributed, unlaunched
 -- Kernels whose launch call started inside a selected range (SEMANTICS §4).
 -- The launch is the runtime row with the kernel's correlationId AND the same process:
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
@@ -7,7 +7,7 @@
 -- $same_thread = true gives `thread` attribution (launch on the range's own thread).
 -- Scale (issue #7): the envelope of the selected ranges is a constant filter DuckDB pushes
 -- into the launch scan (row groups outside it are skipped); the few launches found then
--- filter the kernel scan through the join keys. No kernel row outside the join is kept.
+-- filter the kernel scan through the join keys.
 -- The launch keys are kept (table `launched`): memory copies and sets are attributed through
 -- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
 CREATE OR REPLACE TEMP TABLE launched AS
@@ -25,16 +25,38 @@ JOIN selected_ranges AS s
  AND l.start_ns BETWEEN s.start_ns AND s.end_ns
  AND (NOT $same_thread OR l.global_tid = s.global_tid);
 
-CREATE OR REPLACE TEMP TABLE attributed AS
-SELECT
-    a.occurrence,
-    k.global_pid,
-    k.device_id,
-    k.stream_id,
-    k.name_id,
-    k.start_ns,
-    k.end_ns
+-- The kernel table is read once (issue #10): the kernels the selected launches started (wherever
+-- they ran) and the kernels overlapping the envelope of the ranges. The first are `attributed`;
+-- those of the second that lie inside a range of their own process but were launched by no
+-- selected launch are `unlaunched`, the only candidates unattributed.sql looks up in the launch
+-- table again (a kernel launched just before its range has a launch row and is not missed).
+CREATE OR REPLACE TEMP TABLE window_kernels AS
+WITH envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
+)
+SELECT a.occurrence, k.global_pid, k.device_id, k.stream_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns
 FROM kernels AS k
-JOIN launched AS a
+LEFT JOIN launched AS a
   ON k.global_pid = a.global_pid
- AND k.correlation_id = a.correlation_id;
+ AND k.correlation_id = a.correlation_id
+WHERE a.occurrence IS NOT NULL
+   OR (k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope));
+
+CREATE OR REPLACE TEMP TABLE attributed AS
+SELECT occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns
+FROM window_kernels
+WHERE occurrence IS NOT NULL;
+
+CREATE OR REPLACE TEMP TABLE unlaunched AS
+SELECT s.occurrence, k.global_pid, k.correlation_id,
+       least(k.end_ns, s.end_ns) - greatest(k.start_ns, s.start_ns) AS inside_ns
+FROM window_kernels AS k
+JOIN selected_ranges AS s
+  ON k.global_pid = s.global_pid
+ AND k.start_ns < s.end_ns
+ AND k.end_ns > s.start_ns
+WHERE k.occurrence IS NULL;
+
+DROP TABLE window_kernels;
+
+SELECT count(*) AS unlaunched FROM unlaunched;

@@ -1,26 +1,27 @@
 -- reads: -
--- creates: interval_islands
--- Macros every connection defines (pipeline/trace.py connect()).
+-- creates: interval_union
+-- Macros every connection defines (pipeline/trace/open.py connect()).
 
--- The union algorithm of SEMANTICS §5, written once: the islands of the intervals in table
--- (or CTE) `tbl`, which has columns grp (any partition key, e.g. a struct), start_ns, end_ns.
--- Sort by (start, end); an interval starting after the running maximum end of the ones before
--- it opens a new island (touching intervals merge). Returns one row per island with its
--- extent, the summed durations and the count of intervals in it; a union is sum(end - start).
-CREATE OR REPLACE TEMP MACRO interval_islands(tbl) AS TABLE
+-- The union algorithm of SEMANTICS §5, written once: per group of the intervals in table (or
+-- CTE) `tbl`, which has columns scope, k1, k2 (the group: any types, NULL allowed),
+-- start_ns and end_ns. One sort per call, by (group, start): each interval adds what it reaches
+-- beyond the running maximum end of the ones before it in its group,
+--   max(0, end - max(start, covered_end)),
+-- so touching intervals merge and a long interval covers later short ones. The order among
+-- equal starts does not change the sum. Callers put every grouping they need (per occurrence,
+-- device, rank, class, ...) into one `tbl` with a distinct scope: one window pass, integer or
+-- short keys, no struct keys. Returns per group: union, summed durations, count, last end.
+CREATE OR REPLACE TEMP MACRO interval_union(tbl) AS TABLE
 WITH marked AS (
-    SELECT grp, start_ns, end_ns,
-           max(end_ns) OVER (PARTITION BY grp ORDER BY start_ns, end_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
+    SELECT scope, k1, k2, start_ns, end_ns,
+           max(end_ns) OVER (PARTITION BY scope, k1, k2 ORDER BY start_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_end_ns
     FROM query_table(tbl)
-),
-islands AS (
-    SELECT *,
-           sum(CASE WHEN prev_end_ns IS NULL OR start_ns > prev_end_ns THEN 1 ELSE 0 END)
-               OVER (PARTITION BY grp ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
-    FROM marked
 )
-SELECT grp, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
-       sum(end_ns - start_ns) AS sum_ns, count(*) AS interval_count
-FROM islands
-GROUP BY grp, island;
+SELECT scope, k1, k2,
+       CAST(sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_end_ns, start_ns)))) AS BIGINT) AS union_ns,
+       CAST(sum(end_ns - start_ns) AS BIGINT) AS sum_ns,
+       count(*) AS interval_count,
+       max(end_ns) AS last_end_ns
+FROM marked
+GROUP BY scope, k1, k2;

@@ -1,5 +1,5 @@
 -- reads: ranges
--- creates: region_ranges
+-- creates: region_ranges, nested_ranges
 -- Every NVTX range matching the job's region, numbered per process (SEMANTICS §3):
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.
@@ -7,7 +7,10 @@
 -- The regex is '' unless $match is 'regex': DuckDB compiles the pattern whatever $match is,
 -- and a prefix such as 'step(' is not a valid regex.
 -- $domain: NVTX domain name, or NULL for any domain.
-CREATE OR REPLACE TEMP TABLE region_ranges AS
+-- A matching range inside another matching range of the same process (it ends no later than
+-- one that started before it) is not an occurrence: its work is inside the outer one already
+-- (SEMANTICS §6). Such ranges go to `nested_ranges`, so the report can say what was folded.
+CREATE OR REPLACE TEMP TABLE matched_ranges AS
 WITH matched AS (
     SELECT *
     FROM ranges
@@ -19,6 +22,15 @@ WITH matched AS (
           END
       AND ($domain IS NULL OR domain = $domain)
 )
+SELECT *,
+       coalesce(end_ns <= max(end_ns) OVER (PARTITION BY global_pid ORDER BY start_ns, end_ns DESC, global_tid
+                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS nested
+FROM matched;
+
+CREATE OR REPLACE TEMP TABLE nested_ranges AS
+SELECT global_pid, pid, global_tid, start_ns, end_ns, name FROM matched_ranges WHERE nested;
+
+CREATE OR REPLACE TEMP TABLE region_ranges AS
 SELECT
     row_number() OVER w AS occurrence,
     global_pid,
@@ -28,5 +40,8 @@ SELECT
     end_ns,
     name,
     lead(start_ns) OVER w - start_ns AS period_ns
-FROM matched
+FROM matched_ranges
+WHERE NOT nested
 WINDOW w AS (PARTITION BY global_pid ORDER BY start_ns, end_ns DESC, global_tid);
+
+DROP TABLE matched_ranges;

@@ -1,33 +1,16 @@
--- reads: selected_ranges, kernels, launches
+-- reads: unlaunched, launches
 -- creates: -
 -- Kernels of the range's process that ran inside the range but have no launch row at all
 -- (trimmed captures, CUDA graphs): reported separately so the user sees what was missed.
--- Scale (issue #7): the kernels inside the ranges are found first, with the envelope of the
--- ranges pushed into the kernel scan, and materialized (a handful of rows); only then are
--- launch rows looked up for them, so the launch table is never loaded into a hash table.
-WITH envelope AS (
-    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
-),
-inside AS MATERIALIZED (
-    SELECT
-        s.occurrence,
-        k.global_pid,
-        k.correlation_id,
-        least(k.end_ns, s.end_ns) - greatest(k.start_ns, s.start_ns) AS inside_ns
-    FROM kernels AS k
-    JOIN selected_ranges AS s
-      ON k.global_pid = s.global_pid
-     AND k.start_ns < s.end_ns
-     AND k.end_ns > s.start_ns
-    WHERE k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope)
-)
+-- attribute_launch.sql found the candidates (`unlaunched`, in its one read of the kernel
+-- table); only they are looked up in the launch table, which is never hashed whole.
 SELECT
-    i.occurrence,
+    u.occurrence,
     count(*) AS kernel_count,
-    coalesce(sum(i.inside_ns), 0) AS kernel_sum_ns
-FROM inside AS i
+    coalesce(sum(u.inside_ns), 0) AS kernel_sum_ns
+FROM unlaunched AS u
 WHERE NOT EXISTS (
     SELECT 1 FROM launches AS l
-    WHERE l.global_pid = i.global_pid AND l.correlation_id = i.correlation_id)
-GROUP BY i.occurrence
-ORDER BY i.occurrence;
+    WHERE l.global_pid = u.global_pid AND l.correlation_id = u.correlation_id)
+GROUP BY u.occurrence
+ORDER BY u.occurrence;

@@ -1,0 +1,83 @@
+"""Overlapping occurrences are counted once (SEMANTICS §6, issue #11 §1), end to end on hand-built traces.
+
+Every expected figure is worked out by hand from the planted ranges and kernels
+(tests/nsys_export.overlapping_steps), or by a plain sort-and-merge here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nsys_export import Export, gpid, gtid, overlapping_steps
+from pipeline.job.config import load_job
+from pipeline.run import run_job
+from tests.test_run_synth import write_job
+
+NS = 1e9
+FLOPS = 3.0e6           # per occurrence (one step per occurrence); 2 GPUs at a 1e-3 TFLOP/s peak
+PEAK = 1e-3
+
+
+def _run(tmp_path, export: Export, **region):
+    trace = export.write(tmp_path / "trace.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step", **region},
+                    hardware={"gpu": "auto", "num_gpus": 2, "peak_tflops": PEAK},
+                    model={"flops_per_step": FLOPS}, workload={"seq_len": 4, "global_batch": 1})
+    return run_job(load_job(job))
+
+
+def test_totals_are_unions_and_mfu_uses_the_span(tmp_path):
+    res = _run(tmp_path, overlapping_steps())
+    t = res["totals"]
+    assert round(t["wall_time_s"] * NS) == 3500                 # envelopes 0..1800, 1000..2600, 2000..3500
+    assert round(t["wall_time_sum_s"] * NS) == 1800 + 1600 + 1500
+    assert round(t["cpu_range_s"] * NS) == 3000
+    assert round(t["gpu_kernel_union_s"] * NS) == 3300          # 200..2600 and 2600..3500
+    assert round(t["gpu_kernel_sum_s"] * NS) == 1600 + 1100 + 900
+    assert {d["device_id"]: round(d["union_s"] * NS) for d in res["devices"]} == {0: 2500, 1: 1100}
+    # MFU = 3 occurrences x FLOPS / (3500 ns x 2 GPUs x PEAK)
+    mfu = 100 * 3 * FLOPS / (3500e-9 * 2 * PEAK * 1e12)
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(mfu, rel=1e-12)
+    m = res["metrics"]
+    assert m["mfu_pct_wall"] == pytest.approx(m["active_ratio_pct_union"] * m["union_over_wall_pct"] / 100, rel=1e-12)
+    assert m["union_over_wall_pct"] == pytest.approx(100 * 3300 / 3500, rel=1e-12)
+    # per class: the three gemm kernels' union across devices and occurrences is the kernel union
+    gemm = {c["class"]: c for c in res["kernel_classes"]}["gemm"]
+    assert round(gemm["union_s"] * NS) == 3300 and round(gemm["device_union_s"] * NS) == 2500 + 1100
+    assert gemm["share_of_wall"] == pytest.approx(3300 / 3500)
+
+
+def test_overlap_warning_gives_both_figures_and_the_share(tmp_path):
+    res = _run(tmp_path, overlapping_steps())
+    (w,) = [w for w in res["warnings"] if w["code"] == "occurrences_overlap"]
+    assert "4.9e-06 s" in w["message"] and "3.5e-06 s" in w["message"]
+    assert f"{100 * (1 - 3500 / 4900):.1f} %" in w["message"]
+
+
+def test_step_time_is_the_period_under_overlap(tmp_path):
+    res = _run(tmp_path, overlapping_steps())
+    assert [round(o["step_time_s"] * NS) for o in res["occurrences"]] == [1000, 1000, 1500]
+    assert [round(o["wall_time_s"] * NS) for o in res["occurrences"]] == [1800, 1600, 1500]   # unchanged
+    assert round(res["step_time"]["median_s"] * NS) == 1000
+
+
+def test_disjoint_occurrences_have_no_overlap_warning(tmp_path):
+    res = _run(tmp_path, overlapping_steps(), occurrences={"first": 3, "last": 3})
+    assert res["totals"]["wall_time_s"] == res["totals"]["wall_time_sum_s"]
+    assert not [w for w in res["warnings"] if w["code"] == "occurrences_overlap"]
+
+
+def test_nested_same_name_ranges_fold_into_the_outermost(tmp_path):
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    e.range(0, 1000, main, "step")
+    e.range(100, 400, main, "step")             # inside step 1: its kernel is step 1's work already
+    e.range(2000, 3000, main, "step")
+    for corr, (launch, start, end) in enumerate(((150, 200, 300), (2100, 2200, 2500)), start=1):
+        e.launch(launch, main, corr)
+        e.kernel(start, end, key, corr)
+    res = _run(tmp_path, e)
+    assert [(o["start_ns"], round(o["wall_time_s"] * NS), o["kernel_count"]) for o in res["occurrences"]] == [
+        (0, 1000, 1), (2000, 1000, 1)]
+    (w,) = [w for w in res["warnings"] if w["code"] == "nested_occurrences"]
+    assert "pid 100: 1" in w["message"]
