@@ -135,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "there are too few samples to test it")
     sp.add_argument("--allow-incomparable", action="store_true", help="gate figures that are not comparable "
                     "with the baseline anyway (each says so) instead of failing them")
+    sp.add_argument("--format", choices=["text", "github"], default="text", help="github: also print "
+                    "::error/::warning annotations on the job file for failed or undecided figures, write "
+                    "summary.md to --out and append it to $GITHUB_STEP_SUMMARY when that is set")
+    sp.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML: one test case per gated "
+                    "figure per job (needs --max-regression)")
+    sp.add_argument("--job-file", metavar="PATH", help="the job file annotations and test cases point at, as "
+                    "the repository names it (default: the input when it is a job file, else the job file "
+                    "name the result records)")
     sp.add_argument("--out", type=Path, default=Path("reports/compare"),
                     help="output folder (default: reports/compare)")
 
@@ -251,12 +259,25 @@ def _pct(v: float | None) -> str:
 def _compare(args: argparse.Namespace) -> int:
     from pipeline.compare import compare, gate_lines, gather, parse_pct
     from pipeline.report.render import render_all, write_files
+    from pipeline import ci
     limit = parse_pct(args.max_regression) if args.max_regression is not None else None
+    if args.junit is not None and limit is None:
+        raise UsageError("--junit lists the gated figures: give --max-regression too")
     inputs, baselines = gather(args.inputs, args.baseline)
     if len(inputs) < 2:
         raise UsageError("compare needs at least two inputs (counting --baseline results)")
-    doc = compare(inputs, baselines, limit, strict=args.strict, allow_incomparable=args.allow_incomparable)
-    write_files(args.out, render_all(doc, kind="compare"))
+    doc = compare(inputs, baselines, limit, strict=args.strict, allow_incomparable=args.allow_incomparable,
+                  job_file=args.job_file)
+    files = render_all(doc, kind="compare")
+    if args.format == "github":
+        files["summary.md"] = ci.summary(doc)
+    write_files(args.out, files)
+    if args.junit is not None:
+        ci.write_junit(args.junit, doc)
+    if args.format == "github":
+        ci.append_step_summary(files["summary.md"])
+        for line in ci.annotations(doc):
+            print(line)
     print(f"compared {len(doc['columns'])} inputs against {', '.join(doc['baselines'])} -> {args.out}/compare.md, "
           "compare.html, compare.json")
     for c in doc["columns"]:

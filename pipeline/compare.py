@@ -139,12 +139,16 @@ def gather(texts: Sequence[str], baselines: Sequence[str]) -> tuple[list[tuple[s
 
 def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] = (0,),
             max_regression_pct: float | None = None, strict: bool = False,
-            allow_incomparable: bool = False) -> dict[str, Any]:
-    """The comparison document (compare.json); the templates only format it."""
+            allow_incomparable: bool = False, job_file: str | None = None) -> dict[str, Any]:
+    """The comparison document (compare.json); the templates only format it.
+
+    `job_file` names the job file of the non-baseline inputs for CI annotations (--job-file).
+    """
     labels = _labels(inputs)
     results = [r for _, r in inputs]
     primary = results[baselines[0]]
-    columns = [_column(src, r, label, i in baselines, primary if i != baselines[0] else None)
+    columns = [_column(src, r, label, i in baselines, primary if i != baselines[0] else None,
+                       None if i in baselines else job_file)
                for i, ((src, r), label) in enumerate(zip(inputs, labels))]
     rows = [_row(m, results, columns, baselines) for m in METRICS]
     for b in baselines[1:]:
@@ -196,7 +200,8 @@ def figure_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str
     return out
 
 
-def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dict[str, Any] | None) -> dict:
+def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dict[str, Any] | None,
+            job_file: str | None) -> dict:
     figures = []
     for key, name, _, get, _, needs in METRICS:
         if needs is None or primary is None:
@@ -211,7 +216,7 @@ def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dic
         if f["comparable"] is False:
             groups.setdefault(tuple(f["reasons"]), []).append(f["label"])
     field, samples = gate.step_samples(r)
-    job_file = src if Path(src).suffix in (".yaml", ".yml") else r["job"].get("file") or ""
+    job_file = job_file or (src if Path(src).suffix in (".yaml", ".yml") else r["job"].get("file") or "")
     return {"label": label, "source": Path(src).name if Path(src).is_absolute() else src,
             "job": r["job"]["name"], "job_file": Path(job_file).name if Path(job_file).is_absolute() else job_file,
             "status": r["status"], "config_sha256": r["job"]["config_sha256"], "trace_sha256": r["trace"]["sha256"],

@@ -1,0 +1,139 @@
+"""action.yml run step by step as GitHub would, from the built wheel; .pre-commit-hooks.yaml's filter and entry.
+
+The steps' shell scripts are taken from action.yml as written: inputs reach them only through
+`env:`, which is filled here from the test's inputs and the action's defaults, and the GitHub
+files (GITHUB_PATH, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) are real files read afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.cli import main
+from tests.test_compare import write
+
+REPO = Path(__file__).resolve().parents[1]
+EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def expand(text: str, inputs: dict[str, str]) -> str:
+    """The two expression forms action.yml uses in values: inputs.NAME and github.sha."""
+    def one(m: re.Match) -> str:
+        expr = m.group(1)
+        if expr.startswith("inputs."):
+            return inputs[expr.removeprefix("inputs.")]
+        assert expr == "github.sha", f"expression the test does not know: {expr}"
+        return "0123456789abcdef"
+    return EXPR.sub(one, str(text))
+
+
+def condition(text: str | None, inputs: dict[str, str]) -> bool:
+    """The only `if:` action.yml uses: not cancelled and a baseline given."""
+    if text is None:
+        return True
+    assert EXPR.fullmatch(text.strip()).group(1) == "!cancelled() && inputs.baseline != ''", text
+    return inputs["baseline"] != ""
+
+
+def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[str, int, str, str]]:
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    inputs = {k: expand(v.get("default", ""), {}) if "${{" in str(v.get("default", "")) else str(v.get("default", ""))
+              for k, v in action["inputs"].items()}
+    assert set(given) <= set(inputs) and all(k in given for k, v in action["inputs"].items() if v.get("required"))
+    inputs.update(given)
+    files = {name: tmp / name.lower() for name in ("GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
+    for f in files.values():
+        f.write_text("")
+    runner_temp = tmp / "runner"
+    runner_temp.mkdir()
+    done = []
+    for step in action["runs"]["steps"]:
+        if not condition(step.get("if"), inputs):
+            continue
+        extra = [line for line in files["GITHUB_PATH"].read_text().splitlines() if line]
+        env = {**os.environ, **{k: str(p) for k, p in files.items()}, "RUNNER_TEMP": str(runner_temp),
+               "GITHUB_ACTION_PATH": str(REPO), "PATH": os.pathsep.join(extra[::-1] + [os.environ["PATH"]]),
+               **{k: expand(v, inputs) for k, v in (step.get("env") or {}).items()}}
+        env.pop("VIRTUAL_ENV", None)
+        p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=workspace,
+                           env=env, capture_output=True, text=True, timeout=300)
+        done.append((step["name"], p.returncode, p.stdout, p.stderr))
+        if p.returncode != 0 and not step.get("if"):
+            break
+    return done
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    return next(out.glob("mfu_pipeline-*.whl"))
+
+
+def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, synth_trace, tmp_path):
+    ws = tmp_path / "repo"
+    (ws / "jobs").mkdir(parents=True)
+    (fast, truth), (slow, _) = synth_trace(step_ns=50_000_000), synth_trace(step_ns=55_000_000)
+    base_jobs = [write(tmp_path, name, fast) for name in ("a", "b")]
+    assert main(["run", *map(str, base_jobs), "--out", str(ws / "baseline")]) == 0        # last week's artifact
+    write(ws / "jobs", "a", fast)
+    write(ws / "jobs", "b", slow)                                                           # b got 10 % slower
+    steps = run_action({"jobs": "jobs/*.yaml", "baseline": "baseline", "package": str(wheel),
+                        "history": "history.duckdb"}, ws, tmp_path)
+    assert [(name, code) for name, code, _, _ in steps] == [
+        ("Install mfu-pipeline", 0), ("Validate job files", 0), ("Run jobs", 0), ("Compare with the baseline", 1)]
+    assert (tmp_path / "runner" / "mfu-venv" / "bin" / "mfu").is_file()                    # the wheel, not the checkout
+    assert "ok: jobs/a.yaml" in steps[1][2] and "ok: jobs/b.yaml" in steps[1][2]
+    out = steps[3][2]
+    errors = [line for line in out.splitlines() if line.startswith("::error ")]
+    n = len(truth["occurrences"])
+    assert len(errors) == 2 and all(line.startswith("::error file=jobs/b.yaml,title=mfu compare%3A b ")
+                                    for line in errors)
+    assert "statistically clear" in out and "file=jobs/a.yaml" not in out
+    assert (tmp_path / "github_output").read_text() == "exit-code=1\n"
+    summary = (tmp_path / "github_step_summary").read_text()
+    assert summary.count("### mfu compare:") == 2 and "gate FAILED (1 against b" in summary
+    cases = {job: ET.parse(ws / "mfu-reports" / "compare" / job / "junit.xml").getroot().find("testsuite")
+             for job in ("a", "b")}
+    assert [(s.get("tests"), s.get("failures")) for s in cases.values()] == [("2", "0"), ("2", "2")]
+    assert json.loads((ws / "mfu-reports" / "compare" / "b" / "compare.json").read_text())["gates"][1][
+        "samples"]["n_value"] == n
+    # the run went into the history with the commit as its label
+    assert subprocess.run([str(tmp_path / "runner" / "mfu-venv" / "bin" / "python"), "-c",
+                           "import duckdb; print(duckdb.connect('history.duckdb').execute("
+                           "'SELECT DISTINCT label FROM history').fetchall())"],
+                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
+        "[('0123456789abcdef',)]"
+
+
+def test_pre_commit_hook_filter_and_entry(synth_trace, tmp_path, capsys):
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "mfu-validate")
+    assert hook["entry"] == "mfu validate" and hook["language"] == "python"
+    files = re.compile(hook["files"])
+    for path in ("jobs/llama.yaml", "ml/mfu/nightly.yml", "configs/examples/demo.mfu.yaml", "mfu/base.yaml"):
+        assert files.search(path), path
+    for path in ("configs/hardware.yaml", "configs/models.yaml", ".github/workflows/ci.yaml", "jobs.yaml"):
+        assert not files.search(path), path
+    # what pre-commit then runs: the entry with the matched files appended
+    t, _ = synth_trace()
+    (tmp_path / "jobs").mkdir()
+    good = write(tmp_path / "jobs", "good", t)
+    base = tmp_path / "jobs" / "base.yaml"
+    base.write_text("kind: base\nhardware: {num_gpus: 2, precision: bf16}\n")
+    assert main([*hook["entry"].split()[1:], str(good), str(base)]) == 0
+    bad = tmp_path / "jobs" / "bad.yaml"
+    bad.write_text("name: bad\ntrace: x.sqlite\nregion: {name: step}\nhardware: {num_gpus: 0}\n")
+    capsys.readouterr()
+    assert main([*hook["entry"].split()[1:], str(good), str(bad)]) == 3
+    assert "bad.yaml" in capsys.readouterr().err
