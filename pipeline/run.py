@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline.analysis import classes
 from pipeline.analysis import metrics
+from pipeline.analysis import precision
 from pipeline.analysis import ranks
 from pipeline.report import publish, render
 from pipeline.report import result
@@ -50,6 +51,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     res.update(where)
     res["hardware"]["ridge_flop_per_byte"] = (metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
                                               if peak.hbm_gbps else None)
+    res["warnings"] += precision.judge(res["gemm_precision"], job.hardware, peak, catalog)
     res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
     res["warnings"] += roofline.above_roof(res["roofline"])
     unsteady = metrics.unsteady_steps([o["index"] for o in res["occurrences"]],

@@ -7,15 +7,16 @@ import duckdb
 from pipeline.trace import queries
 
 COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name VARCHAR, class VARCHAR, " \
-          "kind VARCHAR, start_ns BIGINT, end_ns BIGINT"
+          "kind VARCHAR, start_ns BIGINT, end_ns BIGINT, precision VARCHAR"
 
 
 def classified(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
-    """rows: (occurrence, device_id, name, class, start_ns, end_ns); kind follows the class."""
+    """rows: (occurrence, device_id, name, class, start_ns, end_ns[, precision]); kind follows the class."""
     con = duckdb.connect()
     queries.run(con, "macros")
     con.execute(f"CREATE TABLE classified ({COLUMNS})")
     if rows:
-        con.executemany("INSERT INTO classified VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
-                        [(o, d, n, c, "memory" if c == "memory" else "kernel", s, e) for o, d, n, c, s, e in rows])
+        con.executemany("INSERT INTO classified VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+                        [(o, d, n, c, "memory" if c == "memory" else "kernel", s, e, *(p or [None]))
+                         for o, d, n, c, s, e, *p in rows])
     return con

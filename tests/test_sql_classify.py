@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from pipeline.trace import queries
-from pipeline.analysis.classes import load_rules
+from pipeline.analysis.classes import PrecisionRules, Rule, classify_params, load_rules
 from pipeline.analysis.measure import prepare
 from pipeline.trace.open import open_trace
 
@@ -29,9 +29,16 @@ def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _classes(con, classes, patterns) -> dict[str, str]:
-    queries.run(con, "classify", classes=classes, patterns=patterns)
+NO_PRECISIONS = PrecisionRules((), ())
+
+
+def _classes(con, classes, patterns, said: PrecisionRules = NO_PRECISIONS) -> dict[str, str]:
+    queries.run(con, "classify", **classify_params([Rule(c, p) for c, p in zip(classes, patterns)], said))
     return dict(con.execute("SELECT name, class FROM classified").fetchall())
+
+
+def _precisions(con) -> dict[str, str | None]:
+    return dict(con.execute("SELECT name, precision FROM classified").fetchall())
 
 
 def test_first_matching_rule_wins_and_the_rest_is_other():
@@ -46,6 +53,14 @@ def test_first_matching_rule_wins_and_the_rest_is_other():
 def test_no_rules_leaves_every_kernel_other():
     got = _classes(_con(["a", "b"]), [], [])
     assert got == {"a": "other", "b": "other", "[CUDA memcpy]": "memory"}
+
+
+def test_first_matching_precision_wins_only_in_matrix_classes_and_the_rest_is_unknown():
+    said = PrecisionRules(("gemm",), (("bf16", "bf16"), ("fp32", "f32"), ("fp32", "sgemm")))
+    con = _con(["gemm_bf16bf16_bf16f32", "gemm_f32f32", "sgemm_nn", "gemm_plain", "relu_bf16"])
+    _classes(con, ["gemm", "gemm", "elementwise"], ["gemm", "sgemm", "relu"], said)
+    assert _precisions(con) == {"gemm_bf16bf16_bf16f32": "bf16", "gemm_f32f32": "fp32", "sgemm_nn": "fp32",
+                                "gemm_plain": "unknown", "relu_bf16": None, "[CUDA memcpy]": None}
 
 
 def test_job_rules_take_precedence_over_shipped_ones():
@@ -141,8 +156,11 @@ REAL_NAMES = {
 def test_shipped_rules_on_real_kernel_names():
     rules = load_rules()
     names = list(REAL_NAMES)
-    got = _classes(_con(names), [r.kernel_class for r in rules], [r.pattern for r in rules])
-    assert {n: got[n] for n in names} == {n: c for n, (c, _) in REAL_NAMES.items()}
+    con = _con(names)
+    queries.run(con, "classify", **classify_params(rules))
+    got = {n: (c, p) for n, c, p in con.execute("SELECT name, class, precision FROM classified").fetchall()}
+    assert {n: got[n][0] for n in names} == {n: c for n, (c, _) in REAL_NAMES.items()}
+    assert {n: got[n][1] for n in names} == {n: p for n, (_, p) in REAL_NAMES.items()}
 
 
 def _classify_whole_trace(path) -> list[tuple]:
@@ -156,9 +174,7 @@ def _classify_whole_trace(path) -> list[tuple]:
         trace.con.execute("CREATE TEMP TABLE attributed_memops AS SELECT 1 AS occurrence, globalPid AS "
                           "global_pid, deviceId AS device_id, 'memcpy' AS name, start AS start_ns, "
                           "\"end\" AS end_ns FROM raw_memcpy")
-        rules = load_rules()
-        queries.run(trace.con, "classify", classes=[r.kernel_class for r in rules],
-                    patterns=[r.pattern for r in rules])
+        queries.run(trace.con, "classify", **classify_params(load_rules()))
         return trace.con.execute("SELECT name, class, kind, device_id, end_ns - start_ns FROM classified").fetchall()
     finally:
         trace.con.close()

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.analysis import precision
 from pipeline.trace import chain, queries, re2
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
@@ -36,8 +37,26 @@ class Rule:
 
 
 @lru_cache(maxsize=4)
+def _document(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
 def _shipped(path: Path) -> list[dict[str, str]]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))["classes"]
+    return _document(path)["classes"]
+
+
+@dataclass(frozen=True)
+class PrecisionRules:
+    """Which classes get a precision, and the ordered (precision, pattern) rules naming it (§5)."""
+
+    classes: tuple[str, ...]
+    rules: tuple[tuple[str, str], ...]
+
+
+def load_precision_rules(path: Path = CLASSES_FILE) -> PrecisionRules:
+    doc = _document(path)
+    return PrecisionRules(tuple(doc["precision_classes"]),
+                          tuple((p["precision"], pat) for p in doc["precisions"] for pat in p["patterns"]))
 
 
 def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
@@ -57,8 +76,15 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
 
 def classify(trace: Trace, m: Measurement, rules: list[Rule]) -> None:
     """Build the `classified` table: attributed kernels with a class, plus attributed memory ops."""
-    chain.run(trace.con, {"attribute_memops", "classify"}, mode=m.attribution,
-              classes=[r.kernel_class for r in rules], patterns=[r.pattern for r in rules])
+    chain.run(trace.con, {"attribute_memops", "classify"}, mode=m.attribution, **classify_params(rules))
+
+
+def classify_params(rules: list[Rule], said: PrecisionRules | None = None) -> dict[str, list[str]]:
+    """The parameters of classify.sql: class rules in order, then the precision rules (§5)."""
+    said = said or load_precision_rules()
+    return {"classes": [r.kernel_class for r in rules], "patterns": [r.pattern for r in rules],
+            "precision_classes": list(said.classes), "precisions": [p for p, _ in said.rules],
+            "precision_patterns": [pattern for _, pattern in said.rules]}
 
 
 def kernel_classes(trace: Trace, wall_ns: int) -> list[dict[str, Any]]:
@@ -109,6 +135,7 @@ def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> 
     return {"kernel_classes": classes,
             "top_kernels": top_kernels(trace, kernel_sum_ns),
             "unclassified_kernels": top_kernels(trace, kernel_sum_ns, OTHER_CLASS),
+            "gemm_precision": precision.measure(trace, load_precision_rules().classes),
             "communication": communication(trace, m),
             "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None
                                 for f in figures]}

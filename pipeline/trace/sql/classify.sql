@@ -4,26 +4,50 @@
 -- name ($classes[i] / $patterns[i], tested in list order), else 'other'; attributed memory
 -- copies and sets are class 'memory'. Names are matched once each, not once per kernel.
 -- kind: 'kernel' or 'memory' (copies run on copy engines and stay out of overlap figures).
+-- precision: for kernels of $precision_classes, the first precision whose pattern matches
+-- the name ($precisions[i] / $precision_patterns[i]), else 'unknown' (never guessed);
+-- NULL for every other class.
 CREATE OR REPLACE TEMP TABLE classified AS
 WITH rules AS (
     SELECT i AS priority, $classes[i] AS class, $patterns[i] AS pattern
     FROM range(1, len($classes) + 1) AS t(i)
+),
+precision_rules AS (
+    SELECT i AS priority, $precisions[i] AS precision, $precision_patterns[i] AS pattern
+    FROM range(1, len($precisions) + 1) AS t(i)
 ),
 named AS (
     SELECT a.*, coalesce(s.value, '[unnamed kernel]') AS name
     FROM attributed AS a
     LEFT JOIN raw_strings AS s ON s.id = a.name_id
 ),
+names AS (
+    SELECT DISTINCT name FROM named
+),
 matched AS (
     SELECT n.name, arg_min(r.class, r.priority) AS class
-    FROM (SELECT DISTINCT name FROM named) AS n
+    FROM names AS n
     JOIN rules AS r ON regexp_matches(n.name, r.pattern)
     GROUP BY n.name
+),
+said AS (
+    SELECT n.name, arg_min(p.precision, p.priority) AS precision
+    FROM names AS n
+    JOIN precision_rules AS p ON regexp_matches(n.name, p.pattern)
+    GROUP BY n.name
+),
+judged AS (
+    SELECT n.name, coalesce(m.class, 'other') AS class,
+           CASE WHEN list_contains($precision_classes, coalesce(m.class, 'other'))
+                THEN coalesce(s.precision, 'unknown') END AS precision
+    FROM names AS n
+    LEFT JOIN matched AS m ON m.name = n.name
+    LEFT JOIN said AS s ON s.name = n.name
 )
 SELECT n.occurrence, n.global_pid, n.device_id, n.name,
-       coalesce(m.class, 'other') AS class, 'kernel' AS kind, n.start_ns, n.end_ns
+       j.class, 'kernel' AS kind, n.start_ns, n.end_ns, j.precision
 FROM named AS n
-LEFT JOIN matched AS m ON m.name = n.name
+JOIN judged AS j ON j.name = n.name
 UNION ALL
-SELECT occurrence, global_pid, device_id, name, 'memory', 'memory', start_ns, end_ns
+SELECT occurrence, global_pid, device_id, name, 'memory', 'memory', start_ns, end_ns, CAST(NULL AS VARCHAR)
 FROM attributed_memops;

@@ -13,7 +13,7 @@ WITH extra_devices AS (
           EXCEPT SELECT file, device_id FROM device_keys)
 )
 SELECT c.occurrence, k.rank_key AS global_pid, coalesce(d.device_key, x.device_key) AS device_id,
-       c.name, c.class, c.kind, c.start_ns, c.end_ns
+       c.name, c.class, c.kind, c.start_ns, c.end_ns, c.precision
 FROM all_classified AS c
 LEFT JOIN rank_keys AS k ON k.file = c.file AND k.global_pid = c.global_pid
 LEFT JOIN device_keys AS d ON d.file = c.file AND d.device_id = c.device_id

@@ -1,0 +1,83 @@
+"""The precision the matrix kernels actually ran in, against the one the job declares (#11 §5).
+
+The denominator's peak depends on precision: a job declaring bf16 over GEMMs that ran in FP32
+FFMA divides by a peak 15x too high. classify.sql reads the precision from each matrix kernel's
+name (configs/kernel_classes.yaml, `precisions`), 'unknown' where the name says none;
+precision_times.sql sums the time. Here the shares are set beside the declared precision and the
+catalog peak each precision would have, and a share above MISMATCH_SHARE in another known
+precision is a warning. Unknown time is never counted as a mismatch: it is not a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.analysis.measure import NS
+from pipeline.hardware.catalog import Catalog
+from pipeline.hardware.detect import Peak
+from pipeline.trace import queries
+from pipeline.trace.open import Trace
+
+MISMATCH_SHARE = 0.10        # issue #11 §5: more than 10 % of GEMM time in another precision
+TOP_NAMES = 3
+UNKNOWN = "unknown"
+
+
+def measure(trace: Trace, classes: tuple[str, ...]) -> dict[str, Any]:
+    """Time per precision of the kernels of `classes` (those classify.sql gave a precision)."""
+    rows = queries.run(trace.con, "precision_times", names=TOP_NAMES)
+    total = sum(r["sum_ns"] for r in rows)
+    return {"classes": list(classes), "sum_s": total / NS,
+            "precisions": [{"precision": r["precision"], "count": r["kernel_count"], "sum_s": r["sum_ns"] / NS,
+                            "share": r["sum_ns"] / total if total else None, "kernels": list(r["top_names"])}
+                           for r in rows]}
+
+
+def matches(inferred: str, hardware: dict[str, Any]) -> bool | None:
+    """Does a precision read from names agree with hardware.precision? None for unknown.
+
+    fp64 names cover fp64 and fp64_tensor; a declared fp8 with fp8_fraction expects bf16 too.
+    """
+    declared = hardware["precision"]
+    if inferred == UNKNOWN:
+        return None
+    if inferred == "fp64":
+        return declared in ("fp64", "fp64_tensor")
+    return inferred == declared or (declared == "fp8" and hardware.get("fp8_fraction") is not None
+                                    and inferred == "bf16")
+
+
+def catalog_peak(catalog: Catalog, peak: Peak, precision: str) -> float | None:
+    """The per-GPU peak the job's GPU has at `precision` (dense unless the job chose sparse)."""
+    if precision == UNKNOWN or peak.key not in catalog.entries:
+        return None
+    entry = catalog.entries[peak.key]
+    table = entry.sparse if peak.sparsity else entry.dense
+    value = table.get("fp64_tensor", table.get("fp64")) if precision == "fp64" else table.get(precision)
+    return None if value is None else value * peak.mig_fraction
+
+
+def judge(section: dict[str, Any], hardware: dict[str, Any], peak: Peak, catalog: Catalog) -> list[dict[str, str]]:
+    """Complete the section with the declared precision and peaks; warn on a mismatch above 10 %."""
+    section["declared"] = hardware["precision"]
+    for row in section["precisions"]:
+        row["matches_declared"] = matches(row["precision"], hardware)
+        row["peak_tflops"] = catalog_peak(catalog, peak, row["precision"])
+    other = [r for r in section["precisions"] if r["matches_declared"] is False]
+    section["mismatch_share"] = sum(r["share"] for r in other) if section["sum_s"] else None
+    if not other or section["mismatch_share"] <= MISMATCH_SHARE:
+        return []
+    unknown = sum(r["share"] for r in section["precisions"] if r["precision"] == UNKNOWN)
+    ran = "; ".join(f"{100 * r['share']:.1f} % in {r['precision']} ({_peak_text(r['peak_tflops'])}: "
+                    + ", ".join(r["kernels"]) + ")" for r in other)
+    return [{"code": "precision_mismatch", "message":
+             f"{100 * section['mismatch_share']:.1f} % of matrix-kernel time ({', '.join(section['classes'])}) "
+             f"ran in a precision other than the declared {section['declared']} "
+             f"({_peak_text(peak.peak_tflops)} on {peak.gpu}, used for MFU): {ran}. The kernel names say so; check "
+             "hardware.precision against the model's dtype/autocast"
+             + (f" ({100 * unknown:.1f} % of that time has names that carry no type and is not counted)"
+                if unknown else "")}]
+
+
+def _peak_text(tflops: float | None) -> str:
+    return "peak unknown" if tflops is None else f"peak {tflops:g} TFLOP/s"
