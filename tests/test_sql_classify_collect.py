@@ -11,7 +11,7 @@ from tests.sqlfixtures import COLUMNS
 def collect(con: duckdb.DuckDBPyConnection, file: int, name: str) -> None:
     """One file's `classified` table (one kernel named `name`), then collected under `file`."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE classified ({COLUMNS})")
-    con.execute("INSERT INTO classified VALUES (1, 16777216, 0, ?, 'gemm', 'kernel', 10, 20)", [name])
+    con.execute("INSERT INTO classified VALUES (1, 16777216, 0, ?, 'gemm', 'kernel', 10, 20, 'bf16')", [name])
     queries.run(con, "classify_collect", file=file)
 
 
