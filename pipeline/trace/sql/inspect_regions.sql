@@ -1,0 +1,131 @@
+-- Region discovery for `mfu inspect` / `mfu init`: every NVTX range-name group ranked by the GPU
+-- work it encloses, with what makes a name look like one training/inference step.
+-- Names are grouped with PyTorch's ", seq = N, op_id = M" suffixes removed (select them with
+-- `match: prefix`). All set-based: no per-range loop, so millions of ranges are fine.
+--
+-- Occurrences of a group are counted per process as in a job (SEMANTICS §3, §6): ranges of the
+-- group that overlap in one process fold into the outermost (an island); islands open on a
+-- strict overlap, so back-to-back steps stay two occurrences.
+-- gid: a hash of (name group, domain), so windows partition on an integer, not on strings.
+CREATE OR REPLACE TEMP TABLE discovery_ranges AS
+WITH named AS (
+    SELECT regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') AS name_group, *
+    FROM ranges
+)
+SELECT hash(name_group, domain) AS gid, name_group, name, domain, global_pid, pid, global_tid, start_ns, end_ns
+FROM named;
+
+CREATE OR REPLACE TEMP TABLE discovery_groups AS
+SELECT gid, any_value(name_group) AS name_group, any_value(domain) AS domain,
+       bool_or(name <> name_group) AS has_suffix, min(name) AS example
+FROM discovery_ranges
+GROUP BY gid;
+
+-- Nesting depth in the range's own thread: ranges open when it starts (push/pop ranges nest per
+-- thread). A sweep over start (+1) and end (-1) events; at equal times ends go first, and of two
+-- ranges starting together the longer one is the outer.
+CREATE OR REPLACE TEMP TABLE discovery_depth AS
+WITH events AS (
+    SELECT global_tid, start_ns AS t, 1 AS ord, -end_ns AS tie, 1 AS delta, gid FROM discovery_ranges
+    UNION ALL
+    SELECT global_tid, end_ns, 0, 0, -1, NULL FROM discovery_ranges
+),
+swept AS (
+    SELECT gid, delta,
+           sum(delta) OVER (PARTITION BY global_tid ORDER BY t, ord, tie ROWS UNBOUNDED PRECEDING) - 1 AS depth
+    FROM events
+)
+SELECT gid, min(depth) AS min_depth, max(depth) AS max_depth
+FROM swept WHERE delta = 1
+GROUP BY gid;
+
+CREATE OR REPLACE TEMP TABLE discovery_occ AS
+WITH marked AS (
+    SELECT gid, global_pid, pid, start_ns, end_ns,
+           max(end_ns) OVER (PARTITION BY gid, global_pid ORDER BY start_ns, end_ns DESC
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
+    FROM discovery_ranges
+),
+islands AS (
+    SELECT *, sum(CASE WHEN prev_end_ns IS NULL OR start_ns >= prev_end_ns THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY gid, global_pid ORDER BY start_ns, end_ns DESC
+                        ROWS UNBOUNDED PRECEDING) AS occurrence
+    FROM marked
+)
+SELECT row_number() OVER () AS occ_id, gid, global_pid, pid, occurrence,
+       min(start_ns) AS start_ns, max(end_ns) AS end_ns, count(*) AS ranges
+FROM islands
+GROUP BY gid, global_pid, pid, occurrence;
+
+-- Kernels launched inside an occurrence by its process (process attribution, SEMANTICS §4),
+-- each launch key once per occurrence (duplicate runtime rows). The process equality is
+-- written as a difference so DuckDB plans a range join on the two time bounds.
+CREATE OR REPLACE TEMP TABLE discovery_kernels AS
+WITH keys AS (
+    SELECT DISTINCT o.occ_id, l.global_pid, l.correlation_id
+    FROM launches AS l
+    JOIN discovery_occ AS o
+      ON l.start_ns >= o.start_ns AND l.start_ns <= o.end_ns AND l.global_pid - o.global_pid = 0
+)
+SELECT k.occ_id AS grp, kk.start_ns, kk.end_ns
+FROM keys AS k
+JOIN kernels AS kk ON kk.global_pid = k.global_pid AND kk.correlation_id = k.correlation_id;
+
+CREATE OR REPLACE TEMP TABLE discovery_work AS
+SELECT grp AS occ_id, sum(end_ns - start_ns) AS union_ns, sum(sum_ns) AS sum_ns,
+       sum(interval_count) AS kernel_count, max(end_ns) AS last_end_ns
+FROM interval_islands('discovery_kernels')
+GROUP BY grp;
+
+-- Per occurrence: wall = envelope of the ranges and their kernels; period = start of the next
+-- occurrence in the same process minus this start.
+CREATE OR REPLACE TEMP TABLE discovery_occ_work AS
+SELECT o.*, greatest(o.end_ns, coalesce(w.last_end_ns, o.end_ns)) - o.start_ns AS wall_ns,
+       coalesce(w.sum_ns, 0) AS kernel_sum_ns, coalesce(w.union_ns, 0) AS kernel_union_ns,
+       coalesce(w.kernel_count, 0) AS kernel_count,
+       lead(o.start_ns) OVER (PARTITION BY o.gid, o.global_pid ORDER BY o.occurrence)
+           - o.start_ns AS period_ns
+FROM discovery_occ AS o
+LEFT JOIN discovery_work AS w USING (occ_id);
+
+-- One row per name group. period_cv: coefficient of variation of the periods after the first
+-- (the first step is often a warm-up), all periods when there are fewer than three per process.
+WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernels),
+per_process AS (
+    SELECT gid, min(n) AS min_per_process, max(n) AS max_per_process
+    FROM (SELECT gid, global_pid, count(*) AS n FROM discovery_occ_work GROUP BY ALL)
+    GROUP BY gid
+),
+stats AS (
+    SELECT gid,
+           count(*) AS occurrences,
+           count(DISTINCT global_pid) AS processes,
+           sum(ranges) AS ranges,
+           CAST(median(end_ns - start_ns) AS BIGINT) AS median_ns,
+           CAST(median(wall_ns) AS BIGINT) AS median_wall_ns,
+           CAST(median(kernel_sum_ns) AS BIGINT) AS median_kernel_sum_ns,
+           CAST(median(kernel_union_ns) AS BIGINT) AS median_kernel_union_ns,
+           CAST(median(kernel_count) AS BIGINT) AS median_kernel_count,
+           sum(kernel_sum_ns) AS kernel_sum_ns,
+           CAST(median(period_ns) FILTER (WHERE occurrence > 1 OR NOT steady_periods) AS BIGINT) AS period_ns,
+           stddev_pop(period_ns) FILTER (WHERE occurrence > 1 OR NOT steady_periods)
+               / nullif(avg(period_ns) FILTER (WHERE occurrence > 1 OR NOT steady_periods), 0) AS period_cv
+    FROM (SELECT *, (max(occurrence) OVER (PARTITION BY gid, global_pid) >= 4) AS steady_periods
+          FROM discovery_occ_work)
+    GROUP BY gid
+)
+SELECT g.name_group, g.domain, g.has_suffix, g.example, s.* EXCLUDE (gid),
+       p.min_per_process AS occurrences_per_process_min,
+       p.max_per_process AS occurrences_per_process_max,
+       d.min_depth, d.max_depth,
+       s.kernel_sum_ns / nullif((SELECT kernel_ns FROM total), 0) AS kernel_share,
+       (d.min_depth = 0 AND p.min_per_process >= 2
+        AND s.kernel_sum_ns >= 0.5 * (SELECT kernel_ns FROM total)
+        AND coalesce(s.period_cv, 1) <= $max_period_cv) AS step_like
+FROM stats AS s
+JOIN per_process AS p USING (gid)
+JOIN discovery_depth AS d USING (gid)
+JOIN discovery_groups AS g USING (gid)
+ORDER BY step_like DESC, kernel_share DESC NULLS LAST, median_kernel_union_ns DESC, occurrences DESC,
+         name_group, domain NULLS FIRST
+LIMIT $limit;
