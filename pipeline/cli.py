@@ -150,12 +150,19 @@ def build_parser() -> argparse.ArgumentParser:
              "Base files (`kind: base`, used through `extends:`) are reported as skipped.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
 
-    sp = cmd("inspect", _inspect, "Show what a trace holds: versions, GPUs, processes, counts, NVTX ranges.")
+    sp = cmd("inspect", _inspect, "Show what a trace holds: versions, GPUs, processes, counts, NVTX ranges, and "
+             "which NVTX range looks like one training/inference step: range names ranked by the GPU work they "
+             "enclose (share of the trace's kernel time, per-occurrence kernel sum/union/count), with nesting "
+             "depth, occurrences per process and the steadiness of their period. When no name is step-like it "
+             "says it is guessing.")
     sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export "
                     "(`nsys export --type sqlite`), opened read-only")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text (default) or json (the same content, for tools)")
-    sp.add_argument("--ranges", type=int, default=30, metavar="N", help="range-name groups to list (default 30)")
+    sp.add_argument("--ranges", type=int, default=30, metavar="N", help="range-name groups to list by count "
+                    "(default 30)")
+    sp.add_argument("--regions", type=int, default=10, metavar="N", help="range-name groups to rank by the GPU "
+                    "work they enclose, step-like names first (default 10)")
 
     sp = cmd("demo", _demo, "Generate a synthetic trace, run the demo job on it, write reports/demo.")
     sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
@@ -327,7 +334,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     from pipeline.trace.inspect import format_text, inspect_trace
-    info = inspect_trace(args.trace, ranges=args.ranges)
+    info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
     print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
     return 0
 

@@ -2,7 +2,7 @@
 
 Everything is counted in SQL (pipeline/trace/sql/inspect_*.sql); this module only
 decides what the counts mean for the user: which tables are missing and what
-that prevents.
+that prevents, and (trace/discovery.py) which NVTX range looks like one step.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.trace import queries
+from pipeline.trace import discovery, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
 from pipeline.trace.open import RAW_TABLES, open_trace
 
 
-def inspect_trace(path: Path, ranges: int = 30) -> dict[str, Any]:
+def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, Any]:
     trace = open_trace(path)
     try:
         queries.run(trace.con, "views")
@@ -27,6 +27,8 @@ def inspect_trace(path: Path, ranges: int = 30) -> dict[str, Any]:
         devices = queries.run(trace.con, "inspect_devices")
         processes = queries.run(trace.con, "inspect_processes")
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
+        found = discovery.discover(trace.con, regions)
+        precision = queries.run(trace.con, "inspect_precision")
     finally:
         trace.con.close()
     return {
@@ -40,6 +42,8 @@ def inspect_trace(path: Path, ranges: int = 30) -> dict[str, Any]:
         "processes": processes,
         "nvtx_ranges": groups,
         "nvtx_range_groups": total_groups,
+        "region_discovery": found,
+        "precision_by_kernel_names": precision,
         "supports": _supports(trace.tables, counts),
         "notes": trace.notes,
     }
@@ -100,6 +104,30 @@ def format_text(info: dict[str, Any]) -> str:
         dom = f" [domain {r['domain']}]" if r["domain"] else ""
         lines.append(f"  {r['ranges']:>7,} x  median {r['median_ns'] / 1e6:>10.3f} ms  "
                      f"{r['processes']} proc  {name}{dom}")
+    lines += ["", *_discovery_text(info["region_discovery"])]
     lines += ["", "what this trace supports"] + [f"  - {s}" for s in info["supports"]]
     lines += [f"  note: {n}" for n in info["notes"]]
     return "\n".join(lines)
+
+
+def _discovery_text(d: dict[str, Any]) -> list[str]:
+    lines = [f"NVTX regions by the GPU work they enclose (top {len(d['regions'])}; per occurrence: median "
+             "duration, attributed kernel time sum / union / count)"]
+    lines.append(f"  {'step':<4} {'share':>6} {'occ/proc':>9} {'depth':>5} {'duration':>11} {'sum':>11} "
+                 f"{'union':>11} {'kernels':>7} {'period CV':>9}  name")
+    for r in d["regions"]:
+        per = (str(r["occurrences_per_process_min"]) if r["occurrences_per_process_min"] == r["occurrences_per_process_max"]
+               else f"{r['occurrences_per_process_min']}-{r['occurrences_per_process_max']}")
+        cv = "—" if r["period_cv"] is None else f"{100 * r['period_cv']:.1f} %"
+        name = r["name_group"] + (" …" if r["has_suffix"] else "") + (f" [domain {r['domain']}]" if r["domain"] else "")
+        lines.append(f"  {'yes' if r['step_like'] else '':<4} {100 * (r['kernel_share'] or 0):>5.1f}% {per:>9} "
+                     f"{r['min_depth']:>5} {_ms(r['median_ns'])} {_ms(r['median_kernel_sum_ns'])} "
+                     f"{_ms(r['median_kernel_union_ns'])} {r['median_kernel_count']:>7} {cv:>9}  {name}")
+    lines.append(f"  verdict: {d['message']}")
+    if d["suffix_note"]:
+        lines.append(f"  note: {d['suffix_note']}")
+    return lines
+
+
+def _ms(ns: int | None) -> str:
+    return f"{'—':>11}" if ns is None else f"{ns / 1e6:>8.3f} ms"

@@ -59,6 +59,10 @@ class SynthSpec:
     straggler_rank: int | None = None
     straggler_ns: int = 0
     region: str = "train_step"
+    layers: int = 0                    # nested ranges per step (depth 1), named `layer_region`, splitting it
+    layer_region: str = "decoder_layer"
+    warmup_steps: int = 0              # the first steps last warmup_factor x step_ns (warm-up outliers)
+    warmup_factor: float = 2.0
     gpu_name: str = "NVIDIA H100 80GB HBM3"
     gpu_memory: int = 85_520_809_984
     gpu_bandwidth: int = 3_352_320_000_000
@@ -104,6 +108,10 @@ def generate(spec: SynthSpec, out: Path) -> dict:
     for planted in (p for v in truth_steps.values() for p in v):
         dropped.setdefault(planted["rank"], []).extend(planted["dropped"])
     truth = {"spec": asdict(spec),
+             # what region discovery and `mfu init` must find, as planted
+             "discovery": {"step_region": spec.region, "nested_region": spec.layer_region if spec.layers else None,
+                           "warmup_occurrences": spec.warmup_steps, "devices": spec.ranks, "processes": spec.ranks,
+                           "gpu_name": spec.gpu_name},
              "occurrences": [_truth(k, v, dropped) for k, v in sorted(truth_steps.items())]}
     _write(spec, t, out)
     Path(str(out) + ".truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
@@ -124,24 +132,31 @@ def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterato
         t.runtime.append((launch, launch + LAUNCH_NS, main_tid, c, names["launch"]))
         t.kernels.append((launch + LAUNCH_LATENCY_NS, launch + 50_000, rank, 7, c, gpid, t.sid(COMPUTE_NAMES[4])))
     stream_free = {7: 0, 13: 0}
+    offset = 0
     for step in range(spec.steps):
-        start = base + step * (spec.step_ns + spec.step_gap_ns)
+        step_ns = int(spec.step_ns * spec.warmup_factor) if step < spec.warmup_steps else spec.step_ns
+        start = base + offset
+        offset += step_ns + spec.step_gap_ns
         if rank == spec.straggler_rank:
             start += spec.straggler_ns
-        cpu_end = start + spec.step_ns - spec.tail_ns
+        cpu_end = start + step_ns - spec.tail_ns
         t.nvtx.append((start, cpu_end, 59, None, t.sid(spec.region), main_tid, 0))
         t.nvtx.append((start + 100, start + 1_000, 59, f"aten::mm, seq = {step}, op_id = {rank}", None, main_tid, 0))
+        layer_ns = (cpu_end - start - spec.lead_ns) // max(spec.layers, 1)
+        for i in range(spec.layers):     # nested inside the step: depth 1, repeating, not a step
+            lo = start + spec.lead_ns + i * layer_ns
+            t.nvtx.append((lo, lo + layer_ns, 59, None, t.sid(spec.layer_region), main_tid, 0))
         planted = _step_kernels(spec, t, rng, rank, gpid, (main_tid, grad_tid), corr, names,
-                                (start, cpu_end), stream_free)
+                                (start, cpu_end), stream_free, step_ns)
         yield step + 1, planted
 
 
-def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, stream_free) -> dict:
+def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, stream_free, step_ns) -> dict:
     start, cpu_end = window
     n = spec.kernels_per_step
     start += spec.lead_ns
     spacing = (cpu_end - start - 2 * LAUNCH_NS) // n
-    busy = int((spec.step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
+    busy = int((step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
     mean = busy // n
     kept, main_only, dropped, comm = [], [], [], []
     for i in range(n):

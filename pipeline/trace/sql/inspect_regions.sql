@@ -1,3 +1,5 @@
+-- reads: ranges, launches, kernels, interval_islands
+-- creates: discovery_ranges, discovery_groups, discovery_depth, discovery_occ, discovery_kernels, discovery_work, discovery_occ_work, discovery_warmup
 -- Region discovery for `mfu inspect` / `mfu init`: every NVTX range-name group ranked by the GPU
 -- work it encloses, with what makes a name look like one training/inference step.
 -- Names are grouped with PyTorch's ", seq = N, op_id = M" suffixes removed (select them with
@@ -58,14 +60,16 @@ FROM islands
 GROUP BY gid, global_pid, pid, occurrence;
 
 -- Kernels launched inside an occurrence by its process (process attribution, SEMANTICS §4),
--- each launch key once per occurrence (duplicate runtime rows). The process equality is
--- written as a difference so DuckDB plans a range join on the two time bounds.
+-- each launch key once per name group (duplicate runtime rows; a launch on the boundary of two
+-- back-to-back occurrences goes to the later one). The process equality is written as a
+-- difference so DuckDB plans a range join on the two time bounds, not a hash join per process.
 CREATE OR REPLACE TEMP TABLE discovery_kernels AS
 WITH keys AS (
-    SELECT DISTINCT o.occ_id, l.global_pid, l.correlation_id
+    SELECT o.occ_id, l.global_pid, l.correlation_id
     FROM launches AS l
     JOIN discovery_occ AS o
       ON l.start_ns >= o.start_ns AND l.start_ns <= o.end_ns AND l.global_pid - o.global_pid = 0
+    QUALIFY row_number() OVER (PARTITION BY o.gid, l.global_pid, l.correlation_id ORDER BY o.start_ns DESC) = 1
 )
 SELECT k.occ_id AS grp, kk.start_ns, kk.end_ns
 FROM keys AS k
@@ -88,8 +92,23 @@ SELECT o.*, greatest(o.end_ns, coalesce(w.last_end_ns, o.end_ns)) - o.start_ns A
 FROM discovery_occ AS o
 LEFT JOIN discovery_work AS w USING (occ_id);
 
--- One row per name group. period_cv: coefficient of variation of the periods after the first
--- (the first step is often a warm-up), all periods when there are fewer than three per process.
+-- Warm-up: the leading occurrences (k = 1, 2, ... while each holds) whose wall time, slowest
+-- process, exceeds $warmup_factor x the group's median.
+CREATE OR REPLACE TEMP TABLE discovery_warmup AS
+WITH per_k AS (
+    SELECT gid, occurrence, max(wall_ns) AS wall_ns FROM discovery_occ_work GROUP BY gid, occurrence
+),
+slow AS (
+    SELECT gid, occurrence,
+           bool_and(wall_ns > $warmup_factor * median_ns)
+               OVER (PARTITION BY gid ORDER BY occurrence ROWS UNBOUNDED PRECEDING) AS is_warmup
+    FROM (SELECT *, median(wall_ns) OVER (PARTITION BY gid) AS median_ns FROM per_k)
+)
+SELECT gid, count(*) FILTER (WHERE is_warmup) AS warmup_occurrences FROM slow GROUP BY gid;
+
+-- One row per name group. period_cv: coefficient of variation of the periods after the warm-up
+-- occurrences (at least the first: step 1 is often slower), when at least two such periods remain
+-- in the process; otherwise of all its periods.
 WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernels),
 per_process AS (
     SELECT gid, min(n) AS min_per_process, max(n) AS max_per_process
@@ -107,25 +126,28 @@ stats AS (
            CAST(median(kernel_union_ns) AS BIGINT) AS median_kernel_union_ns,
            CAST(median(kernel_count) AS BIGINT) AS median_kernel_count,
            sum(kernel_sum_ns) AS kernel_sum_ns,
-           CAST(median(period_ns) FILTER (WHERE occurrence > 1 OR NOT steady_periods) AS BIGINT) AS period_ns,
-           stddev_pop(period_ns) FILTER (WHERE occurrence > 1 OR NOT steady_periods)
-               / nullif(avg(period_ns) FILTER (WHERE occurrence > 1 OR NOT steady_periods), 0) AS period_cv
-    FROM (SELECT *, (max(occurrence) OVER (PARTITION BY gid, global_pid) >= 4) AS steady_periods
-          FROM discovery_occ_work)
+           CAST(median(period_ns) FILTER (WHERE occurrence > skip) AS BIGINT) AS period_ns,
+           stddev_pop(period_ns) FILTER (WHERE occurrence > skip)
+               / nullif(avg(period_ns) FILTER (WHERE occurrence > skip), 0) AS period_cv
+    FROM (SELECT o.*, CASE WHEN max(o.occurrence) OVER (PARTITION BY o.gid, o.global_pid)
+                                >= greatest(1, w.warmup_occurrences) + 3
+                           THEN greatest(1, w.warmup_occurrences) ELSE 0 END AS skip
+          FROM discovery_occ_work AS o JOIN discovery_warmup AS w USING (gid))
     GROUP BY gid
 )
 SELECT g.name_group, g.domain, g.has_suffix, g.example, s.* EXCLUDE (gid),
        p.min_per_process AS occurrences_per_process_min,
        p.max_per_process AS occurrences_per_process_max,
-       d.min_depth, d.max_depth,
+       d.min_depth, d.max_depth, w.warmup_occurrences,
        s.kernel_sum_ns / nullif((SELECT kernel_ns FROM total), 0) AS kernel_share,
-       (d.min_depth = 0 AND p.min_per_process >= 2
-        AND s.kernel_sum_ns >= 0.5 * (SELECT kernel_ns FROM total)
-        AND coalesce(s.period_cv, 1) <= $max_period_cv) AS step_like
+       coalesce(d.min_depth = 0 AND p.min_per_process >= $min_repeats
+                AND s.kernel_sum_ns >= $min_share * (SELECT kernel_ns FROM total)
+                AND coalesce(s.period_cv, 1) <= $max_period_cv, false) AS step_like
 FROM stats AS s
 JOIN per_process AS p USING (gid)
 JOIN discovery_depth AS d USING (gid)
 JOIN discovery_groups AS g USING (gid)
+JOIN discovery_warmup AS w USING (gid)
 ORDER BY step_like DESC, kernel_share DESC NULLS LAST, median_kernel_union_ns DESC, occurrences DESC,
          name_group, domain NULLS FIRST
 LIMIT $limit;

@@ -1,0 +1,60 @@
+"""Region discovery: which NVTX range marks one step, for `mfu inspect` and `mfu init`.
+
+The figures come from one SQL chain (sql/inspect_regions.sql) over every range of the
+trace; this module only turns them into a verdict a user can check: which names look
+like a training/inference step and why, or, when none does, that any choice is a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from pipeline.trace import queries
+
+# What makes a name step-like (all must hold); the reasons printed use the same numbers.
+MIN_REPEATS = 2          # occurrences in every process that has the name
+MIN_SHARE = 0.5          # of the trace's kernel time launched inside its occurrences
+MAX_PERIOD_CV = 0.2      # coefficient of variation of the start-to-start period (after the first)
+WARMUP_FACTOR = 1.2      # leading occurrences slower than this x the median are warm-up
+GUESS = ("this trace has no NVTX range that covers one step; mark your step with "
+         "`nvtx.range('train_step')` or use `covers: N` on a wider range")
+SUFFIX_NOTE = ("names marked '…' carry PyTorch's ', seq = N' / ', op_id = M' suffixes, one per call: "
+               "`match: prefix` on the name groups them")
+
+
+def discover(con: duckdb.DuckDBPyConnection, limit: int = 10) -> dict[str, Any]:
+    """Name groups ranked by the GPU work they enclose, each with why it is (not) step-like."""
+    rows = queries.run(con, "inspect_regions", limit=limit, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
+                       max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)
+    for r in rows:
+        r["reasons"] = reasons(r)
+    steps = [r["name_group"] for r in rows if r["step_like"]]
+    best = rows[0] if rows else None
+    if steps:
+        message = (f"'{steps[0]}' looks like one step: {'; '.join(rows[0]['reasons'])}"
+                   + (f" (also step-like: {', '.join(repr(s) for s in steps[1:])})" if len(steps) > 1 else ""))
+    elif best is not None and best["kernel_share"]:
+        message = (f"guessing: {GUESS}. The range enclosing the most GPU work is '{best['name_group']}', "
+                   f"but it is not step-like: {'; '.join(best['reasons'])}")
+    else:
+        message = f"guessing: {GUESS}. No range encloses attributed GPU work"
+    return {"regions": rows, "step_like": steps, "guessing": not steps, "message": message,
+            "suffix_note": SUFFIX_NOTE if any(r["has_suffix"] for r in rows) else None}
+
+
+def reasons(r: dict[str, Any]) -> list[str]:
+    """Each criterion of a step-like name, stated with the figure it was judged on."""
+    share = r["kernel_share"] or 0.0
+    cv = r["period_cv"]
+    return [
+        "top-level" if r["min_depth"] == 0 else f"nested (depth {r['min_depth']}), not top-level",
+        (f"repeats {r['occurrences_per_process_min']}x per process" if r["occurrences_per_process_min"] >= MIN_REPEATS
+         else f"only {r['occurrences_per_process_min']} occurrence(s) in a process"),
+        f"{100 * share:.1f} % of the trace's kernel time inside"
+        + ("" if share >= MIN_SHARE else f" (under {100 * MIN_SHARE:.0f} %)"),
+        ("no period (one occurrence)" if cv is None else
+         f"period {r['period_ns'] / 1e6:.3f} ms, CV {100 * cv:.1f} %"
+         + ("" if cv <= MAX_PERIOD_CV else f" (over {100 * MAX_PERIOD_CV:.0f} %: not steady)")),
+    ]
