@@ -1,4 +1,4 @@
--- reads: ranges, launches, kernels, interval_islands
+-- reads: ranges, launches, kernels, interval_union
 -- creates: discovery_ranges, discovery_groups, discovery_depth, discovery_occ, discovery_kernels, discovery_work, discovery_occ_work, discovery_warmup
 -- Region discovery for `mfu inspect` / `mfu init`: every NVTX range-name group ranked by the GPU
 -- work it encloses, with what makes a name look like one training/inference step.
@@ -71,15 +71,13 @@ WITH keys AS (
       ON l.start_ns >= o.start_ns AND l.start_ns <= o.end_ns AND l.global_pid - o.global_pid = 0
     QUALIFY row_number() OVER (PARTITION BY o.gid, l.global_pid, l.correlation_id ORDER BY o.start_ns DESC) = 1
 )
-SELECT k.occ_id AS grp, kk.start_ns, kk.end_ns
+SELECT 'occurrence' AS scope, k.occ_id AS k1, CAST(NULL AS BIGINT) AS k2, kk.start_ns, kk.end_ns
 FROM keys AS k
 JOIN kernels AS kk ON kk.global_pid = k.global_pid AND kk.correlation_id = k.correlation_id;
 
 CREATE OR REPLACE TEMP TABLE discovery_work AS
-SELECT grp AS occ_id, sum(end_ns - start_ns) AS union_ns, sum(sum_ns) AS sum_ns,
-       sum(interval_count) AS kernel_count, max(end_ns) AS last_end_ns
-FROM interval_islands('discovery_kernels')
-GROUP BY grp;
+SELECT k1 AS occ_id, union_ns, sum_ns, interval_count AS kernel_count, last_end_ns
+FROM interval_union('discovery_kernels');
 
 -- Per occurrence: wall = envelope of the ranges and their kernels; period = start of the next
 -- occurrence in the same process minus this start.
