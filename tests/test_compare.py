@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline import history
 from pipeline.cli import main
 from pipeline.compare import compare, load_input
 from pipeline.job.documents import schema_registry, validator
@@ -210,6 +211,7 @@ def test_gating_an_incomparable_figure_fails_unless_allowed(tmp_path, capsys):
     doc = json.loads((tmp_path / "a" / "compare.json").read_text())
     step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
     assert step["passed"] and "gated although not comparable (--allow-incomparable)" in step["detail"]
+    assert doc["allow_incomparable"] and [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
 
 
 def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
@@ -221,6 +223,11 @@ def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
     assert "undecided: new step_time_median_s" in err and "cannot decide, 3 sample(s) here and 3 in the baseline" in err
     assert main(args + ["--strict", "--out", str(tmp_path / "s")]) == 1
     assert "regression: new step_time_median_s" in capsys.readouterr().err
+    for out in ("c", "s"):
+        doc = json.loads((tmp_path / out / "compare.json").read_text())
+        assert [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
+        assert {g["outcome"] for g in doc["gates"]} == ({"undecided"} if out == "c" else {"fail"})
+        assert all(g["test"] is None for g in doc["gates"])
 
 
 def test_several_baselines_pool_samples_and_absorb_run_to_run_noise(tmp_path, capsys):
@@ -233,6 +240,7 @@ def test_several_baselines_pool_samples_and_absorb_run_to_run_noise(tmp_path, ca
     base = ["--baseline", str(tmp_path / "b0.json"), "--baseline", str(tmp_path / "b1.json")]
     assert main(["compare", str(tmp_path / "n.json"), *base, "--max-regression", "2%", "--out", str(tmp_path / "c")]) == 0
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
     assert doc["baselines"] == ["job #1", "job #2"] and [c["baseline"] for c in doc["columns"]] == [True, True, False]
     step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
     ref = (1.0 + 1.08) / 2                                              # median of the two baseline medians
@@ -271,3 +279,12 @@ def test_real_trace_models_and_seq_lens_are_not_step_time_comparable(real_trace,
     assert [g["verdict"] for g in mfu] == ["better", "better"] and all(g["passed"] for g in mfu)
     # the same job against itself: nothing changed, the gate passes with the real samples
     assert main(["compare", folders[0], folders[0], "--max-regression", "0", "--out", str(tmp_path / "same")]) == 0
+    # the real results in a history, twice: samples kept, nothing changed, history.json valid
+    results = [json.loads((Path(f) / "result.json").read_text()) for f in folders]
+    for label in ("first", "second"):
+        history.append(tmp_path / "h", results, label=label)
+    doc = history.write(tmp_path / "h", tmp_path / "hout")
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    l1 = next(j for j in doc["jobs"] if j["name"] == "l1")
+    assert l1["flagged_runs"] == [] and [r["label"] for r in l1["runs"]] == ["first", "second"]
+    assert l1["runs"][0]["step_samples_s"] == [o["step_time_s"] for o in results[0]["occurrences"]]

@@ -187,6 +187,7 @@ def test_format_1_duckdb_is_read_as_is_and_migrated_on_append(tmp_path, capsys):
     assert main(["history", str(db), "--out", str(tmp_path / "h1")]) == 0
     assert db.read_bytes() == before                                       # reading never rewrites the file
     doc = json.loads((tmp_path / "h1/history.json").read_text())
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     assert doc["format_version"] == 1 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 1]
     # MFU -25 %, step +30 %: far beyond 5 %, but format 1 kept no samples to test
     assert doc["jobs"][0]["runs"][1]["flag"] == "undecided" and doc["jobs"][0]["flagged_runs"] == [2]
