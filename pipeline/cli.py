@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline import __version__, interrupts
+from pipeline import __version__, interrupts, locations
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError
 
 EPILOG = __doc__.split("\n\n", 1)[1]
@@ -78,13 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
              "Several jobs run in parallel processes; a failing job does not stop the others, a summary "
              "table lists each job's status and reason, and the exit code is the worst one.")
     sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
-    sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
+    sp.add_argument("--out", default="reports", help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="summary on stdout: text (default) or json (one object per job)")
     sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
                          "one worker, so each trace is read once")
-    sp.add_argument("--history", type=Path, metavar="PATH", help="append this run's results (job name, config "
+    sp.add_argument("--history", metavar="PATH", help="append this run's results (job name, config "
                     "hash, trace hash, MFU, step time) to a history, created if missing: a PATH ending in "
                     ".duckdb is a DuckDB file; any other PATH is a folder that gets one Parquet file per run "
                     "(run-000001.parquet, ...), never rewriting earlier ones, so runs may append at once. "
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--label", metavar="TEXT", help="stored with this run in the --history, e.g. the commit "
                     "(--label \"$GITHUB_SHA\"); shown next to the run number")
 
-    sp.add_argument("--cache", type=Path, metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
+    sp.add_argument("--cache", metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
                     "reuse them (default: off for one job, the user cache folder for several; see README)")
     sp.add_argument("--no-cache", action="store_true", help="never use or write a cache")
     sp.add_argument("--executor", default="local", metavar="ENGINE",
@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
                     "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
                     "renders the same rows byte for byte")
-    sp.add_argument("--out", type=Path, default=Path("reports/history"),
+    sp.add_argument("--out", default="reports/history",
                     help="output folder (default: reports/history)")
     sp.add_argument("--min-change", metavar="PCT", default="5%", help="flag a run whose MFU or median step "
                     "time moved by more than PCT (relative) since the job's previous run AND a one-sided "
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--job-file", metavar="PATH", help="the job file annotations and test cases point at, as "
                     "the repository names it (default: the input when it is a job file, else the job file "
                     "name the result records)")
-    sp.add_argument("--out", type=Path, default=Path("reports/compare"),
+    sp.add_argument("--out", default="reports/compare",
                     help="output folder (default: reports/compare)")
 
     sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces. "
@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "work they enclose, step-like names first (default 10)")
 
     sp = cmd("demo", _demo, "Generate a synthetic trace, run the demo job on it, write reports/demo.")
-    sp.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports)")
+    sp.add_argument("--out", default="reports", help="output folder (default: reports)")
 
     sp = cmd("synth", _synth, "Write a synthetic step-level trace and its ground truth (OUT.truth.json).")
     sp.add_argument("out", type=Path, metavar="OUT.sqlite", help="SQLite file to write (replaced if present); "
@@ -217,9 +217,14 @@ def _run(args: argparse.Namespace) -> int:
     from pipeline.report.index import write_index
     if args.workers is not None and args.workers < 1:
         raise UsageError("--jobs needs at least 1 worker")
+    args.out = locations.folder(args.out, "--out")           # every location checked before any job runs
+    if args.cache is not None and not args.no_cache:
+        args.cache = locations.folder(args.cache, "--cache")
     if args.history is not None:
-        from pipeline.history import check
-        check(args.history)
+        from pipeline.history import check, is_folder
+        check(Path(args.history))
+        args.history = (locations.folder if is_folder(Path(args.history)) else locations.file_in_folder)(
+            args.history, "--history")
     quiet = len(args.jobs) == 1
     cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
     rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr,
@@ -267,6 +272,7 @@ def _compare(args: argparse.Namespace) -> int:
     from pipeline.compare import compare, gate_lines, gather, parse_pct
     from pipeline.report.render import render_all, write_files
     from pipeline import ci
+    args.out = locations.folder(args.out, "--out")
     limit = parse_pct(args.max_regression) if args.max_regression is not None else None
     if args.junit is not None and limit is None:
         raise UsageError("--junit lists the gated figures: give --max-regression too")
@@ -301,6 +307,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     from pipeline.compare import parse_pct
     from pipeline.history import write
+    args.out = locations.folder(args.out, "--out")
     doc = write(args.path, args.out, parse_pct(args.min_change, "--min-change"))
     print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
     for job in doc["jobs"]:
@@ -341,6 +348,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from pipeline.demo import run_demo
+    args.out = locations.folder(args.out, "--out")
     res, folder = run_demo(args.out)
     m = res["metrics"]
     print(f"demo: MFU {_pct(m['mfu_pct_wall'])} (wall) on a synthetic 8-GPU Llama-3-8B trace -> "

@@ -64,7 +64,7 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
                 Client(cluster) as client:
             yield _dask(client, dask_completed)
     else:
-        with Client(f"tcp://{spec.removeprefix('dask://')}") as client:
+        with _connect(Client, spec) as client:
             yield _dask(client, dask_completed)
 
 
@@ -87,6 +87,20 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ex.shutdown(wait=False, cancel_futures=True)
         raise
     ex.shutdown(wait=True)
+
+
+SCHEDULER_TIMEOUT_S = 10
+
+
+def _connect(client_class: Any, spec: str) -> Any:
+    """A client of the scheduler, or a usage error naming it if it does not answer (checked before any job)."""
+    address = spec.removeprefix("dask://")
+    try:
+        return client_class(f"tcp://{address}", timeout=SCHEDULER_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(f"--executor {spec}: no Dask scheduler answered at {address} within "
+                         f"{SCHEDULER_TIMEOUT_S} s ({type(exc).__name__}); start one with "
+                         "`dask scheduler`, or check the host and port") from None
 
 
 def _dask(client: Any, completed: Callable) -> tuple[Submit, Gather]:

@@ -54,6 +54,18 @@ def check(path: Path) -> None:
     if is_folder(path) and path.exists() and not path.is_dir():
         raise UsageError(f"{path}: is a file, but a history path not ending in .duckdb is a folder of "
                          "Parquet files; give a folder, or a DuckDB file named *.duckdb")
+    if not is_folder(path) and path.is_file():         # a table in another format: refused now, not after the jobs
+        try:
+            con = duckdb.connect(str(path), read_only=True)
+        except duckdb.Error as exc:
+            raise UsageError(f"{path}: not a DuckDB history file ({str(exc).splitlines()[0]})") from None
+        try:
+            if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchone()[0]:
+                version = table_version(con)
+                if version is None or version > FORMAT_VERSION:
+                    _require_version(con, path, None)
+        finally:
+            con.close()
 
 
 def append(path: Path, results: list[dict[str, Any]], label: str | None = None) -> int:
