@@ -1,53 +1,110 @@
-"""Inline SVG charts: well-formed XML, the right marks, and geometry that follows the numbers."""
+"""Charts (pipeline/report/charts.py): well-formed SVG, the right marks, geometry that follows the numbers."""
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from pipeline.report import charts
+from pipeline.report.charts import PLOT_PX, nice_ticks, tick_labels
 from pipeline.job.config import load_job
-from pipeline.report.render import render_all
+from pipeline.report.render import device_label, render_all
 from pipeline.run import run_job
 from tests.test_run_synth import write_job
 
-SVG_NS = ""     # inline SVG in HTML5 needs no namespace (and the page must stay link-free)
+DEMO = json.loads((Path(__file__).resolve().parents[1] / "reports/demo/result.json").read_text())
 
 
 def _svgs(html: str) -> list[ET.Element]:
     return [ET.fromstring(s) for s in re.findall(r"<svg.*?</svg>", html, re.S)]
 
 
-@pytest.mark.parametrize("model, charts_expected", [
-    ({"preset": "llama-3-8b"}, 3),          # analytic bytes: roofline, device bars, step bars
-    ({"flops_per_step": 4.0e+14}, 2),       # no bytes anywhere: no roofline chart, only the heuristic row
+@pytest.mark.parametrize("model, names", [
+    ({"preset": "llama-3-8b"}, ["timeline.svg", "devices.svg", "steps.svg", "roofline.svg"]),
+    ({"flops_per_step": 4.0e+14}, ["timeline.svg", "devices.svg", "steps.svg"]),     # no bytes: no roofline
 ])
-def test_report_svgs_are_well_formed(synth_trace, tmp_path, model, charts_expected):
+def test_report_charts_inline_and_as_sidecars(synth_trace, tmp_path, model, names):
     trace, _ = synth_trace()
     res = run_job(load_job(write_job(tmp_path, trace, model=model, hardware={"peak_tflops": 50000},
                                      workload={"seq_len": 8192, "global_batch": 1})))
-    html = render_all(res)["report.html"]
-    svgs = _svgs(html)
-    assert len(svgs) == charts_expected
-    bars = svgs[0]
-    assert len(bars.findall(f"{SVG_NS}rect")) == 3 * len(res["communication"]["devices"])
-    md = render_all(res)["report.md"]
-    assert ("(heuristic) |" in md) == (model.get("preset") is None)     # a table cell, not the legend
+    files = render_all(res)
+    assert sorted(n for n in files if n.endswith(".svg")) == sorted(names)
+    inline = _svgs(files["report.html"])
+    assert [s.get("class").split()[1] for s in inline] == ["chart-" + n[:-4] for n in names]
+    for name in names:
+        assert ET.fromstring(files[name]).tag == "{http://www.w3.org/2000/svg}svg"     # a file needs the namespace
+        assert f"]({name})" in files["report.md"]                                   # GitHub shows ![..](x.svg)
+    assert "<script" not in "".join(files.values()) and "href" not in "".join(files[n] for n in names)
+    bars = inline[1]
+    assert len(bars.findall(".//rect")) == 3 * len(res["communication"]["devices"]) + 3      # + 3 legend swatches
 
 
-def test_roofline_geometry():
-    r = {"hardware": {"peak_tflops": 1000.0, "hbm_gbps": 5000.0, "ridge_flop_per_byte": 200.0},
-         "roofline": [{"arithmetic_intensity": 1.0, "achieved_tflops": 2.0, "attainable_tflops": 5.0, "operator": "add"},
-                      {"arithmetic_intensity": 2000.0, "achieved_tflops": None, "attainable_tflops": 1000.0,
-                       "operator": "gemm"},
-                      {"arithmetic_intensity": None, "achieved_tflops": 1.0, "attainable_tflops": None,
-                       "operator": "no bytes"}]}
-    c = charts.roofline(r)
-    assert [p["label"] for p in c["points"]] == ["add", "gemm"]           # rows without AI are not plotted
-    add, gemm = c["points"]
-    assert add["measured"] and not gemm["measured"]
-    assert add["x"] < c["ridge"]["x"] < gemm["x"]                          # memory side, compute side
-    assert gemm["y"] == pytest.approx(c["ridge"]["y"])                      # on the flat compute roof
-    assert charts.roofline({**r, "hardware": {**r["hardware"], "hbm_gbps": None}}) is None
+def test_roofline_marks_measured_and_analytic_points_differently():
+    svg = ET.fromstring(charts.roofline(DEMO))
+    rows = [x for x in DEMO["roofline"] if x["arithmetic_intensity"]]
+    groups = [g for g in svg.iter("g") if g.find("title") is not None and g.find("title").text[0].isdigit()]
+    assert len(groups) == len(rows)
+    for g, x in zip(groups, rows):
+        measured = x["achieved_tflops"] is not None
+        assert (g.find("circle") is not None) == measured and (g.find("rect") is not None) != measured
+        assert x["operator"] in g.find("title").text
+    labels = [t.text for t in svg.iter("text") if "lbl" in (t.get("class") or "").split()]
+    assert labels[0].startswith("peak 989.4") and labels[1:] == [str(i) for i in range(1, len(rows) + 1)]
+    assert any(t.text.startswith("HBM 3,350") for t in svg.iter("text"))          # both roofs labelled
+
+
+def test_roofline_labels_do_not_overlap():
+    """Every operator at the same spot (the worst case): the placer still keeps the numbers apart."""
+    r = copy.deepcopy(DEMO)
+    for x in r["roofline"]:
+        x.update(arithmetic_intensity=2000.0, achieved_tflops=None, attainable_tflops=989.4)
+    svg = ET.fromstring(charts.roofline(r))
+    boxes = [charts._box(float(t.get("x")), float(t.get("y")), t.text, t.get("text-anchor"))
+             for t in svg.iter("text") if "lbl" in (t.get("class") or "").split()]
+    assert len(boxes) == len(r["roofline"]) + 1
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if charts._overlaps(a, b)]
+
+
+def test_step_chart_axis_and_median():
+    svg = ET.fromstring(charts.steps(DEMO))
+    walls = [o["wall_time_s"] for o in DEMO["occurrences"]]
+    dots = [c for c in svg.iter("circle")]
+    assert len(dots) == len(walls)
+    ys = [float(c.get("cy")) for c in dots]
+    # higher wall time is drawn higher up (smaller y); the slowest and fastest are the extremes
+    assert ys.index(min(ys)) == walls.index(max(walls)) and ys.index(max(ys)) == walls.index(min(walls))
+    ticks = [t.text for t in svg.iter("text") if t.get("text-anchor") == "end" and t.get("class") is None]
+    assert len(set(ticks)) == len(ticks) >= 3                            # distinct, readable tick labels
+    median = next(t.text for t in svg.iter("text") if t.get("class") == "lbl")
+    assert median == "median\u00a01.102\u00a0s".replace("median\u00a0", "median ")
+
+
+def test_ticks():
+    assert nice_ticks(1.1016, 1.1032, 4) == [1.1015, 1.102, 1.1025, 1.103, 1.1035]
+    assert tick_labels([0.0, 0.2, 0.4], 1.0) == ["0.0", "0.2", "0.4"]
+    assert tick_labels([0.0, 0.0005, 0.001], 1e-3) == ["0.0", "0.5", "1.0"]
+
+
+def test_timeline_draws_the_spans_to_scale():
+    svg = ET.fromstring(charts.timeline(DEMO, device_label))
+    t = DEMO["timeline"]
+    groups = {g.find("title").text: g for g in svg.iter("g") if g.find("title") is not None}
+    gpu0 = next(v for k, v in groups.items() if k.startswith("GPU 0 compute"))
+    spans = t["devices"][0]["compute"]
+    xs = [(float(r.get("x")), float(r.get("width"))) for r in gpu0.findall("rect")]
+    assert len(xs) == len(spans)
+    for (x, w), (s, e) in zip(xs, spans):
+        assert x == pytest.approx(100 + s / t["wall_s"] * PLOT_PX, abs=0.051)
+        assert w == pytest.approx(max((e - s) / t["wall_s"] * PLOT_PX, 0.5), abs=0.11)
+    share = 100 * sum(e - s for s, e in spans) / t["wall_s"]
+    assert f"{share:.1f}\u00a0% of the step" in next(k for k in groups if k.startswith("GPU 0 compute"))
+    assert len(t["devices"]) == 8 and all(f"GPU {d}" in {x.text for x in svg.iter("text")} for d in range(8))
+
+
+def test_charts_are_deterministic():
+    assert render_all(DEMO) == render_all(copy.deepcopy(DEMO))

@@ -50,12 +50,13 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_run_ok_writes_three_files_and_leaves_trace_alone(synth_trace, tmp_path, capsys):
+def test_run_ok_writes_the_report_files_and_leaves_trace_alone(synth_trace, tmp_path, capsys):
     trace, _ = synth_trace()
     before = sha(trace)
     code, out, _ = run_cli(capsys, "run", job(tmp_path, trace), "--out", tmp_path / "out")
     assert code == 0
-    assert sorted(p.name for p in (tmp_path / "out" / "j").iterdir()) == ["report.html", "report.md", "result.json"]
+    assert sorted(p.name for p in (tmp_path / "out" / "j").iterdir()) == [
+        "devices.svg", "report.html", "report.md", "result.json", "steps.svg", "timeline.svg"]       # no bytes model: no roofline
     assert "MFU" in out
     assert sha(trace) == before
 

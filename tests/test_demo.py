@@ -20,7 +20,8 @@ def fresh(tmp_path_factory) -> Path:
     return out / "demo"
 
 
-@pytest.mark.parametrize("name", ["report.md", "report.html", "result.json"])
+@pytest.mark.parametrize("name", ["report.md", "report.html", "result.json", "timeline.svg", "devices.svg",
+                                  "steps.svg", "roofline.svg"])
 def test_demo_report_is_regenerated_byte_for_byte(fresh, name):
     committed = REPO / "reports" / "demo" / name
     assert committed.is_file(), "reports/demo is missing: run `mfu demo` and commit it"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.render import column, fmt_num, fmt_pct, fmt_seconds, fmt_si, processes, render_all, verdict
+from pipeline.report.fmt import column, fmt_num, fmt_pct, fmt_seconds, fmt_si
+from pipeline.report.render import processes, render_all, verdict
 
 DEMO = json.loads((Path(__file__).resolve().parents[1] / "reports/demo/result.json").read_text())
 NB = "\u00a0"

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.analysis import precision
+from pipeline.analysis import precision, timeline
 from pipeline.trace import chain, queries, re2
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
@@ -137,5 +137,6 @@ def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> 
             "unclassified_kernels": top_kernels(trace, kernel_sum_ns, OTHER_CLASS),
             "gemm_precision": precision.measure(trace, load_precision_rules().classes),
             "communication": communication(trace, m),
+            "timeline": timeline.one_step(trace, m, COMM_CLASS),
             "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None
                                 for f in figures]}

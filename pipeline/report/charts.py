@@ -1,79 +1,293 @@
-"""Geometry of the report's inline SVG charts: pure functions from result.json to coordinates.
+"""Every chart of every report, as hand-made SVG: the one place SVG is written.
 
-The templates draw; this module only maps values to pixels (log-log for the roofline),
-so charts need no JavaScript and print like the rest of the page.
+Pure functions from result data to SVG text: deterministic (fixed decimals, no ids from
+memory addresses), no JavaScript, no fonts or images to fetch. Colours are presentation
+attributes, not page CSS, so the same text works inline in HTML and as a sidecar .svg file
+next to report.md (GitHub shows `![..](x.svg)`, not inline <svg>); `standalone` adds the
+namespace a file needs. Values sit in <title> tooltips; labels never overlap (`_place`).
 """
 
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
-W, H, PAD = 640, 360, 48
+from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
+
+COLORS = {"compute": "#3b6ea8", "communication": "#d0743c", "exposed": "#d0743c", "memory": "#5b9a4a",
+          "idle": "#c8c8c8", "nvtx": "#7a5ca8", "axis": "#57606a", "grid": "#e4e4e4", "ink": "#1b1f24"}
+FONT = 13
+CHAR_W = 0.6 * FONT                 # average glyph width of a sans-serif face, for label boxes
 
 
-def _log_scale(lo: float, hi: float, a: float, b: float):
-    """Map [lo, hi] (log10) onto pixels [a, b]."""
-    llo, lhi = math.log10(lo), math.log10(hi)
-    return lambda v: a + (math.log10(v) - llo) / (lhi - llo) * (b - a)
+def _e(text: Any) -> str:
+    return escape(str(text), quote=True)
+
+
+def _svg(kind: str, w: float, h: float, label: str, body: list[str]) -> str:
+    return (f'<svg class="chart chart-{kind}" viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" height="{h:.0f}" '
+            f'role="img" aria-label="{_e(label)}" font-family="Helvetica, Arial, sans-serif" font-size="{FONT}" '
+            f'fill="{COLORS["ink"]}">\n<title>{_e(label)}</title>\n' + "\n".join(body) + "\n</svg>")
+
+
+def standalone(svg: str) -> str:
+    """The chart as a file of its own (a sidecar .svg): the same drawing with its XML namespace."""
+    return svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1) + "\n"
+
+
+def _text(x: float, y: float, text: str, anchor: str = "start", css: str = "", extra: str = "") -> str:
+    cls = f' class="{css}"' if css else ""
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{cls}{extra}>{_e(text)}</text>'
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, color: str, extra: str = "") -> str:
+    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}"{extra}/>'
+
+
+def _rect(x: float, y: float, w: float, h: float, color: str) -> str:
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.5):.1f}" height="{h:.1f}" fill="{color}"/>'
+
+
+def _scale(lo: float, hi: float, a: float, b: float, log: bool = False):
+    """Map [lo, hi] onto pixels [a, b], linearly or on log10."""
+    f = math.log10 if log else (lambda v: v)
+    flo, fhi = f(lo), f(hi)
+    return lambda v: a + (f(v) - flo) / ((fhi - flo) or 1.0) * (b - a)
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2, 5 × 10^k steps) covering [lo, hi]."""
+    span = hi - lo or abs(hi) * 0.01 or 1.0
+    raw = span / count
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = math.floor(lo / step) * step
+    return [round(first + i * step, 12) for i in range(int(math.ceil((hi - first) / step)) + 1)]
+
+
+def tick_labels(ticks: list[float], scale: float) -> list[str]:
+    """Tick values in a column's unit with just the decimals their spacing needs (0.2, 0.4, not 0.2000)."""
+    step = (ticks[1] - ticks[0]) / scale if len(ticks) > 1 else 1.0
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    return [f"{t / scale:,.{decimals}f}" for t in ticks]
+
+
+def _box(x: float, y: float, text: str, anchor: str) -> tuple[float, float, float, float]:
+    w = CHAR_W * len(text) + 2
+    left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+    return (left, y - FONT * 0.8, left + w, y + FONT * 0.25)
+
+
+def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _place(px: float, py: float, text: str, taken: list[tuple[float, ...]], bounds: tuple[float, ...]):
+    """A label position near (px, py) that overlaps nothing placed so far and stays in bounds.
+
+    Tries eight directions at growing distances, deterministic order; the caller draws a leader
+    line when the label ended up away from its marker."""
+    for dist in (9, 18, 30, 44, 60, 80):
+        for dx, dy, anchor in ((1, -1, "start"), (1, 1, "start"), (-1, -1, "end"), (-1, 1, "end"),
+                               (0, -1, "middle"), (0, 1, "middle"), (1, 0, "start"), (-1, 0, "end")):
+            x, y = px + dx * dist, py + dy * dist + (FONT * 0.35 if dy >= 0 else 0)
+            box = _box(x, y, text, anchor)
+            inside = bounds[0] <= box[0] and box[2] <= bounds[2] and bounds[1] <= box[1] and box[3] <= bounds[3]
+            if inside and not any(_overlaps(box, t) for t in taken):
+                taken.append(box)
+                return x, y, anchor, dist
+    box = _box(px + 9, py, text, "start")
+    taken.append(box)
+    return px + 9, py, "start", 9
+
+
+def _decade_label(v: float) -> str:
+    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+
+
+def roofline(r: dict[str, Any]) -> str | None:
+    """Log-log roofline: labelled roofs, numbered operators (legend below), measured ones filled."""
+    hw = r["hardware"]
+    peak, bw, ridge = hw["peak_tflops"], hw["hbm_gbps"], hw["ridge_flop_per_byte"]
+    rows = [x for x in r["roofline"] if x["arithmetic_intensity"]]
+    if not bw or not ridge or not rows:
+        return None
+    w, left, top, plot_h, right = 620, 60, 18, 300, 16
+    ys = [x["achieved_tflops"] or x["attainable_tflops"] for x in rows]
+    ais = [x["arithmetic_intensity"] for x in rows] + [ridge]
+    x_lo, x_hi = min(ais) / 4, max(ais) * 4
+    y_lo, y_hi = max(min(ys + [x_lo * bw / 1000]) / 4, 1e-6), peak * 4
+    sx, sy = _scale(x_lo, x_hi, left, w - right, log=True), _scale(y_lo, y_hi, top + plot_h, top, log=True)
+    body = [_line(sx(v), top, sx(v), top + plot_h, COLORS["grid"]) for v in _decades(x_lo, x_hi)]
+    body += [_line(left, sy(v), w - right, sy(v), COLORS["grid"]) for v in _decades(y_lo, y_hi)]
+    body += [_text(sx(v), top + plot_h + 16, _decade_label(v), "middle") for v in _decades(x_lo, x_hi)]
+    body += [_text(left - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(y_lo, y_hi)]
+    body.append(_line(left, top + plot_h, w - right, top + plot_h, COLORS["axis"]))
+    body.append(_line(left, top, left, top + plot_h, COLORS["axis"]))
+    x_start = max(x_lo, y_lo * 1000 / bw)
+    pts = [(x_start, x_start * bw / 1000), (ridge, peak), (x_hi, peak)]
+    body.append('<polyline fill="none" stroke="#222" stroke-width="2" points="'
+                + " ".join(f"{sx(a):.1f},{sy(t):.1f}" for a, t in pts) + '"/>')
+    taken = [(cx - 6, cy - 6, cx + 6, cy + 6) for cx, cy in
+             ((sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])) for x in rows)]
+    peak_label = f"peak {fmt_num(peak)}{NBSP}TFLOP/s ({hw['precision']})"
+    for px, py, anchor in ((w - right - 4, sy(peak) - 6, "end"), (sx(ridge) + 6, sy(peak) - 6, "start"),
+                           (w - right - 4, sy(peak) + 16, "end"), (sx(ridge) + 6, sy(peak) + 16, "start")):
+        if not any(_overlaps(_box(px, py, peak_label, anchor), t) for t in taken):
+            break
+    body.append(_text(px, py, peak_label, anchor, "lbl roof-label"))
+    taken.append(_box(px, py, peak_label, anchor))
+    mid = math.sqrt(x_start * ridge)
+    angle = math.degrees(math.atan2(sy(mid * 10) - sy(mid), sx(mid * 10) - sx(mid)))
+    bw_label = f"HBM {fmt_num(bw, 0)}{NBSP}GB/s"
+    mx, my = sx(mid), sy(mid * bw / 1000) - 6
+    body.append(_text(mx, my, bw_label, "middle", "roof-label", f' transform="rotate({angle:.1f} {mx:.1f} {my:.1f})"'))
+    body.append(f'<circle cx="{sx(ridge):.1f}" cy="{sy(peak):.1f}" r="3.5" fill="#222"><title>ridge '
+                f'{_e(fmt_num(ridge))} FLOP/byte</title></circle>')
+    bounds = (left + 2, top, w - right, top + plot_h - 2)
+    for i, x in enumerate(rows, 1):
+        cx, cy = sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])
+        body.append(f"<g><title>{_e(_roof_tip(i, x))}</title>{_marker(cx, cy, x['achieved_tflops'] is not None)}</g>")
+        lx, ly, anchor, dist = _place(cx, cy, str(i), taken, bounds)
+        if dist > 9:
+            body.append(_line(cx, cy, lx, ly - FONT * 0.35, COLORS["axis"], ' stroke-width="0.7"'))
+        body.append(_text(lx, ly, str(i), anchor, "lbl"))
+    body.append(_text((left + w - right) / 2, top + plot_h + 34, "arithmetic intensity (FLOP/byte, log)", "middle"))
+    cy = top + plot_h / 2
+    body.append(_text(16, cy, "TFLOP/s per GPU (log)", "middle", "", f' transform="rotate(-90 16 {cy:.1f})"'))
+    legend_top = top + plot_h + 58
+    body.append(_marker(left + 6, legend_top - 4, True) + _text(left + 16, legend_top, "measured: achieved TFLOP/s"))
+    body.append(_marker(left + 236, legend_top - 4, False)
+                + _text(left + 246, legend_top, "analytic only: drawn on its roof, no measured time"))
+    for i, x in enumerate(rows, 1):
+        body.append(_text(left, legend_top + 18 * i, f"{i}  {_roof_tip(i, x, short=True)}"))
+    return _svg("roofline", w, legend_top + 18 * len(rows) + 8, "roofline, log-log", body)
 
 
 def _decades(lo: float, hi: float) -> list[float]:
     return [10.0 ** e for e in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
 
 
-def roofline(r: dict[str, Any]) -> dict[str, Any] | None:
-    """Roofs, ridge and operator points; None when there is no bandwidth or no row with an AI."""
-    hw = r["hardware"]
-    peak, bw, ridge = hw["peak_tflops"], hw["hbm_gbps"], hw["ridge_flop_per_byte"]
-    rows = [x for x in r["roofline"] if x["arithmetic_intensity"]]
-    if not bw or not ridge or not rows:
-        return None
-    ais = [x["arithmetic_intensity"] for x in rows] + [ridge]
-    ys = [x["achieved_tflops"] or x["attainable_tflops"] for x in rows]
-    x_lo, x_hi = min(ais) / 4, max(ais) * 4
-    y_lo, y_hi = max(min(ys + [x_lo * bw / 1000]) / 4, 1e-6), peak * 3
-    sx, sy = _log_scale(x_lo, x_hi, PAD, W - 10), _log_scale(y_lo, y_hi, H - PAD, 10)
-    roof = [(x_lo, x_lo * bw / 1000), (ridge, peak), (x_hi, peak)]
-    points = [{"x": sx(x["arithmetic_intensity"]), "y": sy(x["achieved_tflops"] or x["attainable_tflops"]),
-               "label": x["operator"], "measured": x["achieved_tflops"] is not None} for x in rows]
-    return {"width": W, "height": H, "pad": PAD,
-            "roof": " ".join(f"{sx(a):.1f},{sy(max(t, y_lo)):.1f}" for a, t in roof),
-            "ridge": {"x": sx(ridge), "y": sy(peak), "value": ridge}, "points": points,
-            "xticks": [{"pos": sx(v), "label": f"{v:g}"} for v in _decades(x_lo, x_hi)],
-            "yticks": [{"pos": sy(v), "label": f"{v:g}"} for v in _decades(y_lo, y_hi)]}
+def _marker(cx: float, cy: float, measured: bool) -> str:
+    if measured:
+        return f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{COLORS["compute"]}"/>'
+    return (f'<rect x="{cx - 4.5:.1f}" y="{cy - 4.5:.1f}" width="9" height="9" fill="#fff" stroke="#888" '
+            f'stroke-width="1.5" stroke-dasharray="2 1.5"/>')
 
 
-def device_bars(r: dict[str, Any]) -> dict[str, Any] | None:
-    """Stacked horizontal bars per device: compute, exposed communication, idle (shares of wall)."""
-    devices = r["communication"]["devices"]
-    if not devices:
-        return None
-    bar, width = 22, W - 2 * PAD
-    rows = []
-    for i, d in enumerate(devices):
-        wall = d["wall_s"] or 1.0
-        x, parts = float(PAD), []
-        for key, css in (("compute_s", "compute"), ("exposed_s", "exposed"), ("idle_s", "idle")):
-            w = width * d[key] / wall
-            parts.append({"x": x, "w": w, "css": css, "pct": 100 * d[key] / wall})
-            x += w
-        rows.append({"y": 10 + i * (bar + 8), "h": bar, "device": d["device_id"], "parts": parts})
-    return {"width": W, "height": 30 + len(devices) * (bar + 8), "pad": PAD, "rows": rows}
+def _roof_tip(i: int, x: dict[str, Any], short: bool = False) -> str:
+    name = x["operator"] if len(x["operator"]) <= 34 or not short else x["operator"][:33] + "…"
+    if x["achieved_tflops"] is not None:
+        what = f"{fmt_num(x['achieved_tflops'])} TFLOP/s measured, {fmt_pct(x['pct_of_roof'], 1)} of roof"
+    else:
+        what = f"analytic only, roof {fmt_num(x['attainable_tflops'])} TFLOP/s"
+    if short:
+        return f"{name}: {what}"
+    return f"{i} {name}: AI {fmt_num(x['arithmetic_intensity'])} FLOP/byte, {what} ({x['bound']})"
 
 
-def step_bars(r: dict[str, Any]) -> dict[str, Any] | None:
-    """Vertical bars of wall time per occurrence, scaled to the slowest."""
+def steps(r: dict[str, Any]) -> str | None:
+    """Wall time per occurrence as points on a labelled y axis, with the median as a dashed line."""
     occ = r["occurrences"]
     if not occ:
         return None
-    top = max(o["wall_time_s"] for o in occ) or 1.0
-    slot = (W - 2 * PAD) / len(occ)
-    inner = H // 2 - 30
-    bars = [{"x": PAD + i * slot + slot * 0.15, "w": slot * 0.7, "h": inner * o["wall_time_s"] / top,
-             "y": 10 + inner - inner * o["wall_time_s"] / top, "label": o["index"], "value": o["wall_time_s"]}
-            for i, o in enumerate(occ)]
-    return {"width": W, "height": H // 2, "base": 10 + inner, "bars": bars, "top": top}
+    vals = [o["wall_time_s"] for o in occ]
+    col = column(vals, "s")
+    ticks = nice_ticks(min(vals), max(vals), 4)
+    w, left, top, plot_h, right = 620, 70, 14, 150, 16
+    sy = _scale(ticks[0], ticks[-1], top + plot_h, top)
+    step = (w - left - right) / max(len(occ), 1)
+    body = [_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + _text(left - 5, sy(t) + 4, text, "end")
+            for t, text in zip(ticks, tick_labels(ticks, col.scale))]
+    body.append(_line(left, top, left, top + plot_h, COLORS["axis"]))
+    med = r["step_time"]["median_s"]
+    body.append(_line(left, sy(med), w - right, sy(med), COLORS["exposed"], ' stroke-dasharray="5 3"'))
+    body.append(_text(w - right, sy(med) - 5, f"median {fmt_seconds(med)}", "end", "lbl"))
+    every = max(1, math.ceil(len(occ) / 12))
+    for i, o in enumerate(occ):
+        cx = left + step * (i + 0.5)
+        body.append(f'<circle cx="{cx:.1f}" cy="{sy(o["wall_time_s"]):.1f}" r="3.5" fill="{COLORS["compute"]}">'
+                    f'<title>occurrence {o["index"]}: {_e(fmt_seconds(o["wall_time_s"]))}</title></circle>')
+        if i % every == 0:
+            body.append(_text(cx, top + plot_h + 16, str(o["index"]), "middle"))
+    body.append(_text((left + w - right) / 2, top + plot_h + 34, "occurrence", "middle"))
+    cy = top + plot_h / 2
+    body.append(_text(14, cy, col.head("wall"), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
+    return _svg("steps", w, top + plot_h + 44, "wall time per occurrence", body)
 
 
-GLOBALS = {"roofline_chart": roofline, "device_chart": device_bars, "step_chart": step_bars}
+def devices(r: dict[str, Any], label) -> str | None:
+    """Per device, compute, exposed communication and idle as shares of wall (stacked bars)."""
+    rows = r["communication"]["devices"]
+    if not rows:
+        return None
+    w, left, right, bar = 620, 90, 16, 20
+    body = []
+    for i, d in enumerate(rows):
+        y, x, wall = 8 + i * (bar + 6), float(left), d["wall_s"] or 1.0
+        body.append(_text(left - 6, y + bar * 0.7, f"GPU {label(r, d['device_id'])}", "end"))
+        for key, part in (("compute_s", "compute"), ("exposed_s", "exposed"), ("idle_s", "idle")):
+            width = (w - left - right) * d[key] / wall
+            body.append(f'<g><title>GPU {_e(label(r, d["device_id"]))} {part}: {fmt_pct(100 * d[key] / wall, 1)} '
+                        f'of wall</title>{_rect(x, y, width, bar, COLORS[part])}</g>')
+            x += width
+    y = 8 + len(rows) * (bar + 6) + 10
+    body += _legend(left, y, (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle")))
+    return _svg("devices", w, y + 10, "compute, exposed communication and idle share of wall per device", body)
+
+
+def _legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]:
+    out = []
+    for key, text in items:
+        out.append(_rect(x, y - 10, 11, 11, COLORS[key]) + _text(x + 15, y, text))
+        x += 15 + CHAR_W * len(text) + 18
+    return out
+
+
+PLOT_PX = 900          # timeline plot width; pipeline/analysis/timeline.py joins gaps under one pixel
+TIMELINE_LANES = (("compute", 9), ("communication", 9), ("memory", 5), ("idle", 5))
+
+
+def timeline(r: dict[str, Any], label) -> str | None:
+    """One step to scale: per device a lane each for compute, communication, memory and idle,
+    under the NVTX range of the step; the x axis is time from the step's start."""
+    t = r.get("timeline")
+    if not t or not t["devices"]:
+        return None
+    w, left, right, top = 100 + PLOT_PX + 16, 100, 16, 40
+    sx = _scale(0.0, t["wall_s"], left, left + PLOT_PX)
+    ticks = [v for v in nice_ticks(0.0, t["wall_s"], 6) if v <= t["wall_s"] * 1.0001]
+    col = column([t["wall_s"]], "s")
+    group = sum(h + 1 for _, h in TIMELINE_LANES) + 8
+    height = top + 22 + group * len(t["devices"])
+    body = _legend(left, 16, tuple((k, k) for k, _ in TIMELINE_LANES))
+    body += [_line(sx(v), top, sx(v), height, COLORS["grid"]) for v in ticks]
+    a, b = t["range_s"]
+    body.append(_text(left - 6, top + 12, "NVTX range", "end"))
+    body.append(f'<g><title>{_e(r["region"]["name"])}, occurrence {t["occurrence"]}: '
+                f'{_e(fmt_seconds(b - a))} (envelope across processes)</title>'
+                f'{_rect(sx(a), top + 3, sx(b) - sx(a), 12, COLORS["nvtx"])}</g>')
+    body.append(_line(sx(t["wall_s"]), top, sx(t["wall_s"]), height, COLORS["ink"], ' stroke-dasharray="3 2"'))
+    y = top + 22
+    for d in t["devices"]:
+        name = f"GPU {label(r, d['device_id'])}"
+        body.append(_text(left - 6, y + group / 2, name, "end"))
+        for lane, h in TIMELINE_LANES:
+            spans = d[lane]
+            share = 100 * sum(e - s for s, e in spans) / t["wall_s"] if t["wall_s"] else 0.0
+            rects = "".join(_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in spans)
+            body.append(f"<g><title>{_e(name)} {lane}: {_e(fmt_pct(share, 1))} of the step</title>{rects}</g>")
+            y += h + 1
+        y += 8
+    body += [_text(sx(v), height + 16, text, "middle") for v, text in zip(ticks, tick_labels(ticks, col.scale))]
+    body.append(_text(left + PLOT_PX / 2, height + 34, col.head(f"time from the start of occurrence {t['occurrence']}"),
+                      "middle"))
+    return _svg("timeline", w, height + 42, f"timeline of occurrence {t['occurrence']} (median step)", body)
+
+
+def report_charts(r: dict[str, Any], label) -> dict[str, str]:
+    """The report's charts by sidecar file name, in page order; charts without data are left out."""
+    made = {"timeline.svg": timeline(r, label), "devices.svg": devices(r, label), "steps.svg": steps(r),
+            "roofline.svg": roofline(r)}
+    return {name: svg for name, svg in made.items() if svg}

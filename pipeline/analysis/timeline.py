@@ -1,0 +1,41 @@
+"""One step drawn to scale: the data behind the report's timeline chart (issue 14).
+
+The median occurrence (by wall time) is the representative step. Its per-device lanes come
+from pipeline/trace/sql/timeline.sql, with intervals closer than one pixel of the chart
+joined, so result.json stays small whatever the kernel count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.analysis.measure import NS, Measurement
+from pipeline.report.charts import PLOT_PX
+from pipeline.trace import queries
+from pipeline.trace.open import Trace
+
+MAX_DEVICES = 16       # lanes beyond these would make the chart taller than a screen
+LANES = ("compute", "communication", "memory", "idle")
+
+
+def median_occurrence(occurrences: list[dict[str, Any]]) -> dict[str, Any]:
+    """The step whose wall time is the median (the lower one of an even count)."""
+    ranked = sorted(occurrences, key=lambda o: (o["wall_ns"], o["occurrence"]))
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def one_step(trace: Trace, m: Measurement, comm_class: str) -> dict[str, Any] | None:
+    if not m.occurrences:
+        return None
+    step = median_occurrence(m.occurrences)
+    devices = sorted(m.devices_used)[:MAX_DEVICES]
+    gap_ns = max(1, step["wall_ns"] // PLOT_PX)
+    rows = queries.run(trace.con, "timeline", occurrence=step["occurrence"], devices=devices,
+                       min_gap_ns=gap_ns, comm_class=comm_class)
+    spans = {(r["lane"], r["device_id"]): [] for r in rows}
+    for r in rows:        # islands, at most a few per pixel: not kernel rows
+        spans[(r["lane"], r["device_id"])].append([r["start_ns"] / NS, r["end_ns"] / NS])
+    return {"occurrence": step["occurrence"], "wall_s": spans[("wall", None)][0][1],
+            "range_s": spans[("nvtx", None)][0], "joined_below_s": gap_ns / NS,
+            "devices_total": len(m.devices_used),
+            "devices": [{"device_id": d, **{lane: spans.get((lane, d), []) for lane in LANES}} for d in devices]}

@@ -1,0 +1,63 @@
+-- reads: region_ranges, classified, interval_islands
+-- creates: -
+-- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
+-- device in $devices, the islands of compute, communication and memory activity, the idle
+-- stretches (no kernel at all) inside the step's wall, and the NVTX range envelope.
+-- Intervals less than $min_gap_ns apart are joined (the gap is under one pixel of the chart),
+-- so the row count follows the chart's width, not the number of kernels. Times are
+-- nanoseconds from the step's start (the earliest range start, as for the wall: SEMANTICS §5).
+WITH span AS (
+    SELECT min(start_ns) AS t0_ns, max(end_ns) AS range_end_ns
+    FROM region_ranges
+    WHERE occurrence = $occurrence
+),
+wall AS (
+    SELECT t0_ns, range_end_ns,
+           greatest(range_end_ns, coalesce((SELECT max(end_ns) FROM classified
+                                            WHERE occurrence = $occurrence AND kind = 'kernel'), range_end_ns)) AS t1_ns
+    FROM span
+),
+acts AS (
+    SELECT {'device_id': device_id,
+            'lane': CASE WHEN kind = 'memory' THEN 'memory'
+                         WHEN class = $comm_class THEN 'communication' ELSE 'compute' END} AS grp,
+           start_ns, end_ns + $min_gap_ns AS end_ns
+    FROM classified
+    WHERE occurrence = $occurrence AND list_contains($devices, device_id)
+    UNION ALL
+    SELECT {'device_id': device_id, 'lane': 'busy'}, start_ns, end_ns + $min_gap_ns
+    FROM classified
+    WHERE occurrence = $occurrence AND kind = 'kernel' AND list_contains($devices, device_id)
+),
+islands AS (
+    SELECT grp.device_id AS device_id, grp.lane AS lane, start_ns, end_ns - $min_gap_ns AS end_ns
+    FROM interval_islands('acts')
+),
+busy AS (
+    SELECT d.device_id, b.start_ns, b.end_ns
+    FROM (SELECT unnest($devices) AS device_id) AS d
+    LEFT JOIN islands AS b ON b.device_id = d.device_id AND b.lane = 'busy'
+),
+idle AS (
+    SELECT device_id,
+           coalesce(lag(end_ns) OVER (PARTITION BY device_id ORDER BY start_ns), (SELECT t0_ns FROM wall)) AS start_ns,
+           coalesce(start_ns, (SELECT t1_ns FROM wall)) AS end_ns
+    FROM busy
+    UNION ALL
+    SELECT device_id, max(end_ns), (SELECT t1_ns FROM wall)
+    FROM busy
+    GROUP BY device_id
+    HAVING max(end_ns) IS NOT NULL
+),
+lanes AS (
+    SELECT lane, device_id, start_ns, end_ns FROM islands WHERE lane <> 'busy'
+    UNION ALL
+    SELECT 'idle', device_id, start_ns, end_ns FROM idle WHERE end_ns > start_ns
+    UNION ALL
+    SELECT 'nvtx', NULL, t0_ns, range_end_ns FROM wall
+    UNION ALL
+    SELECT 'wall', NULL, t0_ns, t1_ns FROM wall
+)
+SELECT l.lane, l.device_id, l.start_ns - w.t0_ns AS start_ns, l.end_ns - w.t0_ns AS end_ns
+FROM lanes AS l, wall AS w
+ORDER BY l.device_id NULLS FIRST, l.lane, l.start_ns;
