@@ -1,4 +1,4 @@
--- reads: region_ranges, classified, interval_islands
+-- reads: region_ranges, classified
 -- creates: -
 -- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
 -- device in $devices, the islands of compute, communication and memory activity, the idle
@@ -18,20 +18,33 @@ wall AS (
     FROM span
 ),
 acts AS (
-    SELECT {'device_id': device_id,
-            'lane': CASE WHEN kind = 'memory' THEN 'memory'
-                         WHEN class = $comm_class THEN 'communication' ELSE 'compute' END} AS grp,
+    SELECT device_id,
+           CASE WHEN kind = 'memory' THEN 'memory'
+                WHEN class = $comm_class THEN 'communication' ELSE 'compute' END AS lane,
            start_ns, end_ns + $min_gap_ns AS end_ns
     FROM classified
     WHERE occurrence = $occurrence AND list_contains($devices, device_id)
     UNION ALL
-    SELECT {'device_id': device_id, 'lane': 'busy'}, start_ns, end_ns + $min_gap_ns
+    SELECT device_id, 'busy', start_ns, end_ns + $min_gap_ns
     FROM classified
     WHERE occurrence = $occurrence AND kind = 'kernel' AND list_contains($devices, device_id)
 ),
+-- Islands (the union's extents, not only its length): sorted by start, an interval opens a new
+-- island when it starts after every interval before it in its lane has ended.
+marked AS (
+    SELECT *, max(end_ns) OVER (PARTITION BY device_id, lane ORDER BY start_ns, end_ns
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_end_ns
+    FROM acts
+),
+numbered AS (
+    SELECT *, sum(CASE WHEN covered_end_ns IS NULL OR start_ns > covered_end_ns THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY device_id, lane ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
+    FROM marked
+),
 islands AS (
-    SELECT grp.device_id AS device_id, grp.lane AS lane, start_ns, end_ns - $min_gap_ns AS end_ns
-    FROM interval_islands('acts')
+    SELECT device_id, lane, min(start_ns) AS start_ns, max(end_ns) - $min_gap_ns AS end_ns
+    FROM numbered
+    GROUP BY device_id, lane, island
 ),
 busy AS (
     SELECT d.device_id, b.start_ns, b.end_ns
