@@ -164,6 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--regions", type=int, default=10, metavar="N", help="range-name groups to rank by the GPU "
                     "work they enclose, step-like names first (default 10)")
 
+    sp = cmd("init", _init, "Write a job file skeleton from a trace: the step-like NVTX region (other candidates "
+             "in comments), warm-up occurrences skipped, devices and processes seen, `gpu: auto` when the trace "
+             "names a catalog GPU, the precision kernel names suggest, and TODO for every value the trace cannot "
+             "tell (model, batch, mode). `mfu validate` fails at each TODO with its line until it is filled in.")
+    sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export, opened read-only")
+    sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
+    sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "
+                    "overwritten; the trace path is written relative to it); default: print to stdout")
+
     sp = cmd("demo", _demo, "Generate a synthetic trace, run the demo job on it, write reports/demo.")
     sp.add_argument("--out", default="reports", help="output folder (default: reports)")
 
@@ -343,6 +352,18 @@ def _inspect(args: argparse.Namespace) -> int:
     from pipeline.trace.inspect import format_text, inspect_trace
     info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
     print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from pipeline.init import skeleton, write
+    text = skeleton(args.trace, args.preset, args.out.parent if args.out else Path.cwd())
+    if args.out is None:
+        print(text, end="")
+        return 0
+    write(text, args.out)
+    print(f"wrote {args.out}: fill in each TODO (`mfu validate {args.out}` lists them), then `mfu run {args.out}`",
+          file=sys.stderr)
     return 0
 
 

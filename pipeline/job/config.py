@@ -18,6 +18,7 @@ from typing import Any
 
 
 from pipeline.job.documents import locate, parse_yaml, schema_problems
+from pipeline.job.todo import covered, todo_problems
 from pipeline.report.publish import RESERVED
 from pipeline.trace import re2
 from pipeline.errors import ConfigError, Problem, TraceError
@@ -113,7 +114,9 @@ def load_job(path: str | Path) -> Job:
         data, base_file, base_pos, base_raw = merge(path, data, positions)
         base = (base_file, base_pos)
         raw += b"\0" + base_raw           # the config hash covers the base too
-    problems += schema_problems(data, "job.schema.json", file, positions)
+    todos = [locate(p, positions) for p in todo_problems(data, file)]
+    problems += [p for p in schema_problems(data, "job.schema.json", file, positions) if not covered(p, todos)]
+    problems += todos
     if not problems:
         problems += [locate(p, positions) for p in scope_problems(data, file)]
     if problems:

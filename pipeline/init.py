@@ -1,0 +1,121 @@
+"""`mfu init TRACE`: a job file skeleton from what the trace shows, with every unknown left as TODO.
+
+Region discovery (trace/discovery.py) picks the step-like range and the warm-up occurrences;
+the trace names the devices, processes, GPU and (through kernel names) the precision. What a
+trace cannot say — the model, the batch, whether it was training — is written as `TODO`, which
+`mfu validate` reports at its line until the user fills it in (job/todo.py). Nothing is guessed
+silently: every value carries a comment saying where it came from.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import UsageError
+from pipeline.hardware.catalog import load_catalog
+from pipeline.model.presets import presets
+from pipeline.trace.discovery import WARMUP_FACTOR
+from pipeline.trace.inspect import inspect_trace
+from pipeline.job.todo import MARK
+
+COMMENT_COL = 36
+
+
+def skeleton(trace: Path, preset: str | None, job_dir: Path) -> str:
+    """The job file text; `job_dir` is where it will live (the trace path is written relative to it)."""
+    if preset is not None and preset not in presets():
+        close = difflib.get_close_matches(preset, presets(), n=3, cutoff=0.4)
+        raise UsageError(f"--preset: unknown model preset {preset!r}"
+                         + (f" (did you mean {', '.join(close)}?)" if close else " (`mfu models` lists them)"))
+    info = inspect_trace(trace, regions=6)
+    found = info["region_discovery"]
+    lines = [f"# Job skeleton written by `mfu init` from {trace.name}.",
+             f"# Fill in every {MARK} (`mfu validate` lists each with its line), then `mfu run` this file.",
+             f"# Region discovery: {found['message']}",
+             f"name: {_name(trace)}",
+             _kv("trace", json.dumps(_trace_path(trace, job_dir)), "relative to this file; opened read-only"),
+             "region:", *_region(found), "hardware:", *_hardware(info), "model:"]
+    lines.append(_kv("  preset", preset, "configs/models.yaml (`mfu models`)") if preset else
+                 _kv("  preset", MARK, "a name from `mfu models`; or hidden/layers/heads/... or flops_per_step"))
+    lines += ["workload:",
+              _kv("  mode", MARK, "training | inference | decode"),
+              _kv("  seq_len", MARK, "tokens per sequence"),
+              _kv("  global_batch", MARK, "sequences per optimizer step (or inference batch), all GPUs")]
+    return "\n".join(lines) + "\n"
+
+
+def _region(found: dict[str, Any]) -> list[str]:
+    rows = found["regions"]
+    best = rows[0] if rows and rows[0]["step_like"] else None
+    out = []
+    if best is None:
+        hint = f"best candidate: {rows[0]['name_group']!r} (not step-like)" if rows else "no NVTX ranges"
+        out.append(_kv("  name", MARK, f"no range covers one step ({hint}); see the discovery line above"))
+        out.append(_kv("  match", "exact", "prefix groups PyTorch's ', seq = N, op_id = M' names"))
+    else:
+        out.append(_kv("  name", json.dumps(best["name_group"]), "step-like: " + "; ".join(best["reasons"])))
+        out.append(_kv("  match", "prefix" if best["has_suffix"] else "exact",
+                       "the name carries PyTorch's ', op_id = …' suffix" if best["has_suffix"] else ""))
+        skip = best["warmup_occurrences"] if best["warmup_occurrences"] < best["occurrences_per_process_min"] - 1 else 0
+        why = (f"occurrence{' 1' if skip == 1 else f's 1-{skip}'} look{'s' if skip == 1 else ''} like warm-up (over {WARMUP_FACTOR}x the median duration)" if skip
+               else "no warm-up outlier found; skip more if your first steps compile or allocate")
+        out.append(_kv("  occurrences", f"{{first: {skip + 1}}}", why))
+    out.append(_kv("  attribution", "process", "kernels launched by any thread of the range's process"))
+    out.append(_kv("  covers", "step", "one occurrence = one optimizer step; microbatch or N otherwise"))
+    others = [r for r in rows if r is not best][:4]
+    if others:
+        out.append("  # other candidates, by the GPU work they enclose:")
+        out += [f"  #   {r['name_group']!r}: {'; '.join(r['reasons'])}" for r in others]
+    return out
+
+
+def _hardware(info: dict[str, Any]) -> list[str]:
+    det, gpus = info["gpu_detection"], info["gpus"] or []
+    if det.get("entry"):
+        gpu = _kv("  gpu", "auto", f"the trace names {det['name']} (catalog entry {det['entry']})")
+    elif gpus and gpus[0]["name"]:
+        near = load_catalog().close_names(gpus[0]["name"], n=3)
+        gpu = _kv("  gpu", MARK, f"the trace names {gpus[0]['name']!r}, not a catalog entry; nearest: "
+                  f"{', '.join(near) or 'none'} (`mfu gpus`); or set peak_tflops")
+    else:
+        gpu = _kv("  gpu", MARK, "no GPU name in the trace: a key from `mfu gpus`, or set peak_tflops")
+    devices, procs = info["devices_used"], [p for p in info["processes"] if p["kernels"]]
+    seen = (f"{len(devices)} device(s) ran kernels in this trace ({len(procs)} process(es)); "
+            "count every GPU of the job if other ranks ran elsewhere")
+    count = _kv("  num_gpus", str(len(devices)) if devices else MARK, seen)
+    prec = info["precision_by_kernel_names"]
+    named = ", ".join(f"{r['precision']} {100 * r['share']:.0f} %" for r in prec)
+    precision = (_kv("  precision", prec[0]["precision"], f"suggested by kernel names (share of all kernel time: "
+                     f"{named}); the precision of the matrix math") if prec else
+                 _kv("  precision", MARK, "bf16 | fp16 | fp8 | tf32 | ...: the precision of the matrix math"))
+    return [gpu, count, precision]
+
+
+def _kv(key: str, value: str, comment: str) -> str:
+    text = f"{key}: {value}"
+    return f"{text:<{COMMENT_COL - 1}} # {comment}" if comment else text
+
+
+def _trace_path(trace: Path, job_dir: Path) -> str:
+    """Relative to the job file when the trace sits below its folder, else absolute (no ../../ chains)."""
+    rel = os.path.relpath(trace.resolve(), job_dir.resolve())
+    return str(trace.resolve()) if rel.startswith("..") else rel
+
+
+def _name(trace: Path) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", trace.stem).strip("-._") or "job"
+    return name[:120]
+
+
+def write(text: str, out: Path) -> None:
+    """Never overwrite a job file the user may have edited; temp file + rename, so no half-written file."""
+    if out.exists():
+        raise UsageError(f"{out} exists: choose another -o or remove it first")
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out)

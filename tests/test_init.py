@@ -1,0 +1,99 @@
+"""`mfu init`: a job skeleton whose inferred values match the generator's truth, and whose TODOs
+fail `mfu validate` at their own lines until filled in."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from pipeline.cli import main
+from pipeline.trace.synth import COMPUTE_NAMES, NCCL_NAME
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def init(capsys, tmp_path: Path, trace: Path, *extra) -> tuple[Path, str]:
+    job = tmp_path / "job.yaml"
+    code, _, err = cli(capsys, "init", trace, "-o", job, *extra)
+    assert code == 0 and "fill in each TODO" in err
+    return job, job.read_text()
+
+
+def todo_lines(text: str) -> list[int]:
+    return [i for i, line in enumerate(text.splitlines(), 1) if re.search(r":\s+TODO\b", line)]
+
+
+def test_inferred_values_match_the_truth(synth_trace, tmp_path, capsys):
+    trace, truth = synth_trace(steps=8, layers=6, warmup_steps=2, kernels_per_step=60)
+    want = truth["discovery"]
+    job, text = init(capsys, tmp_path, trace)
+    data = yaml.safe_load(text)
+    assert data["region"]["name"] == want["step_region"] and data["region"]["match"] == "exact"
+    assert data["region"]["occurrences"] == {"first": want["warmup_occurrences"] + 1}
+    assert data["hardware"]["num_gpus"] == want["devices"]
+    assert data["hardware"]["gpu"] == "auto" and want["gpu_name"] == "NVIDIA H100 80GB HBM3"
+    # the only precision the planted kernel names spell is bf16
+    assert [n for n in COMPUTE_NAMES + [NCCL_NAME] if re.search("(?i)fp8|e4m3|fp16|half|tf32", n)] == []
+    assert data["hardware"]["precision"] == "bf16"
+    assert f"'{want['nested_region']}': nested (depth 1)" in text          # the alternative, in a comment
+
+
+def test_todos_fail_validate_at_their_lines_until_filled(synth_trace, tmp_path, capsys):
+    trace, truth = synth_trace(steps=6, warmup_steps=1)
+    job, text = init(capsys, tmp_path, trace)
+    todos = todo_lines(text)
+    assert len(todos) == 4                                    # model, mode, seq_len, global_batch
+    code, _, err = cli(capsys, "validate", job)
+    assert code == 3
+    problems = err.strip().splitlines()
+    assert len(problems) == len(todos)
+    for line, problem in zip(todos, problems):
+        assert problem.startswith(f"{job}:{line}:") and "not filled in yet (TODO)" in problem
+    filled = (text.replace("preset: TODO", "flops_per_step: 2.0e+13").replace("mode: TODO", "mode: training")
+              .replace("seq_len: TODO", "seq_len: 2048").replace("global_batch: TODO", "global_batch: 2"))
+    job.write_text(filled)
+    assert cli(capsys, "validate", job)[0] == 0
+    code, _, _ = cli(capsys, "run", job, "--out", tmp_path / "out")
+    assert code == 0
+    res = json.loads((tmp_path / "out" / yaml.safe_load(filled)["name"] / "result.json").read_text())
+    assert res["region"]["first"] == 2 and res["region"]["last"] == truth["spec"]["steps"]
+
+
+def test_preset_is_written_and_not_a_todo(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    _, text = init(capsys, tmp_path, trace, "--preset", "llama-3-8b")
+    assert yaml.safe_load(text)["model"] == {"preset": "llama-3-8b"}
+    assert len(todo_lines(text)) == 3
+
+
+def test_unknown_gpu_is_a_todo_with_the_nearest_entries(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace(gpu_name="NVIDIA H100 PCIe 96GB Prototype")
+    _, text = init(capsys, tmp_path, trace)
+    line = next(x for x in text.splitlines() if x.strip().startswith("gpu:"))
+    assert line.split("#")[0].split(":")[1].strip() == "TODO"
+    assert "not a catalog entry; nearest:" in line
+
+
+def test_guessing_trace_leaves_the_region_todo(real_trace, tmp_path, capsys):
+    _, text = init(capsys, tmp_path, real_trace("nsysai__h100_2gpu_1s.sqlite"))
+    assert "# Region discovery: guessing: this trace has no NVTX range that covers one step" in text
+    assert yaml.safe_load(text)["region"]["name"] == "TODO"
+    assert yaml.safe_load(text)["hardware"]["gpu"] == "TODO"           # no TARGET_INFO_GPU table
+
+
+def test_never_overwrites_and_unknown_preset_names_the_flag(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    job = tmp_path / "job.yaml"
+    job.write_text("mine\n")
+    code, _, err = cli(capsys, "init", trace, "-o", job)
+    assert code == 2 and "exists" in err and job.read_text() == "mine\n"
+    code, _, err = cli(capsys, "init", trace, "--preset", "llama-3-9b")
+    assert code == 2 and err.startswith("error: --preset: unknown model preset 'llama-3-9b'")
