@@ -222,6 +222,7 @@ def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dic
             "status": r["status"], "config_sha256": r["job"]["config_sha256"], "trace_sha256": r["trace"]["sha256"],
             "baseline": is_base, "samples": {"field": field, "n": len(samples)},
             "comparable": not groups, "figures": figures,
+            "comparable_figures": [f["label"] for f in figures if f["comparable"]],
             "not_comparable": [{"figures": names, "reasons": list(reasons)} for reasons, names in groups.items()],
             "issues": sorted({x for reasons in groups for x in reasons})}
 
