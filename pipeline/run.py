@@ -52,6 +52,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     res["hardware"]["ridge_flop_per_byte"] = (metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
                                               if peak.hbm_gbps else None)
     res["warnings"] += precision.judge(res["gemm_precision"], job.hardware, peak, catalog)
+    res["warnings"] += classes.graph_rows_warning(res["kernel_classes"])
     res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
     res["warnings"] += roofline.above_roof(res["roofline"])
     unsteady = metrics.unsteady_steps([o["index"] for o in res["occurrences"]],

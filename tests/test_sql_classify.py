@@ -20,8 +20,8 @@ def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TABLE raw_strings (id BIGINT, value VARCHAR)")
     con.executemany("INSERT INTO raw_strings VALUES (?, ?)", list(enumerate(names, start=1)))
     con.execute("CREATE TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?)",
+                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT)")
+    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, NULL)",
                     [(i, 10 * i, 10 * i + 5) for i in range(1, len(names) + 1)])
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
@@ -170,7 +170,7 @@ def _classify_whole_trace(path) -> list[tuple]:
     try:
         prepare(trace)
         trace.con.execute("CREATE TEMP TABLE attributed AS SELECT 1 AS occurrence, global_pid, device_id, "
-                          "stream_id, name_id, start_ns, end_ns FROM kernels")
+                          "stream_id, name_id, start_ns, end_ns, graph_id FROM kernels")
         trace.con.execute("CREATE TEMP TABLE attributed_memops AS SELECT 1 AS occurrence, globalPid AS "
                           "global_pid, deviceId AS device_id, 'memcpy' AS name, start AS start_ns, "
                           "\"end\" AS end_ns FROM raw_memcpy")

@@ -24,6 +24,7 @@ from pipeline.trace.open import Trace
 
 CLASSES_FILE = config_path("kernel_classes.yaml")
 COMM_CLASS = "communication"
+GRAPH_CLASS = "cuda_graph"               # whole CUDA graph launches recorded as one row (classify.sql)
 OTHER_CLASS = "other"                    # kernels no rule matched (classify.sql)
 TOP_KERNELS = 10
 
@@ -104,6 +105,23 @@ def top_kernels(trace: Trace, kernel_sum_ns: int, kernel_class: str | None = Non
     return [{"name": r["name"], "class": r["class"], "count": r["kernel_count"], "sum_s": r["sum_ns"] / NS,
              "share_of_kernel_sum": r["sum_ns"] / kernel_sum_ns if kernel_sum_ns else None}
             for r in queries.run(trace.con, "top_kernels", limit=TOP_KERNELS, **{"class": kernel_class})]
+
+
+def graph_rows_warning(kernel_classes: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Say that graph-level rows stand in for kernels nobody recorded (SEMANTICS §4).
+
+    They count in wall, sum and union, but what ran inside them is unknown: classes,
+    precision and top kernels cannot see into that time.
+    """
+    rows = [c for c in kernel_classes if c["class"] == GRAPH_CLASS]
+    if not rows:
+        return []
+    g = rows[0]
+    return [{"code": "cuda_graph_rows", "message":
+             f"{g['count']} CUDA graph launches were recorded as one row each (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "
+             f"captured with --cuda-graph-trace=graph; {g['sum_s']:.6g} s summed): they count in wall, kernel sum "
+             f"and union as class {GRAPH_CLASS}, but per-kernel detail (classes, precision, top kernels) is "
+             "unavailable for that time; capture with --cuda-graph-trace=node to see the graph's kernels"}]
 
 
 def communication(trace: Trace, m: Measurement) -> dict[str, Any]:

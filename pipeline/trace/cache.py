@@ -32,7 +32,7 @@ from typing import Any
 from pipeline.errors import TraceError
 from pipeline.trace.open import RAW_TABLES, Trace, check_file, connect, open_trace
 
-FORMAT = 1                     # bump when the stored tables change meaning
+FORMAT = 2                     # bump when the stored tables change meaning (2: CUDA graph columns and table)
 EDGE_BYTES = 1 << 20           # hashed at each end of the file
 MANIFEST = "manifest.json"
 

@@ -29,6 +29,7 @@ def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, 
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
         found = discovery.discover(trace.con, regions)
         precision = queries.run(trace.con, "inspect_precision")
+        graphs = queries.run(trace.con, "inspect_graphs")[0]
     finally:
         trace.con.close()
     return {
@@ -44,9 +45,26 @@ def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, 
         "nvtx_range_groups": total_groups,
         "region_discovery": found,
         "precision_by_kernel_names": precision,
+        "cuda_graphs": {"mode": graph_mode(graphs), **graphs},
         "supports": _supports(trace.tables, counts),
         "notes": trace.notes,
     }
+
+
+def graph_mode(counts: dict[str, int]) -> str:
+    """Which --cuda-graph-trace the capture used, from what it recorded (SEMANTICS §4)."""
+    rows, nodes = counts["graph_launch_rows"], counts["graph_node_kernels"]
+    return "graph and node" if rows and nodes else "graph" if rows else "node" if nodes else "none"
+
+
+GRAPH_MODE_TEXT = {
+    "none": "none recorded",
+    "graph": "graph level (--cuda-graph-trace=graph): {graph_launch_rows:,} launches of {graphs_as_rows} graphs, "
+             "one row each; they count as GPU work (class cuda_graph), their kernels are not in the trace",
+    "node": "node level (--cuda-graph-trace=node): {graph_node_kernels:,} kernel rows of {graphs_as_nodes} graphs; "
+            "all kernels of a launch are attributed through its cudaGraphLaunch call",
+    "graph and node": "both: {graph_launch_rows:,} whole-launch rows and {graph_node_kernels:,} kernel rows of graphs",
+}
 
 
 def _detection(gpus: list[dict] | None, used: list[int]) -> dict[str, Any]:
@@ -105,6 +123,8 @@ def format_text(info: dict[str, Any]) -> str:
         lines.append(f"  {r['ranges']:>7,} x  median {r['median_ns'] / 1e6:>10.3f} ms  "
                      f"{r['processes']} proc  {name}{dom}")
     lines += ["", *_discovery_text(info["region_discovery"])]
+    g = info["cuda_graphs"]
+    lines += ["", f"CUDA graphs      {GRAPH_MODE_TEXT[g['mode']].format(**g)}"]
     lines += ["", "what this trace supports"] + [f"  - {s}" for s in info["supports"]]
     lines += [f"  note: {n}" for n in info["notes"]]
     return "\n".join(lines)

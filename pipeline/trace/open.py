@@ -35,7 +35,14 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "raw_kernel": ("CUPTI_ACTIVITY_KIND_KERNEL", [
         ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),
         ("streamId", "BIGINT"), ("correlationId", "BIGINT"), ("globalPid", "BIGINT"),
-        ("shortName", "BIGINT"), ("demangledName", "BIGINT")]),
+        ("shortName", "BIGINT"), ("demangledName", "BIGINT"), ("graphId", "BIGINT"),
+        ("graphNodeId", "BIGINT")]),
+    # One row per CUDA graph launch when captured with --cuda-graph-trace=graph (the graph's
+    # kernels are then absent from the kernel table; SEMANTICS §4).
+    "raw_graph_trace": ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", [
+        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"), ("streamId", "BIGINT"),
+        ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("graphId", "BIGINT"),
+        ("graphExecId", "BIGINT")]),
     "raw_runtime": ("CUPTI_ACTIVITY_KIND_RUNTIME", [
         ("start", "BIGINT"), ("end", "BIGINT"), ("globalTid", "BIGINT"),
         ("correlationId", "BIGINT"), ("nameId", "BIGINT")]),
@@ -59,6 +66,7 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 # Columns without which a present table is unusable for its purpose.
 ESSENTIAL = {
     "raw_kernel": {"start", "end", "deviceId"},
+    "raw_graph_trace": {"start", "end", "deviceId"},
     "raw_runtime": {"start", "end", "correlationId", "globalTid"},
     "raw_nvtx": {"start", "end", "eventType", "globalTid"},
 }

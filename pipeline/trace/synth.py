@@ -70,6 +70,11 @@ class SynthSpec:
     gpu_clock: int = 1_980_000_000
     seed: int = 0
     first_pid: int = 4000
+    # CUDA graphs (SEMANTICS §4): each step's compute kernels run as one graph launch, recorded
+    # as "node" (kernel rows sharing the cudaGraphLaunch correlationId) or "graph" (one
+    # CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per launch, no kernel rows). No NCCL nodes, no dropped launches.
+    cuda_graph: str | None = None
+    graph_gap_ns: int = 20_000         # idle time between consecutive graph nodes (0: back to back)
 
 
 @dataclass
@@ -78,6 +83,7 @@ class _Tables:
     nvtx: list[tuple] = field(default_factory=list)
     runtime: list[tuple] = field(default_factory=list)
     kernels: list[tuple] = field(default_factory=list)
+    graphs: list[tuple] = field(default_factory=list)
 
     def sid(self, text: str) -> int:
         return self.strings.setdefault(text, len(self.strings) + 1)
@@ -130,7 +136,8 @@ def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterato
         launch = base - 5_000_000 + i * 100_000
         c = next(corr)
         t.runtime.append((launch, launch + LAUNCH_NS, main_tid, c, names["launch"]))
-        t.kernels.append((launch + LAUNCH_LATENCY_NS, launch + 50_000, rank, 7, c, gpid, t.sid(COMPUTE_NAMES[4])))
+        t.kernels.append((launch + LAUNCH_LATENCY_NS, launch + 50_000, rank, 7, c, gpid, t.sid(COMPUTE_NAMES[4]),
+                          None, None))
     stream_free = {7: 0, 13: 0}
     offset = 0
     for step in range(spec.steps):
@@ -146,8 +153,12 @@ def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterato
         for i in range(spec.layers):     # nested inside the step: depth 1, repeating, not a step
             lo = start + spec.lead_ns + i * layer_ns
             t.nvtx.append((lo, lo + layer_ns, 59, None, t.sid(spec.layer_region), main_tid, 0))
-        planted = _step_kernels(spec, t, rng, rank, gpid, (main_tid, grad_tid), corr, names,
-                                (start, cpu_end), stream_free, step_ns)
+        if spec.cuda_graph:
+            planted = _graph_step(spec, t, rng, rank, gpid, main_tid, next(corr), (start, cpu_end), stream_free,
+                                  step_ns)
+        else:
+            planted = _step_kernels(spec, t, rng, rank, gpid, (main_tid, grad_tid), corr, names,
+                                    (start, cpu_end), stream_free, step_ns)
         yield step + 1, planted
 
 
@@ -173,7 +184,7 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
         k_end = k_start + dur
         stream_free[stream] = k_end
         name = NCCL_NAME if nccl else COMPUTE_NAMES[i % len(COMPUTE_NAMES)]
-        t.kernels.append((k_start, k_end, rank, stream, c, gpid, t.sid(name)))
+        t.kernels.append((k_start, k_end, rank, stream, c, gpid, t.sid(name), None, None))
         if spec.drop_launch_every and i % spec.drop_launch_every == spec.drop_launch_every - 1:
             dropped.append((k_start, k_end))
             continue
@@ -187,6 +198,35 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
             main_only.append((k_start, k_end))
     return {"rank": rank, "device": rank, "start_ns": window[0], "end_ns": cpu_end, "kernels": kept,
             "main_thread_kernels": main_only, "dropped": dropped, "comm_kernels": comm}
+
+
+def _graph_step(spec, t: _Tables, rng, rank, gpid, tid, c, window, stream_free, step_ns) -> dict:
+    """The step's compute kernels as one CUDA graph launch (one cudaGraphLaunch row, correlationId c).
+
+    Nodes run in order on stream 7, graph_gap_ns apart. Node mode writes them as kernel rows
+    (graphId 1, graphNodeId 1..n); graph mode writes one GRAPH_TRACE row from the first node's
+    start to the last one's end instead, and that interval is the step's only GPU work.
+    """
+    start, cpu_end = window
+    launch = start + spec.lead_ns + LAUNCH_NS
+    mean = int((step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction) // spec.kernels_per_step
+    t.runtime.append((launch, launch + LAUNCH_NS, tid, c, t.sid("cudaGraphLaunch")))
+    if spec.duplicate_every:
+        t.runtime.append((launch + 200, launch + LAUNCH_NS - 200, tid, c, t.sid("cudaGraphLaunch_v10000")))
+    nodes, free = [], max(launch + LAUNCH_LATENCY_NS, stream_free[7])
+    for i in range(spec.kernels_per_step):
+        name, weight = COMPUTE_KERNELS[i % len(COMPUTE_KERNELS)]
+        dur = max(1_000, int(mean * weight / _MEAN_WEIGHT * rng.uniform(0.5, 1.5)))
+        nodes.append((free, free + dur))
+        if spec.cuda_graph == "node":
+            t.kernels.append((free, free + dur, rank, 7, c, gpid, t.sid(name), i + 1, 1))
+        free += dur + spec.graph_gap_ns
+    stream_free[7] = nodes[-1][1]
+    gpu = nodes if spec.cuda_graph == "node" else [(nodes[0][0], nodes[-1][1])]
+    if spec.cuda_graph == "graph":
+        t.graphs.append((*gpu[0], rank, 7, c, gpid, 1, 1))
+    return {"rank": rank, "device": rank, "start_ns": start, "end_ns": cpu_end, "kernels": gpu,
+            "main_thread_kernels": gpu, "dropped": [], "comm_kernels": []}
 
 
 def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int]]]) -> dict:
@@ -262,12 +302,16 @@ _SCHEMA = {
                                   "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
                                   "shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, "
                                   "gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, "
-                                  "blockY INTEGER, blockZ INTEGER",
+                                  "blockY INTEGER, blockZ INTEGER, graphNodeId INTEGER, graphId INTEGER",
     "TARGET_INFO_GPU": "vmId INTEGER, id INTEGER NOT NULL, name TEXT, chipName TEXT, totalMemory INTEGER, "
                        "memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, cuDevice INTEGER",
     "PROCESSES": "globalPid INTEGER, pid INTEGER, name TEXT",
     "META_DATA_EXPORT": "name TEXT, value TEXT",
 }
+# Created only when it has rows, as Nsight Systems does (NSYS_SCHEMA.md).
+_GRAPH_TRACE = ("start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
+                "greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
+                "graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL")
 
 
 def _write(spec: SynthSpec, t: _Tables, out: Path) -> None:
@@ -284,7 +328,13 @@ def _write(spec: SynthSpec, t: _Tables, out: Path) -> None:
                         "correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)", t.runtime)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
                         "correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX, "
-                        "blockY, blockZ) VALUES (?, ?, ?, 1, ?, ?, ?, ?7, ?7, 128, 1, 1, 256, 1, 1)", t.kernels)
+                        "blockY, blockZ, graphNodeId, graphId) "
+                        "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?7, 128, 1, 1, 256, 1, 1, ?8, ?9)", t.kernels)
+        if t.graphs:
+            con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE ({_GRAPH_TRACE})")
+            con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, contextId, streamId, "
+                            "correlationId, globalPid, graphId, graphExecId) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                            t.graphs)
         con.executemany("INSERT INTO TARGET_INFO_GPU VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)", [
             (r, spec.gpu_name, "GH100", spec.gpu_memory, spec.gpu_bandwidth, spec.gpu_clock, spec.gpu_sms, r)
             for r in range(spec.ranks)])

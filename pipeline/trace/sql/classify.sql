@@ -7,6 +7,8 @@
 -- precision: for kernels of $precision_classes, the first precision whose pattern matches
 -- the name ($precisions[i] / $precision_patterns[i]), else 'unknown' (never guessed);
 -- NULL for every other class.
+-- A CUDA graph launch recorded as one row (attributed.graph_id set, SEMANTICS §4) has no
+-- kernel name: it is '[CUDA graph <graphId>]', class 'cuda_graph', whatever the rules say.
 CREATE OR REPLACE TEMP TABLE classified AS
 WITH rules AS (
     SELECT i AS priority, $classes[i] AS class, $patterns[i] AS pattern
@@ -17,12 +19,13 @@ precision_rules AS (
     FROM range(1, len($precisions) + 1) AS t(i)
 ),
 named AS (
-    SELECT a.*, coalesce(s.value, '[unnamed kernel]') AS name
+    SELECT a.*, CASE WHEN a.graph_id IS NOT NULL THEN '[CUDA graph ' || a.graph_id || ']'
+                     ELSE coalesce(s.value, '[unnamed kernel]') END AS name
     FROM attributed AS a
     LEFT JOIN raw_strings AS s ON s.id = a.name_id
 ),
 names AS (
-    SELECT DISTINCT name FROM named
+    SELECT DISTINCT name FROM named WHERE graph_id IS NULL
 ),
 matched AS (
     SELECT n.name, arg_min(r.class, r.priority) AS class
@@ -45,9 +48,9 @@ judged AS (
     LEFT JOIN said AS s ON s.name = n.name
 )
 SELECT n.occurrence, n.global_pid, n.device_id, n.name,
-       j.class, 'kernel' AS kind, n.start_ns, n.end_ns, j.precision
+       CASE WHEN n.graph_id IS NOT NULL THEN 'cuda_graph' ELSE j.class END AS class, 'kernel' AS kind, n.start_ns, n.end_ns, j.precision
 FROM named AS n
-JOIN judged AS j ON j.name = n.name
+LEFT JOIN judged AS j ON j.name = n.name AND n.graph_id IS NULL
 UNION ALL
 SELECT occurrence, global_pid, device_id, name, 'memory', 'memory', start_ns, end_ns, CAST(NULL AS VARCHAR)
 FROM attributed_memops;

@@ -1,4 +1,4 @@
--- reads: raw_nvtx, raw_strings, raw_runtime, raw_kernel, raw_gpu
+-- reads: raw_nvtx, raw_strings, raw_runtime, raw_kernel, raw_graph_trace, raw_gpu
 -- creates: nvtx_domains, ranges, launches, kernels, gpus
 -- Normalized views over the raw_* views that pipeline/trace.py maps from the export.
 -- Units in names; ids decoded per SEMANTICS §2:
@@ -42,6 +42,12 @@ SELECT
     r.correlationId AS correlation_id
 FROM raw_runtime AS r;
 
+-- GPU work: kernel rows, plus one row per CUDA graph launch recorded at graph level
+-- (--cuda-graph-trace=graph: CUPTI_ACTIVITY_KIND_GRAPH_TRACE, the graph's kernels are then
+-- absent from the kernel table). Such a row is one opaque interval from the graph's first
+-- node to its last, with graph_id set and no name; it is attributed through its
+-- cudaGraphLaunch row like a kernel (SEMANTICS §4). Kernels captured at node level
+-- (--cuda-graph-trace=node) are ordinary kernel rows: graph_id stays NULL for them.
 CREATE OR REPLACE TEMP VIEW kernels AS
 SELECT
     k.start AS start_ns,
@@ -50,8 +56,12 @@ SELECT
     k.streamId AS stream_id,
     k.correlationId AS correlation_id,
     k.globalPid AS global_pid,
-    coalesce(k.shortName, k.demangledName) AS name_id
-FROM raw_kernel AS k;
+    coalesce(k.shortName, k.demangledName) AS name_id,
+    CAST(NULL AS BIGINT) AS graph_id
+FROM raw_kernel AS k
+UNION ALL
+SELECT g.start, g."end", g.deviceId, g.streamId, g.correlationId, g.globalPid, NULL, g.graphId
+FROM raw_graph_trace AS g;
 
 CREATE OR REPLACE TEMP VIEW gpus AS
 SELECT

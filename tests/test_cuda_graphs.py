@@ -1,0 +1,74 @@
+"""Issue #11 §3: CUDA graphs captured at node level and at graph level (SEMANTICS §4).
+
+The synthetic generator plants one graph launch per step and rank and writes the truth as it
+plants: node mode, every node a kernel row sharing the launch's correlationId; graph mode, one
+CUPTI_ACTIVITY_KIND_GRAPH_TRACE row from the first node's start to the last one's end."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.job.config import load_job
+from pipeline.report.render import render_all
+from pipeline.run import run_job
+from tests.test_run_synth import write_job
+
+NS = 1_000_000_000
+SPEC = {"ranks": 2, "steps": 4, "kernels_per_step": 12, "nccl_every": 0}
+ALL = {"occurrences": {"first": 1, "last": 4}}
+
+
+def _run(synth_trace, tmp_path, **spec):
+    path, truth = synth_trace(**{**SPEC, **spec})
+    res = run_job(load_job(write_job(tmp_path, path, region=ALL, hardware={"peak_tflops": 50000})))
+    return res, truth
+
+
+def _times(res) -> list[tuple[int, int, int, int]]:
+    return [(round(o["wall_time_s"] * NS), round(o["gpu_kernel_sum_s"] * NS), round(o["gpu_kernel_union_s"] * NS),
+             o["kernel_count"]) for o in res["occurrences"]]
+
+
+def _truth(truth) -> list[tuple[int, int, int, int]]:
+    return [(o["wall_ns"], o["kernel_sum_ns"], o["kernel_union_ns"], o["kernel_count"]) for o in truth["occurrences"]]
+
+
+@pytest.mark.parametrize("mode", ["node", "graph"])
+def test_times_match_the_planted_truth(synth_trace, tmp_path, mode):
+    res, truth = _run(synth_trace, tmp_path, cuda_graph=mode)
+    assert _times(res) == _truth(truth)
+    for got, want in zip(res["occurrences"], truth["occurrences"]):
+        assert {d: round(s * NS) for d, s in got["device_union_s"].items()} == want["device_union_ns"]
+
+
+def test_node_mode_attributes_every_kernel_of_one_launch(synth_trace, tmp_path):
+    res, _ = _run(synth_trace, tmp_path, cuda_graph="node")
+    assert [o["kernel_count"] for o in res["occurrences"]] == [2 * 12] * 4      # 12 nodes x 2 ranks, one launch each
+    assert "cuda_graph" not in {c["class"] for c in res["kernel_classes"]}
+    assert not [w for w in res["warnings"] if w["code"] == "cuda_graph_rows"]
+
+
+def test_graph_mode_rows_are_gpu_work_of_class_cuda_graph_and_the_report_says_so(synth_trace, tmp_path):
+    res, truth = _run(synth_trace, tmp_path, cuda_graph="graph")
+    assert [(c["class"], c["count"]) for c in res["kernel_classes"]] == [("cuda_graph", 2 * 4)]
+    assert round(res["kernel_classes"][0]["sum_s"] * NS) == sum(o["kernel_sum_ns"] for o in truth["occurrences"])
+    assert [k["name"] for k in res["top_kernels"]] == ["[CUDA graph 1]"]
+    assert res["gemm_precision"]["precisions"] == []
+    [warning] = [w for w in res["warnings"] if w["code"] == "cuda_graph_rows"]
+    assert warning["message"].startswith("8 CUDA graph launches were recorded as one row each")
+    assert "per-kernel detail" in render_all(res)["report.md"]
+
+
+@pytest.mark.parametrize("gap_ns", [20_000, 0])
+def test_one_step_captured_both_ways(synth_trace, tmp_path, gap_ns):
+    """Equal wall; a graph row also covers the gaps between its nodes, so its union is at least the
+    nodes' union (per device: larger by the gaps), and equal when the nodes run back to back."""
+    node, _ = _run(synth_trace, tmp_path, cuda_graph="node", graph_gap_ns=gap_ns)
+    graph, _ = _run(synth_trace, tmp_path, cuda_graph="graph", graph_gap_ns=gap_ns)
+    for n, g in zip(_times(node), _times(graph)):
+        assert g[0] == n[0]                                   # wall
+        assert g[2] >= n[2] if gap_ns else g[2] == n[2]       # union over both GPUs
+    gaps = (12 - 1) * gap_ns                                  # between the 12 nodes of one launch
+    for n, g in zip(node["occurrences"], graph["occurrences"]):
+        for device, node_s in n["device_union_s"].items():
+            assert round(g["device_union_s"][device] * NS) - round(node_s * NS) == gaps
