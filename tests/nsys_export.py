@@ -144,5 +144,5 @@ def overlapping_steps() -> Export:
 
 def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
     """Process attribution up to kernel_union, in the order the SQL headers give (trace/chain.py)."""
-    chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "kernel_union"},
+    chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "attributed_unions", "kernel_union"},
               name=name, match=match, domain=None, first=first, last=last, same_thread=False)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pipeline.trace import queries
+from pipeline.trace import chain
 from pipeline.trace.open import connect
 
 Kernel = tuple[int, int, int, int]      # occurrence, device, start, end
@@ -18,7 +18,7 @@ def _union_rows(kernels: list[Kernel]) -> dict[tuple[int, int | None], tuple[int
     con.execute("CREATE TEMP TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
     con.executemany("INSERT INTO attributed VALUES (?, 1, ?, 7, 1, ?, ?)", kernels)
-    queries.run(con, "kernel_union")
+    chain.run(con, {"attributed_unions", "kernel_union"})
     rows = con.execute("SELECT occurrence, device_id, union_ns, sum_ns, kernel_count, last_end_ns "
                        "FROM kernel_union").fetchall()
     con.close()

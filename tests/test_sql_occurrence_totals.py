@@ -8,7 +8,7 @@ from pipeline.trace import chain
 
 def _totals(trace, first: int, last: int) -> dict:
     attribute(trace.con, "step", first, last)
-    return chain.run(trace.con, {"occurrence_times", "occurrence_totals"})["occurrence_totals"][0]
+    return chain.run(trace.con, {"occurrence_times", "occurrence_spans", "occurrence_totals"})["occurrence_totals"][0]
 
 
 def test_overlapping_occurrences_count_once(open_export) -> None:

@@ -76,8 +76,9 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
 
 
 def classify(trace: Trace, m: Measurement, rules: list[Rule]) -> None:
-    """Build the `classified` table: attributed kernels with a class, plus attributed memory ops."""
-    chain.run(trace.con, {"attribute_memops", "classify"}, mode=m.attribution, **classify_params(rules))
+    """Build the `classified` table (attributed kernels with a class, plus attributed memory ops) and its unions."""
+    chain.run(trace.con, {"attribute_memops", "classify", "classified_unions"}, mode=m.attribution,
+              comm_class=COMM_CLASS, **classify_params(rules))
 
 
 def classify_params(rules: list[Rule], said: PrecisionRules | None = None) -> dict[str, list[str]]:
@@ -138,7 +139,7 @@ def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
 
 def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
     """Measured time of the kernels a user figure names (see roofline.user_rows)."""
-    r = queries.run(trace.con, "pattern_times", pattern=pattern)[0]
+    r = chain.run(trace.con, {"pattern_unions", "pattern_times"}, pattern=pattern)["pattern_times"][0]
     return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
 
 

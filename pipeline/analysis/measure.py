@@ -60,7 +60,8 @@ def measure(trace: Trace, region: Region) -> Measurement:
                          f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
     attribution = _attribution(trace, region.attribution, warnings)
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
-             "kernel_union", "occurrence_times", "occurrence_totals", "device_times", "rank_times"}
+             "attributed_unions", "kernel_union", "occurrence_times", "occurrence_spans", "occurrence_totals",
+             "device_times", "rank_times"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread")
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then

@@ -137,9 +137,10 @@ def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: li
     The combined `classified` table is built here too, on the same rank and device keys.
     """
     first, last = min(m.first for m in per), max(m.last for m in per)
-    rows = chain.run(ts.con, {"rank_combine", "classify_combine", "kernel_union", "select_occurrences",
-                              "occurrence_times", "occurrence_totals", "device_times", "rank_times", "rank_union"},
-                     first=first, last=last)
+    rows = chain.run(ts.con, {"rank_combine", "classify_combine", "classified_unions", "attributed_unions",
+                              "kernel_union", "select_occurrences", "occurrence_times", "occurrence_spans",
+                              "occurrence_totals", "device_times", "rank_times", "rank_union"},
+                     first=first, last=last, comm_class=classes.COMM_CLASS)
     keys = rows["rank_combine"]
     rank_of = {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"}
     device_labels = {k["key"]: f"{labels[k['file']]}:{k['original']}" for k in keys if k["kind"] == "device"}

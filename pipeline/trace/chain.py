@@ -5,7 +5,7 @@ Every file in pipeline/trace/sql starts with two header lines,
     -- reads: selected_ranges, kernels
     -- creates: attributed
 
-naming the tables, views and macros it reads and the ones it creates ('-' for none).
+naming the tables and views it reads and the ones it creates ('-' for none).
 A caller names the files a stage needs, in any order; `run` executes each after the
 files of the same call that create what it reads. Names no file of the call creates
 must already exist on the connection (the raw_* views of open.py, an earlier stage's

@@ -1,27 +1,21 @@
--- reads: classified, interval_union
+-- reads: classified_unions
 -- creates: -
 -- Communication overlap and idle time per device (issue #5), kernels only, over all selected
--- occurrences at once (SEMANTICS §6). Three unions per device in one pass of interval_union:
--- every kernel ('busy'), compute kernels (class <> $comm_class), communication kernels. Then
+-- occurrences at once (SEMANTICS §6). Three unions per device (classified_unions.sql): every
+-- kernel ('busy'), compute kernels (comm = 0), communication kernels (comm = 1). Then
 --   exposed = busy - compute      communication time with no compute kernel running
 --   hidden  = comm - exposed      communication time under some compute kernel
 --   idle    = wall - busy         no kernel at all, inside the occurrences' wall
 -- $wall_ns is the total wall (union of the occurrence envelopes, occurrence_totals.sql) and
 -- $devices the devices to report, so a device with no kernel shows its whole wall as idle.
-WITH scoped AS (
-    SELECT 'busy' AS scope, device_id AS k1, CAST(NULL AS BIGINT) AS k2, start_ns, end_ns
-    FROM classified WHERE kind = 'kernel'
-    UNION ALL
-    SELECT CASE WHEN class = $comm_class THEN 'comm' ELSE 'compute' END, device_id, NULL, start_ns, end_ns
-    FROM classified WHERE kind = 'kernel'
-),
-unions AS (
-    SELECT k1 AS device_id,
+WITH unions AS (
+    SELECT CASE WHEN scope = 'busy' THEN k2 ELSE k3 END AS device_id,
            sum(union_ns) FILTER (WHERE scope = 'busy') AS busy_ns,
-           sum(union_ns) FILTER (WHERE scope = 'compute') AS compute_ns,
-           sum(union_ns) FILTER (WHERE scope = 'comm') AS comm_ns
-    FROM interval_union('scoped')
-    GROUP BY k1
+           sum(union_ns) FILTER (WHERE scope = 'part' AND k2 = 0) AS compute_ns,
+           sum(union_ns) FILTER (WHERE scope = 'part' AND k2 = 1) AS comm_ns
+    FROM classified_unions
+    WHERE scope IN ('busy', 'part') AND k1 = 1
+    GROUP BY ALL
 ),
 per_device AS (
     SELECT d.device_id, CAST($wall_ns AS BIGINT) AS wall_ns,

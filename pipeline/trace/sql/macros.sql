@@ -2,15 +2,17 @@
 -- creates: interval_union
 -- Macros every connection defines (pipeline/trace/open.py connect()).
 
--- The union algorithm of SEMANTICS §5, written once: per group of the intervals in table (or
+-- The union algorithm of SEMANTICS §5 inside a SQL chain (inspect_regions.sql needs it mid-file).
+-- The report's kernel unions, about ten groupings of the same rows, use the same rule from one
+-- sorted copy instead (trace/unions.py, files declaring `-- unions (...)`): a window re-sorts
+-- every row per call. Per group of the intervals in table (or
 -- CTE) `tbl`, which has columns scope, k1, k2 (the group: any types, NULL allowed),
 -- start_ns and end_ns. One sort per call, by (group, start): each interval adds what it reaches
 -- beyond the running maximum end of the ones before it in its group,
 --   max(0, end - max(start, covered_end)),
 -- so touching intervals merge and a long interval covers later short ones. The order among
--- equal starts does not change the sum. Callers put every grouping they need (per occurrence,
--- device, rank, class, ...) into one `tbl` with a distinct scope: one window pass, integer or
--- short keys, no struct keys. Returns per group: union, summed durations, count, last end.
+-- equal starts does not change the sum. A caller puts every grouping it needs into one `tbl`
+-- with a distinct scope: one window pass, integer or short keys, no struct keys. Returns per group: union, summed durations, count, last end.
 CREATE OR REPLACE TEMP MACRO interval_union(tbl) AS TABLE
 WITH marked AS (
     SELECT scope, k1, k2, start_ns, end_ns,

@@ -1,0 +1,77 @@
+"""trace/unions.py: the union algorithm every union query uses, by hand and against sort-and-merge."""
+
+from __future__ import annotations
+
+import random
+
+import duckdb
+import numpy as np
+
+from pipeline.trace import queries, unions
+
+
+def per_group(rows: list[tuple[int, int, int]], spec: str = "g = g") -> list[tuple]:
+    """(group, start, end) rows -> (group, union, sum, count, last end) per group, by group."""
+    cols = {"g": np.array([g for g, _, _ in rows], dtype=np.int64),
+            "start_ns": np.array([s for _, s, _ in rows], dtype=np.int64),
+            "end_ns": np.array([e for _, _, e in rows], dtype=np.int64)}
+    out = unions.compute(cols, unions.parse(spec))
+    return sorted(zip(out["k1"], out["union_ns"], out["sum_ns"], out["interval_count"], out["last_end_ns"]),
+                  key=lambda r: (r[0] is None, r[0] or 0))
+
+
+def test_overlap_touch_gap_and_groups_by_hand():
+    # 1: [0,10) and [5,20) overlap -> 0-20 (sum 10+15); [20,25) touches -> merges: 25;
+    #    [30,31) after a gap -> +1.  2: its own group, same times, no merging with 1.
+    rows = [(1, 0, 10), (1, 5, 20), (1, 20, 25), (1, 30, 31), (2, 0, 3)]
+    assert per_group(rows) == [(1, 26, 31, 4, 31), (2, 3, 3, 1, 3)]
+
+
+def test_running_maximum_not_just_the_previous_interval():
+    # [0,100) covers [10,20); [50,60) starts before 100, so it adds nothing.
+    assert per_group([(1, 0, 100), (1, 10, 20), (1, 50, 60)]) == [(1, 100, 120, 3, 100)]
+
+
+def test_equal_starts_in_any_order():
+    assert per_group([(1, 5, 6), (1, 5, 30), (1, 5, 10), (1, 30, 31)]) == [(1, 26, 32, 4, 31)]
+
+
+def test_several_groupings_and_a_total_from_one_input():
+    rows = [(1, 0, 10), (2, 5, 20), (1, 30, 40)]
+    assert per_group(rows, "g = g; all =") == [(1, 20, 20, 2, 40), (2, 15, 15, 1, 20), (None, 30, 35, 3, 40)]
+
+
+def test_composite_keys_do_not_collide():
+    cols = {"a": np.array([1, 1, 2, 2]), "b": np.array([2, 1, 1, 2]),
+            "start_ns": np.array([0, 0, 0, 0]), "end_ns": np.array([1, 2, 3, 4])}
+    out = unions.compute(cols, unions.parse("ab = a, b"))
+    assert sorted(zip(out["k1"], out["k2"], out["union_ns"])) == [(1, 1, 2), (1, 2, 1), (2, 1, 3), (2, 2, 4)]
+
+
+def test_empty_input():
+    assert per_group([]) == []
+
+
+def test_random_against_sort_and_merge():
+    rng = random.Random(7)
+    rows = [(rng.randint(1, 4), s, s + rng.choice([0, 1, 50, 400])) for s in
+            (rng.randint(0, 20_000) for _ in range(3000))]
+    for g, union, total, count, last in per_group(rows):
+        mine = sorted((s, e) for k, s, e in rows if k == g)
+        merged: list[list[int]] = []
+        for s, e in mine:
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        assert (union, total, count, last) == (sum(e - s for s, e in merged), sum(e - s for s, e in mine),
+                                              len(mine), max(e for _, e in mine))
+
+
+def test_a_sql_file_declaring_unions_stores_them():
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE classified AS SELECT * FROM (VALUES (0, 'x', 5, 15), (0, 'x', 10, 30)) "
+                "AS t(device_id, name, start_ns, end_ns)")
+    assert queries.run(con, "pattern_unions", pattern="x") == []
+    assert con.execute("SELECT scope, k1, k2, k3, union_ns, sum_ns, interval_count, last_end_ns "
+                       "FROM pattern_unions").fetchall() == [("device", 0, None, None, 25, 30, 2, 30)]
