@@ -80,6 +80,7 @@ def connect() -> duckdb.DuckDBPyConnection:
     })
     with loadable_scanner() as scanner:
         con.execute(f"LOAD '{scanner}'")
+    queries.run(con, "macros")
     return con
 
 
