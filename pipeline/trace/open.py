@@ -13,6 +13,7 @@ our machines are offline and a run must never reach for the network.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import re
@@ -157,9 +158,10 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     """Attach `path` as `nsys` on an existing connection (several files share one, in turn)."""
     path = Path(path)
     check_file(path)
+    source = _rollback_copy(path) if _wal_header(path) else path
     try:
         # ATTACH takes no parameters: the path is the one literal we splice, quotes doubled.
-        literal = "'" + str(path).replace("'", "''") + "'"
+        literal = "'" + str(source).replace("'", "''") + "'"
         con.execute(f"ATTACH {literal} AS nsys (TYPE sqlite, READ_ONLY)")
         present = _export_columns(con)
     except duckdb.Error as exc:
@@ -191,6 +193,50 @@ def check_file(path: Path) -> None:
         hint = " (an .nsys-rep report: export it with `nsys export --type sqlite`)" \
             if path.suffix == ".nsys-rep" else ""
         raise TraceError(f"{path}: not an SQLite file{hint}")
+    for suffix in ("-wal", "-journal"):
+        side = Path(f"{path}{suffix}")
+        if side.is_file() and side.stat().st_size > 0:
+            raise TraceError(
+                f"{side}: changes to the trace that were never merged into it (left by the program that wrote "
+                f"it); reading the trace here would write beside it, and skipping them would hide data. Fold "
+                f"them in on a copy: cp '{path}' '{side}' DIR/ && python3 -c \"import sqlite3; "
+                f"sqlite3.connect('DIR/{path.name}').execute('PRAGMA journal_mode=DELETE')\", then point trace: at "
+                f"DIR/{path.name}")
+
+
+# Bytes 18 and 19 of the SQLite header: 2 and 2 in WAL mode, 1 and 1 in rollback-journal mode.
+_WAL_HEADER = (18, b"\x02\x02")
+
+
+def _wal_header(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(_WAL_HEADER[0])
+        return fh.read(2) == _WAL_HEADER[1]
+
+
+def _rollback_copy(path: Path) -> Path:
+    """A private copy of a WAL-mode trace with nothing left to merge (check_file saw no -wal), read as
+    a rollback-journal database.
+
+    SQLite opens a WAL-mode file only by creating `-wal` and `-shm` beside it (and fails on a
+    read-only file system), and the scanner cannot ask for `immutable`. Since nothing is unmerged,
+    the copy with the header's mode bytes set to rollback holds exactly the trace's data. It is
+    removed when this process exits.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="mfu-wal-trace-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    copy = folder / path.name
+    try:
+        shutil.copyfile(path, copy)
+        with copy.open("r+b") as fh:
+            fh.seek(_WAL_HEADER[0])
+            fh.write(b"\x01\x01")
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise TraceError(f"{path}: is in WAL mode, and a private copy to read it without writing beside it "
+                         f"could not be made in {folder.parent} ({exc.strerror}); set TMPDIR to a folder "
+                         "with room for it") from None
+    return copy
 
 
 def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
