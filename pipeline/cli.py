@@ -182,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, default, text in [("ranks", 2, "processes, one GPU each"), ("steps", 5, "step ranges per rank"),
                                 ("kernels-per-step", 40, "kernels per step per rank"),
                                 ("step-ns", 50_000_000, "step length in ns"), ("seed", 0, "random seed"),
-                                ("drop-launch-every", 0, "every n-th kernel has no launch row (0: none)")]:
+                                ("drop-launch-every", 0, "every n-th kernel has no launch row (0: none)"),
+                                ("layers", 0, "nested 'decoder_layer' ranges per step (0: none)"),
+                                ("warmup-steps", 0, "first steps that take twice as long (warm-up)")]:
         sp.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
     sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
     sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
@@ -382,7 +384,7 @@ def _synth(args: argparse.Namespace) -> int:
     from pipeline.trace.synth_scaled import generate_scaled
     spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
-                     region=args.region, gpu_name=args.gpu_name)
+                     region=args.region, gpu_name=args.gpu_name, layers=args.layers, warmup_steps=args.warmup_steps)
     truth = (generate_scaled if args.scaled else generate)(spec, args.out)
     kernels = sum(o["kernel_count"] for o in truth["occurrences"])
     print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "

@@ -160,7 +160,7 @@ def test_invalid_regex_is_a_config_problem(tmp_path):
 def test_readme_job_example_is_valid(tmp_path):
     """The job file README.md shows must pass every check (its batch arithmetic included)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    example = readme.split("## The job file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     job = load_job(write(tmp_path, example))
     wl = job.workload
     assert wl["global_batch"] == wl["micro_batch"] * wl["grad_accum"] * job.hardware["num_gpus"]
