@@ -26,7 +26,7 @@ def _con() -> duckdb.DuckDBPyConnection:
         (110, 112, P1 | 1, P1, 5), (111, 113, P1 | 1, P1, 5),   # duplicate launch row
         (50, 52, P2 | 1, P2, 5), (180, 182, P1 | 2, P1, 6), (128, 129, P1 | 1, P1, 7)])
     con.execute("CREATE TABLE kernels (start_ns BIGINT, end_ns BIGINT, device_id BIGINT, stream_id BIGINT, "
-                "correlation_id BIGINT, global_pid BIGINT, name_id BIGINT, graph_id BIGINT)")   # no kernels: memops only
+                "correlation_id BIGINT, global_pid BIGINT, name_id BIGINT, graph_id BIGINT, detail_id BIGINT)")   # no kernels: memops only
     con.execute("CREATE TABLE region_ranges AS SELECT * FROM (VALUES "
                 f"(1, {P1}, {P1 | 1}, 100, 200), (1, {P2}, {P2 | 1}, 100, 200)) "
                 "AS t(occurrence, global_pid, global_tid, start_ns, end_ns)")

@@ -20,8 +20,8 @@ def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TABLE raw_strings (id BIGINT, value VARCHAR)")
     con.executemany("INSERT INTO raw_strings VALUES (?, ?)", list(enumerate(names, start=1)))
     con.execute("CREATE TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT)")
-    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, NULL)",
+                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT, detail_id BIGINT)")
+    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, NULL, NULL)",
                     [(i, 10 * i, 10 * i + 5) for i in range(1, len(names) + 1)])
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
@@ -163,19 +163,52 @@ def test_shipped_rules_on_real_kernel_names():
     assert {n: got[n][1] for n in names} == {n: p for n, (_, p) in REAL_NAMES.items()}
 
 
+FLASH_BF16 = ("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<(int)128, (int)128, (int)64, (int)4, (bool)0, "
+              "(bool)0, cutlass::bfloat16_t, Flash_kernel_traits<(int)128, (int)128, (int)64, (int)4, "
+              "cutlass::bfloat16_t>>, (bool)0, (bool)0, (bool)0, (bool)0, (bool)0, (bool)1, (bool)0, (bool)0>"
+              "(flash::Flash_fwd_params)")          # nsysai__mfu_2gpu_before.sqlite demangledName
+
+
+def test_the_demangled_name_can_say_the_precision_the_short_name_does_not():
+    """(short name, demangled name) -> (class, precision). Classes come from the short name only."""
+    pairs = {("flash_fwd_kernel", FLASH_BF16): ("attention", "bf16"),
+             ("flash_fwd_kernel", "void flash::flash_fwd_kernel<Traits<cutlass::half_t>>(Params)"): ("attention", "fp16"),
+             ("flash_fwd_kernel", "flash_fwd_kernel"): ("attention", "unknown"),
+             ("implicit_convolve_sgemm", "void cudnn::detail::implicit_convolve_sgemm<float, float, (int)1024, "
+              "(int)5, (int)5, (int)3, (int)3, (int)3, (int)1, (bool)1, (bool)0, (bool)1>"): ("convolution", "fp32"),
+             ("gemmSN_NN_kernel", "void gemmSN_NN_kernel<float, (int)128, (int)2, (int)4, (int)8, (int)4, (int)4, "
+              "cublasGemvTensorStridedBatched<const float>>"): ("gemm", "unknown"),     # a bare float is no rule
+             ("vectorized_elementwise_kernel", "void at::native::vectorized_elementwise_kernel<(int)8, "
+              "at::native::CUDAFunctor_add<c10::BFloat16>>"): ("elementwise", None)}
+    strings = sorted({x for pair in pairs for x in pair})
+    con = duckdb.connect()
+    con.execute("CREATE TABLE raw_strings (id BIGINT, value VARCHAR)")
+    con.executemany("INSERT INTO raw_strings VALUES (?, ?)", [(i, v) for i, v in enumerate(strings)])
+    con.execute("CREATE TABLE attributed AS SELECT 1 AS occurrence, 7 AS global_pid, 0 AS device_id, 7 AS stream_id, "
+                "n AS name_id, 10 * i AS start_ns, 10 * i + 5 AS end_ns, CAST(NULL AS BIGINT) AS graph_id, "
+                "d AS detail_id FROM (SELECT unnest(?) AS n, unnest(?) AS d, generate_subscripts(?, 1) AS i)",
+                [[strings.index(a) for a, _ in pairs], [strings.index(b) for _, b in pairs], list(pairs)])
+    con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
+                "name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
+    queries.run(con, "classify", **classify_params(load_rules()))
+    got = con.execute("SELECT start_ns, class, precision FROM classified ORDER BY start_ns").fetchall()
+    assert [(c, p) for _, c, p in got] == list(pairs.values())
+
+
 def _classify_whole_trace(path) -> list[tuple]:
     """Every kernel and copy of the file as one pseudo-occurrence, classified by the shipped rules:
-    rows (name, class, kind, device_id, duration_ns)."""
+    rows (name, class, kind, device_id, duration_ns, precision)."""
     trace = open_trace(path)
     try:
         prepare(trace)
         trace.con.execute("CREATE TEMP TABLE attributed AS SELECT 1 AS occurrence, global_pid, device_id, "
-                          "stream_id, name_id, start_ns, end_ns, graph_id FROM kernels")
+                          "stream_id, name_id, start_ns, end_ns, graph_id, detail_id FROM kernels")
         trace.con.execute("CREATE TEMP TABLE attributed_memops AS SELECT 1 AS occurrence, globalPid AS "
                           "global_pid, deviceId AS device_id, 'memcpy' AS name, start AS start_ns, "
                           "\"end\" AS end_ns FROM raw_memcpy")
         queries.run(trace.con, "classify", **classify_params(load_rules()))
-        return trace.con.execute("SELECT name, class, kind, device_id, end_ns - start_ns FROM classified").fetchall()
+        return trace.con.execute("SELECT name, class, kind, device_id, end_ns - start_ns, precision "
+                                 "FROM classified").fetchall()
     finally:
         trace.con.close()
 
@@ -183,7 +216,7 @@ def _classify_whole_trace(path) -> list[tuple]:
 def test_nccl_kernels_of_a_real_two_rank_trace_are_communication(real_trace):
     """Each 'nccl…' name, on both ranks, is communication, and nothing else is."""
     rows = _classify_whole_trace(real_trace("nsysai__mfu_2gpu_before.sqlite"))
-    comm = [(n.lower().startswith("nccl"), d) for n, c, _, d, _ in rows
+    comm = [(n.lower().startswith("nccl"), d) for n, c, _, d, _, _ in rows
             if c == "communication" or n.lower().startswith("nccl")]
     assert all(nccl for nccl, _ in comm) and len({d for _, d in comm}) == 2
     assert len(comm) == 66                 # 66 ncclDevKernel_SendRecv, counted by sqlite3
@@ -200,6 +233,11 @@ def test_ml_traces_leave_at_most_ten_percent_of_kernel_time_unclassified(real_tr
     rows = [r for r in _classify_whole_trace(real_trace(name)) if r[2] == "kernel"]
     other = sum(r[4] for r in rows if r[1] == "other")
     assert rows and other <= 0.10 * sum(r[4] for r in rows)
+
+
+def test_flash_attention_of_a_real_trace_is_bf16_by_its_demangled_name(real_trace):
+    rows = _classify_whole_trace(real_trace("nsysai__mfu_2gpu_before.sqlite"))
+    assert {(c, p) for n, c, _, _, _, p in rows if n == "flash_fwd_kernel"} == {("attention", "bf16")}
 
 
 def test_the_framework_trace_without_cuda_tables_has_nothing_to_classify(real_trace):

@@ -14,10 +14,10 @@ def test_colliding_pids_and_devices_get_separate_keys():
     con.execute("CREATE TEMP TABLE all_ranges (file INTEGER, occurrence BIGINT, global_pid BIGINT, pid BIGINT, "
                 "global_tid BIGINT, start_ns BIGINT, end_ns BIGINT, name VARCHAR, period_ns BIGINT)")
     con.execute("CREATE TEMP TABLE all_attributed (file INTEGER, occurrence BIGINT, global_pid BIGINT, "
-                "device_id BIGINT, stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT)")
+                "device_id BIGINT, stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT, detail_id BIGINT)")
     for f in (0, 1):
         con.execute("INSERT INTO all_ranges VALUES (?, 1, ?, 4000, ?, 0, 100, 's', NULL)", [f, GPID, GPID | 4000])
-        con.execute("INSERT INTO all_attributed VALUES (?, 1, ?, 0, 7, 1, 10, 20, NULL)", [f, GPID])
+        con.execute("INSERT INTO all_attributed VALUES (?, 1, ?, 0, 7, 1, 10, 20, NULL, NULL)", [f, GPID])
     keys = queries.run(con, "rank_combine")
     assert keys == [
         {"kind": "device", "file": 0, "original": 0, "key": 0},

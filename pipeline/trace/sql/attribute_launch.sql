@@ -35,7 +35,7 @@ WITH envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 )
 SELECT a.occurrence, k.global_pid, k.device_id, k.stream_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
-       k.graph_id
+       k.graph_id, k.detail_id
 FROM kernels AS k
 LEFT JOIN launched AS a
   ON k.global_pid = a.global_pid
@@ -44,7 +44,7 @@ WHERE a.occurrence IS NOT NULL
    OR (k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope));
 
 CREATE OR REPLACE TEMP TABLE attributed AS
-SELECT occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns, graph_id
+SELECT occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns, graph_id, detail_id
 FROM window_kernels
 WHERE occurrence IS NOT NULL;
 

@@ -16,7 +16,8 @@ SELECT
     k.name_id,
     greatest(k.start_ns, s.start_ns) AS start_ns,
     least(k.end_ns, s.end_ns) AS end_ns,
-    k.graph_id
+    k.graph_id,
+    k.detail_id
 FROM kernels AS k
 JOIN selected_ranges AS s
   ON (k.global_pid = s.global_pid OR k.global_pid IS NULL)

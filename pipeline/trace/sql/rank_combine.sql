@@ -17,7 +17,7 @@ FROM all_ranges AS r
 JOIN rank_keys AS k ON k.file = r.file AND k.global_pid = r.global_pid;
 CREATE OR REPLACE TEMP TABLE attributed AS
 SELECT a.occurrence, k.rank_key AS global_pid, d.device_key AS device_id, a.stream_id, a.name_id,
-       a.start_ns, a.end_ns, a.graph_id
+       a.start_ns, a.end_ns, a.graph_id, a.detail_id
 FROM all_attributed AS a
 LEFT JOIN rank_keys AS k ON k.file = a.file AND k.global_pid = a.global_pid
 LEFT JOIN device_keys AS d ON d.file = a.file AND d.device_id = a.device_id;

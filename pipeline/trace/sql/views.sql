@@ -48,6 +48,8 @@ FROM raw_runtime AS r;
 -- node to its last, with graph_id set and no name; it is attributed through its
 -- cudaGraphLaunch row like a kernel (SEMANTICS §4). Kernels captured at node level
 -- (--cuda-graph-trace=node) are ordinary kernel rows: graph_id stays NULL for them.
+-- name_id: the short name (demangled when absent), which classes match; detail_id: the
+-- demangled name, whose template arguments may say the data type (precision, classify.sql).
 CREATE OR REPLACE TEMP VIEW kernels AS
 SELECT
     k.start AS start_ns,
@@ -57,10 +59,11 @@ SELECT
     k.correlationId AS correlation_id,
     k.globalPid AS global_pid,
     coalesce(k.shortName, k.demangledName) AS name_id,
+    k.demangledName AS detail_id,
     CAST(NULL AS BIGINT) AS graph_id
 FROM raw_kernel AS k
 UNION ALL
-SELECT g.start, g."end", g.deviceId, g.streamId, g.correlationId, g.globalPid, NULL, g.graphId
+SELECT g.start, g."end", g.deviceId, g.streamId, g.correlationId, g.globalPid, NULL, NULL, g.graphId
 FROM raw_graph_trace AS g;
 
 CREATE OR REPLACE TEMP VIEW gpus AS
