@@ -247,6 +247,7 @@ def test_changes_between_consecutive_runs_are_flagged_where_they_happen(tmp_path
     err = capsys.readouterr().err
     assert "regression: a run 4 (commit4) step_time_median_s: +" in err and "improvement: a run 5 (commit5)" in err
     md = (tmp_path / "out/history.md").read_text()
-    assert "Changes at runs 4, 5." in md and "⚑ **regression**" in md
+    assert "Changes at runs 4, 5." in md
+    assert f"⚑ **regression**: step time (median) {step['change_pct']:+.2f} % (worse), p = {step['test']['p_value']:.3g}" in md
     # a threshold above the 10 % shift flags nothing
     assert history.trend(folder, 20.0)["jobs"][0]["flagged_runs"] == []
