@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -74,8 +75,15 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(REPO)],
+    """Built from a copy of the sources: an in-tree build would leave build/ in the checkout, and a
+    stale build/lib there could put deleted modules into later wheels."""
+    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("pipeline", "configs", "schemas"):
+        shutil.copytree(REPO / name, src / name, symlinks=True, ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(src)],
                    check=True, capture_output=True, timeout=300)
     return next(out.glob("mfu_pipeline-*.whl"))
 
