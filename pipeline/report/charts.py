@@ -76,7 +76,7 @@ def tick_labels(ticks: list[float], scale: float) -> list[str]:
 def _box(x: float, y: float, text: str, anchor: str) -> tuple[float, float, float, float]:
     w = CHAR_W * len(text) + 2
     left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
-    return (left, y - FONT * 0.8, left + w, y + FONT * 0.25)
+    return (left, y - FONT * 0.95, left + w, y + FONT * 0.3)
 
 
 def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:

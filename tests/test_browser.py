@@ -1,0 +1,79 @@
+"""The pages as readers see them: headless Chromium at a phone's 390 px and a desktop's 1400 px.
+
+Renders the demo report, a 16-rank report, an index with a failed and a missed-threshold
+job, a compare and a history, then reads a probe's measurements from the live DOM
+(tests/browser.py): no sideways scrolling of the page, every chart drawn with a size, the
+roofline's labels present and apart, the timeline within its stated size, nothing fetched.
+Skips with the reason when Chromium is missing, except under CI=true (.ci/run installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests import browser
+from tests.test_run_synth import write_job
+
+REPO = Path(__file__).resolve().parents[1]
+TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (charts.PLOT_PX + margins)
+
+
+def _job(folder: Path, name: str, trace: Path, **over) -> Path:
+    path = write_job(folder, trace, model={"preset": "llama-3-8b"}, name=name,
+                     workload={"seq_len": 8192, "global_batch": 1}, **over)
+    return path.rename(folder / f"{name}.yaml")
+
+
+@pytest.fixture(scope="module")
+def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
+    browser.chromium()
+    tmp = tmp_path_factory.mktemp("pages")
+    small, _ = synth_trace(seed=4)
+    other, _ = synth_trace(seed=5)
+    big, _ = synth_trace(ranks=16, steps=4, kernels_per_step=40, seed=6)
+    fast = {"gpu": "auto", "num_gpus": 2, "precision": "bf16", "peak_tflops": 50000}
+    jobs = [_job(tmp, "a", small, hardware=fast), _job(tmp, "c", other, hardware=fast),
+            _job(tmp, "missed", small, hardware=fast, thresholds={"mfu_pct_wall_min": 99}),
+            _job(tmp, "impossible", small),                    # MFU above 100 %: invalid
+            _job(tmp, "wide", big, hardware={"gpu": "auto", "num_gpus": 16, "precision": "bf16"}),
+            _job(tmp, "lost", tmp / "no-such-trace.sqlite")]
+    out, hist = tmp / "reports", tmp / "history"
+    for label in ("v1", "v2"):
+        code = main(["run", *map(str, jobs), "--out", str(out), "--history", str(hist), "--label", label, "-j", "1"])
+        assert code == 4                                        # the lost trace; the others have reports
+    assert main(["compare", str(out / "a"), str(out / "c"), "--out", str(out / "compare")]) in (0, 1)
+    assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
+    shutil.copytree(REPO / "reports" / "demo", out / "demo")
+    return {"demo": out / "demo" / "report.html", "wide": out / "wide" / "report.html",
+            "index": out / "index.html", "compare": out / "compare" / "compare.html",
+            "history": out / "trend" / "history.html"}
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+@pytest.mark.parametrize("page", ["demo", "wide"])
+def test_page_in_a_real_browser(pages, page, width, tmp_path):
+    found = browser.probe(pages[page], width, tmp_path)
+    assert found["innerWidth"] == width                         # the frame really was a phone's width
+    assert found["scrollWidth"] <= width, f"{page} scrolls sideways at {width} px: {found['scrollWidth']} px wide"
+    assert found["refs"] == [] and found["resources"] == [] and not found["styleUrls"]      # nothing to fetch
+    for svg in found["svgs"]:
+        assert svg["box"]["w"] > 0 and svg["box"]["h"] > 0, f"{svg['cls']} has no size"
+    kinds = {(s["cls"].split() or [""])[-1]: s for s in found["svgs"]}
+    if page in ("demo", "wide"):
+        roof = kinds["chart-roofline"]
+        assert len(roof["labels"]) >= 3                        # peak label and numbered operators
+        boxes = [(b["x"], b["y"], b["x"] + b["w"], b["y"] + b["h"]) for b in roof["labels"]]
+        clashes = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                   if a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5]
+        assert clashes == [], f"roofline labels overlap on {page} at {width} px"
+        line = kinds["chart-timeline"]["box"]
+        assert 0 < line["w"] <= TIMELINE_MAX[0] and 0 < line["h"] <= TIMELINE_MAX[1]
+    if page == "history":
+        assert len(found["svgs"]) >= 2
+    if page == "wide":
+        assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
