@@ -13,23 +13,29 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from pipeline import interrupts
 from pipeline.analysis import ranks
-from pipeline.report import publish, render
-from pipeline.job.config import load_job
+from pipeline.job.config import Job
 from pipeline.job.extends import BASE_NOTE, is_base
+from pipeline.report import publish
+from pipeline.run import exit_code, load_checked, run_to_folder
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
 from pipeline.executor import check_engine, pool
 
 Row = dict[str, Any]
 
 
-def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
-    """Group loadable jobs by trace files; rows for jobs that fail before any trace is read."""
-    groups: dict[tuple[str, ...], list[str]] = {}
+def plan(job_files: list[Path]) -> tuple[list[list[Job]], list[Row]]:
+    """Group loadable jobs by trace files; rows for jobs that fail before any trace is read.
+
+    Each job is loaded here, once, and travels to its worker with an absolute path: a Dask
+    worker elsewhere resolves nothing relative.
+    """
+    groups: dict[tuple[str, ...], list[Job]] = {}
     failed: list[Row] = []
     names: dict[str, Path] = {}
     for path in job_files:
@@ -38,7 +44,7 @@ def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
                            "reason": BASE_NOTE})
             continue
         try:
-            job = load_job(path)
+            job = load_checked(path)
             if job.name in names:
                 raise ConfigError([Problem(f"job name '{job.name}' is also used by {names[job.name]}; both would "
                                            "write the same report folder", "/name", str(path), 1, 1,
@@ -48,42 +54,35 @@ def plan(job_files: list[Path]) -> tuple[list[list[str]], list[Row]]:
         except MfuError as exc:
             failed.append(_failed(path, exc))
             continue
-        groups.setdefault(key, []).append(str(path))
+        groups.setdefault(key, []).append(replace(job, path=Path(path).resolve()))
     return list(groups.values()), failed
 
 
-def run_group(job_files: list[str], out_root: str, cache_dir: str | None = None) -> list[Row]:
+def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None) -> list[Row]:
     """Worker: open the group's traces once (through the cache when given), run and write each job; never raise."""
-    from pipeline.run import exit_code, run_job
     try:
-        ts = ranks.open_set(load_job(job_files[0]).trace_files(), materialize=len(job_files) > 1,
+        ts = ranks.open_set(jobs[0].trace_files(), materialize=len(jobs) > 1,
                             cache_dir=Path(cache_dir) if cache_dir else None)
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         interrupts.reraise_if_pending()
-        return [_failed(Path(f), exc) for f in job_files]
+        return [_failed(job.path, exc) for job in jobs]
     rows = []
     try:
-        for f in job_files:
+        for job in jobs:
             try:
-                job = load_job(f)
-                res = run_job(job, shared=ts)
-                folder = Path(out_root) / job.name
-                publish.replace_folder(folder, render.render_all(res))
-                rows.append(_ok(Path(f), res, folder, int(exit_code(res))))
+                res, folder = run_to_folder(job, Path(out_root), shared=ts)
+                rows.append(_ok(job.path, res, folder, int(exit_code(res))))
             except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
                 interrupts.reraise_if_pending()
-                rows.append(_failed(Path(f), exc))
+                rows.append(_failed(job.path, exc))
     finally:
         ts.close()
     return rows
 
 
-def run_batch(job_files: list[Path], out_root: Path, jobs: int | None = None,
+def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
               progress: TextIO | None = None, cache_dir: Path | None = None, engine: str = "local") -> list[Row]:
-    """Run every job; rows in the order the files were given. `jobs`: local worker processes.
-
-    Paths go to workers as absolute strings: a Dask worker elsewhere resolves nothing relative.
-    """
+    """Run every job; rows in the order the files were given. `workers`: local worker processes."""
     check_engine(engine)
     groups, rows = plan(job_files)
     total = len(job_files)
@@ -94,11 +93,10 @@ def run_batch(job_files: list[Path], out_root: Path, jobs: int | None = None,
         shown(row)
     for r in rows:
         tick(r)
-    workers = max(1, min(jobs or os.cpu_count() or 1, len(groups) or 1))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(groups) or 1))
     cache = str(Path(cache_dir).resolve()) if cache_dir else None
     with pool(engine, workers) as (submit, gather):
-        futures = [submit(run_group, [str(Path(f).resolve()) for f in g], str(Path(out_root).resolve()), cache)
-                   for g in groups]
+        futures = [submit(run_group, g, str(Path(out_root).resolve()), cache) for g in groups]
         for done in gather(futures):
             for r in done:
                 rows.append(_as_given(r, job_files, out_root))

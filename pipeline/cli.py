@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
              "and reports/index.md and index.html linking every report in the folder with its headline figures. "
              "Several jobs run in parallel processes; a failing job does not stop the others, a summary "
              "table lists each job's status and reason, and the exit code is the worst one.")
-    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
+    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
     sp.add_argument("--out", default="reports", help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="summary on stdout: text (default) or json (one object per job)")
@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = cmd("validate", _validate, "Check job files (schema, scope rules, model) without reading traces. "
              "Base files (`kind: base`, used through `extends:`) are reported as skipped.")
-    sp.add_argument("jobs", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
+    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
 
     sp = cmd("inspect", _inspect, "Show what a trace holds: versions, GPUs, processes, counts, NVTX ranges, and "
              "which NVTX range looks like one training/inference step: range names ranked by the GPU work they "
@@ -236,9 +236,9 @@ def _run(args: argparse.Namespace) -> int:
         check(Path(args.history))
         args.history = (locations.folder if is_folder(Path(args.history)) else locations.file_in_folder)(
             args.history, "--history")
-    quiet = len(args.jobs) == 1
-    cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.jobs) > 1 else None)
-    rows = run_batch(args.jobs, args.out, jobs=args.workers, progress=io.StringIO() if quiet else sys.stderr,
+    quiet = len(args.job_files) == 1
+    cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.job_files) > 1 else None)
+    rows = run_batch(args.job_files, args.out, workers=args.workers, progress=io.StringIO() if quiet else sys.stderr,
                      cache_dir=cache, engine=args.executor)
     write_index(args.out)
     if args.history is not None:
@@ -337,7 +337,7 @@ def _validate(args: argparse.Namespace) -> int:
     from pipeline.job.extends import BASE_NOTE, is_base
     from pipeline.run import validate_file
     worst = 0
-    for job in args.jobs:
+    for job in args.job_files:
         if is_base(job):
             print(f"{job}: {BASE_NOTE}")
             continue
@@ -400,12 +400,13 @@ _MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "
 def _flops(args: argparse.Namespace) -> int:
     from pipeline.model.flops import compute_flops
     from pipeline.model.presets import model_from_flags
-    from pipeline.run import job_flops, validate_file
+    from pipeline.run import job_flops, resolved_model, validate_file
     flags = {k: getattr(args, k) for k in _MODEL_FLAGS}
     if args.job is not None:
         if any(v is not None for v in flags.values()):
             raise UsageError("give either a job file or model flags, not both")
-        result = job_flops(validate_file(args.job))
+        job = validate_file(args.job)
+        result = job_flops(job, resolved_model(job))
     else:
         if args.seq_len is None or all(v is None for v in flags.values()):
             raise UsageError("without a job file, give --preset and/or architecture flags, and --seq-len")

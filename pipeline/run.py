@@ -1,27 +1,31 @@
-"""The pipeline in one place: job -> trace -> times -> FLOPs and peak -> result -> report files.
+"""The pipeline in one place: job -> trace -> times -> FLOPs and peak -> checks -> result -> report files.
 
-`run_job` is the whole story; the helpers below it only adapt one layer's
-output to the next. Nothing here does arithmetic on kernels or formulas.
+`run_job` is the only function that sequences the stages, for one trace file or many;
+`mfu run`, `mfu demo`, batches and `mfu compare` all come through it (`run_to_folder`
+adds the report files). Each stage returns its own typed output; result.build
+assembles result.json once from them. Nothing here does arithmetic on kernels or formulas.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.analysis import classes
-from pipeline.analysis import metrics
-from pipeline.analysis import precision
-from pipeline.analysis import ranks
-from pipeline.report import publish, render
-from pipeline.report import result
-from pipeline.analysis import roofline
-from pipeline.job.config import Job, load_job
+from pipeline import checks
+from pipeline.analysis import classes, figures, metrics, precision, ranks
 from pipeline.errors import ConfigError, ExitCode
-from pipeline.model.flops import FlopsResult, compute_flops
 from pipeline.hardware.catalog import load_catalog
-from pipeline.analysis.measure import Measurement
+from pipeline.hardware.detect import resolve_job_peak
+from pipeline.job.config import Job, load_job
+from pipeline.model import roofline
+from pipeline.model.flops import FlopsResult, flops_of, per_occurrence
+from pipeline.model.presets import resolve_model
+from pipeline.report import publish, render, result
+
+NUMERATOR_KEYS = ("flops_per_step", "hardware_flops_per_step")   # an explicit numerator, not an architecture
 
 
 def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -29,94 +33,112 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
 
     `shared`: trace files already opened for several jobs of a batch (each file read once).
     """
-    fl = job_flops(job)                       # config mistakes surface before the trace is read
-    scope_warnings = numerator_check(job, fl)
-    catalog = load_catalog()
-    analysis = job.data.get("analysis", {})
-    rules = _rules(job, analysis)
+    _raise(checks.job_problems(job))                 # config mistakes surface before the trace is read
+    model = resolved_model(job)
+    fl = job_flops(job, model)
+    numerator = (checks.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
+                 + checks.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step))
     ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        sm = ranks.measure_set(ts, job, rules)
-        where = classes.measure_all(ts.traces[0], sm.measurement, analysis.get("figures", []))
+        sm = ranks.measure_set(ts, job, _class_rules(job))
+        where = classes.measure_all(ts.traces[0], sm.measurement, job.analysis.get("figures", []))
+        trace_sha256 = ts.sha256()
     finally:
         if shared is None:
             ts.close()
     m = sm.measurement
-    check_gpu_scope(job, m)
-    peak = ranks.resolve_set_peak(catalog, job.hardware, sm)
-    m.warnings.extend(scope_warnings)
-    res = result.build(job, ts.traces[0], m, peak, fl)
-    ranks.enrich(res, sm, ts)
-    figure_device_s = where.pop("figure_device_s")
-    res.update(where)
-    res["hardware"]["ridge_flop_per_byte"] = (metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
-                                              if peak.hbm_gbps else None)
-    res["warnings"] += precision.judge(res["gemm_precision"], job.hardware, peak, catalog)
-    res["warnings"] += classes.graph_rows_warning(res["kernel_classes"])
-    res["roofline"] = roofline.table(res, job.data, fl, figure_device_s)
-    res["warnings"] += roofline.above_roof(res["roofline"])
-    unsteady = metrics.unsteady_steps([o["index"] for o in res["occurrences"]],
-                                      [o.get("step_time_s", o["wall_time_s"]) for o in res["occurrences"]])
-    res["warnings"] += [unsteady] if unsteady else []
-    return res
+    _raise(checks.gpu_scope(job, m.devices_used))
+    catalog = load_catalog()
+    peak = resolve_job_peak(catalog, job.hardware, sm.files)
+    steps = job.steps_per_occurrence
+    work = figures.Work(per_occurrence(fl.model_flops_per_step, steps), per_occurrence(fl.hardware_flops_per_step, steps),
+                        None if fl.tokens_per_step is None else per_occurrence(fl.tokens_per_step, steps),
+                        job.hardware["num_gpus"], peak.peak_tflops, peak.achievable_tflops)
+    fig = figures.figures(m, work, sm.device_labels)
+    per_rank = figures.rank_figures(m, work)
+    sections = {k: v for k, v in where.items() if k != "figure_device_s"}
+    roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
+    rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
+    warnings = (m.warnings + numerator + [{"code": "flops", "message": w} for w in fl.warnings]
+                + [{"code": "hardware", "message": w} for w in peak.warnings]
+                + per_rank.warnings + precision.judge(sections["gemm_precision"], job.hardware, peak, catalog)
+                + classes.graph_rows_warning(sections["kernel_classes"])
+                + roofline.above_roof(rows) + _unsteady(fig.occurrences))
+    status, reason = checks.verdict(job, fig.metrics, len(m.counts_per_process), warnings)
+    return result.build(result.Outputs(
+        job=job, measurement=m, files=sm.files, trace_sha256=trace_sha256, time_sections=sections, flops=fl,
+        work=work, peak=peak, ridge_flop_per_byte=(metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
+                                                   if peak.hbm_gbps else None),
+        figures=fig, ranks=per_rank, roofline=rows, warnings=warnings, status=status, status_reason=reason,
+        thresholds=checks.thresholds(job.thresholds, fig.metrics, fig.step_time)))
 
 
-def _rules(job: Job, analysis: dict[str, Any]) -> list[classes.Rule]:
-    """Kernel-class rules, the job's first; a broken pattern is located in the job file."""
-    try:
-        return classes.load_rules(analysis.get("kernel_classes"))
-    except ConfigError as exc:
-        raise ConfigError([job.locate(p) for p in exc.problems]) from None
-
-
-def validate_file(job_file: Path) -> Job:
-    """Everything that can be checked without the trace: schema, scope rules, the model itself."""
-    job = load_job(job_file)
-    job_flops(job)
-    return job
-
-
-def run_file(job_file: Path, out_root: Path) -> tuple[dict[str, Any], Path]:
-    """Load, run and write one job's report folder (all files or none)."""
-    job = load_job(job_file)
-    res = run_job(job)
-    folder = out_root / job.name
+def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None) -> tuple[dict[str, Any], Path]:
+    """run_job, then the report folder out_root/<job name> (all files or none)."""
+    res = run_job(job, shared=shared)
+    folder = Path(out_root) / job.name
     publish.replace_folder(folder, render.render_all(res))
     return res, folder
 
 
-def job_flops(job: Job) -> FlopsResult:
-    """FLOPs of one optimizer step (global_batch sequences); result.py scales them to an occurrence."""
-    wl = job.workload
+def load_checked(job_file: Path) -> Job:
+    """A job file read, schema-checked and scope-checked (checks.JOB_RULES): a broken job never reaches a trace."""
+    job = load_job(job_file)
+    _raise(checks.job_problems(job))
+    return job
+
+
+def validate_file(job_file: Path) -> Job:
+    """Everything that can be checked without the trace: schema, scope rules, the model itself."""
+    job = load_checked(job_file)
+    job_flops(job, resolved_model(job))
+    return job
+
+
+@contextmanager
+def _in_job_file(job: Job) -> Iterator[None]:
+    """Problems found by a lower layer (model, FLOPs, class rules) are located in the job file."""
     try:
-        return compute_flops(job.model, mode=wl["mode"], seq_len=wl.get("seq_len"), sequences=wl.get("global_batch"),
-                             recompute=wl["recompute"], flash_recompute=wl["flash_recompute"],
-                             convention=job.model.get("convention"), seq_lens=_packed(wl),
-                             context_len=wl.get("context_len"), generated_tokens=wl.get("generated_tokens"))
+        yield
     except ConfigError as exc:
         raise ConfigError([job.locate(p) for p in exc.problems]) from None
 
 
-def numerator_check(job: Job, fl: FlopsResult) -> list[dict[str, str]]:
-    """An explicit numerator next to a declared architecture must agree with it (SEMANTICS §11:
-    one forward pass over a 5-step region printed 5.1 % "MFU"). Far off is a scope error."""
-    arch = {k: v for k, v in job.model.items() if k not in ("flops_per_step", "hardware_flops_per_step")}
-    if fl.convention != "explicit" or not ({"preset", "hidden"} & arch.keys()):
-        return []
-    if fl.tokens_per_step is None:
-        return [{"code": "numerator_unchecked", "message": "flops_per_step is not cross-checked against the "
-                 "declared architecture: add workload.seq_len and global_batch to check it"}]
-    ref = job_flops(replace(job, model=arch)).model_flops_per_step
-    ratio = fl.model_flops_per_step / ref
-    if abs(ratio - 1) <= 0.10:
-        return []
-    code = "scope_mismatch" if not 0.5 <= ratio <= 2.0 else "numerator_differs"
-    return [{"code": code, "message":
-             f"flops_per_step ({fl.model_flops_per_step:.4g}) is {ratio:.3f}x what the declared architecture gives "
-             f"for this workload ({ref:.4g}, convention {job.model.get('convention', 'megatron')}); "
-             + ("about 1/3 looks like one forward pass where training needs forward + backward (3x); "
-                if 0.28 <= ratio <= 0.38 else "")
-             + "check that the numerator covers exactly one optimizer step of global_batch sequences"}]
+def resolved_model(job: Job) -> dict[str, Any]:
+    """The job's model section with its preset merged in: resolved once per job."""
+    with _in_job_file(job):
+        return resolve_model(job.model)
+
+
+def job_flops(job: Job, model: dict[str, Any]) -> FlopsResult:
+    """FLOPs of one optimizer step (global_batch sequences); per_occurrence scales them to an occurrence."""
+    wl = job.workload
+    with _in_job_file(job):
+        return flops_of(model, mode=wl["mode"], seq_len=wl.get("seq_len"), sequences=wl.get("global_batch"),
+                        recompute=wl["recompute"], flash_recompute=wl["flash_recompute"],
+                        convention=job.model.get("convention"), seq_lens=_packed(wl),
+                        context_len=wl.get("context_len"), generated_tokens=wl.get("generated_tokens"))
+
+
+def _architecture_beside(job: Job, fl: FlopsResult) -> dict[str, Any] | None:
+    """The declared architecture when an explicit numerator sits beside it (the two must agree)."""
+    arch = {k: v for k, v in job.model.items() if k not in NUMERATOR_KEYS}
+    return arch if fl.convention == "explicit" and {"preset", "hidden"} & arch.keys() else None
+
+
+def _reference(job: Job, fl: FlopsResult) -> tuple[int | None, str]:
+    """What the declared architecture gives for this workload; None when there is nothing to compare."""
+    arch = _architecture_beside(job, fl)
+    if arch is None or fl.tokens_per_step is None:
+        return None, fl.convention
+    ref = job_flops(job, resolved_model(replace(job, model=arch)))
+    return ref.model_flops_per_step, ref.convention
+
+
+def _unsteady(occurrences: list[dict[str, Any]]) -> list[dict[str, str]]:
+    found = metrics.unsteady_steps([o["index"] for o in occurrences],
+                                   [o["step_time_s"] for o in occurrences])
+    return [found] if found else []
 
 
 def _packed(wl: dict[str, Any]) -> list[int] | None:
@@ -124,15 +146,15 @@ def _packed(wl: dict[str, Any]) -> list[int] | None:
     return list(wl["seq_lens"]) * wl["global_batch"] if "seq_lens" in wl else None
 
 
-def check_gpu_scope(job: Job, m: Measurement) -> None:
-    """The time denominator uses num_gpus: fewer GPUs than ran the work is a scope error."""
-    ran = len(m.devices_used)
-    gpus = job.hardware["num_gpus"]
-    if ran > gpus:
-        raise ConfigError([job.problem(
-            f"kernels of the selected occurrences ran on {ran} devices ({', '.join(map(str, m.devices_used))}), "
-            f"but num_gpus is {gpus}", "/hardware/num_gpus",
-            f"set num_gpus to the GPUs of the whole job (at least {ran})")])
+def _class_rules(job: Job) -> list[classes.Rule]:
+    """Kernel-class rules, the job's first; a broken pattern is located in the job file."""
+    with _in_job_file(job):
+        return classes.load_rules(job.analysis.get("kernel_classes"))
+
+
+def _raise(problems: list) -> None:
+    if problems:
+        raise ConfigError(problems)
 
 
 def exit_code(res: dict[str, Any]) -> ExitCode:
@@ -140,6 +162,3 @@ def exit_code(res: dict[str, Any]) -> ExitCode:
     if res["status"] != "ok" or any(not t["passed"] for t in res["thresholds"]):
         return ExitCode.THRESHOLD
     return ExitCode.OK
-
-
-

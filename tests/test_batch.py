@@ -35,7 +35,7 @@ def batch(synth_trace, tmp_path):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_broken_job_does_not_stop_the_others(batch, tmp_path, workers):
     out = tmp_path / f"out{workers}"
-    rows = run_batch(batch, out, jobs=workers, progress=io.StringIO())
+    rows = run_batch(batch, out, workers=workers, progress=io.StringIO())
     assert [(r["job"], r["exit_code"], r["status"]) for r in rows] == [
         (str(batch[0]), 0, "ok"), (str(batch[1]), 1, "threshold"), (str(batch[2]), 3, "error"),
         (str(batch[3]), 0, "ok"), (str(batch[4]), 4, "error")]
@@ -50,13 +50,13 @@ def test_a_shared_trace_is_attached_once(batch, tmp_path, monkeypatch):
     calls: list[Path] = []
     real = ranks.attach
     monkeypatch.setattr(ranks, "attach", lambda con, path: calls.append(Path(path)) or real(con, path))
-    run_batch(batch[:2], tmp_path / "o", jobs=1, progress=io.StringIO())
+    run_batch(batch[:2], tmp_path / "o", workers=1, progress=io.StringIO())
     assert len(calls) == 1
 
 
 def test_shared_trace_gives_the_same_report_as_alone(batch, tmp_path):
-    run_batch(batch[:2], tmp_path / "together", jobs=1, progress=io.StringIO())
-    run_batch(batch[:1], tmp_path / "alone", jobs=1, progress=io.StringIO())
+    run_batch(batch[:2], tmp_path / "together", workers=1, progress=io.StringIO())
+    run_batch(batch[:1], tmp_path / "alone", workers=1, progress=io.StringIO())
     assert (tmp_path / "together/a/result.json").read_bytes() == (tmp_path / "alone/a/result.json").read_bytes()
 
 
@@ -64,7 +64,7 @@ def test_duplicate_names_fail_the_second_job(synth_trace, tmp_path):
     t, _ = synth_trace()
     sub = tmp_path / "sub"
     sub.mkdir()
-    rows = run_batch([write(tmp_path, "a", t), write(sub, "a", t)], tmp_path / "o", jobs=1,
+    rows = run_batch([write(tmp_path, "a", t), write(sub, "a", t)], tmp_path / "o", workers=1,
                      progress=io.StringIO())
     assert [r["exit_code"] for r in rows] == [0, 3] and "same report folder" in rows[1]["reason"]
 

@@ -25,7 +25,7 @@ def batch(tmp_path_factory) -> tuple[Path, list[Path]]:
         traces.append(path)
     wanted = [([0], 1, 3, "process"), ([0], 2, 5, "thread"), ([0, 1, 2], 1, None, "process"),
               ([2], 2, 4, "window"), ([1], 9, None, "process")]
-    jobs = []
+    job_files = []
     for n, (files, first, last, attribution) in enumerate(wanted):
         occ = {"first": first} | ({"last": last} if last else {})
         names = [traces[t].name for t in files]
@@ -34,9 +34,9 @@ def batch(tmp_path_factory) -> tuple[Path, list[Path]]:
                 "hardware": {"gpu": "auto", "num_gpus": 2 * len(files), "precision": "bf16"},
                 "model": {"flops_per_step": 4.0e+12},
                 "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}
-        jobs.append(root / f"job{n}.yaml")
-        jobs[-1].write_text(json.dumps(body))
-    return root, jobs
+        job_files.append(root / f"job{n}.yaml")
+        job_files[-1].write_text(json.dumps(body))
+    return root, job_files
 
 
 def _reports(out: Path) -> dict[str, bytes]:
@@ -48,9 +48,9 @@ def _codes(rows) -> list[tuple[str, int]]:
 
 
 def test_inline_processes_and_cache_agree(batch, tmp_path):
-    _, jobs = batch
-    inline = run_batch(jobs, tmp_path / "a", jobs=1)
-    procs = run_batch(jobs, tmp_path / "b", jobs=2, cache_dir=tmp_path / "cache")
+    _, job_files = batch
+    inline = run_batch(job_files, tmp_path / "a", workers=1)
+    procs = run_batch(job_files, tmp_path / "b", workers=2, cache_dir=tmp_path / "cache")
     assert _codes(inline) == _codes(procs) == [("job0.yaml", 0), ("job1.yaml", 0), ("job2.yaml", 0),
                                                ("job3.yaml", 0), ("job4.yaml", 4)]
     assert "fewer occurrences" in inline[4]["reason"]
@@ -59,9 +59,9 @@ def test_inline_processes_and_cache_agree(batch, tmp_path):
 
 def test_dask_local_cluster_equals_local(batch, tmp_path):
     pytest.importorskip("distributed")
-    _, jobs = batch
-    local = run_batch(jobs, tmp_path / "local", jobs=1)
-    dask = run_batch(jobs, tmp_path / "dask", cache_dir=tmp_path / "cache", engine="dask-local")
+    _, job_files = batch
+    local = run_batch(job_files, tmp_path / "local", workers=1)
+    dask = run_batch(job_files, tmp_path / "dask", cache_dir=tmp_path / "cache", engine="dask-local")
     assert _codes(dask) == _codes(local)
     assert _reports(tmp_path / "dask") == _reports(tmp_path / "local")
     multi = json.loads((tmp_path / "dask" / "job2" / "result.json").read_text())

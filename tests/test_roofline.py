@@ -6,7 +6,7 @@ import pytest
 
 from pipeline.analysis import metrics
 from pipeline.model.operators import Operator, Work, elementwise_bytes, flash_attention_bytes, gemm_bytes, operators
-from pipeline.analysis.roofline import heuristic_bound, row
+from pipeline.model.roofline import heuristic_bound, row
 from pipeline.model.transformer import Arch
 
 H200_BF16, H200_HBM = 989.4, 4800.0       # TFLOP/s dense, GB/s (NVIDIA H200 datasheet)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +24,7 @@ from typing import Any
 from pipeline.analysis import classes
 from pipeline.trace import cache
 from pipeline.trace import chain, queries
-from pipeline.analysis import rankstats
 from pipeline.job.config import Job
-from pipeline.errors import HardwareError
-from pipeline.hardware.detect import Peak, resolve_peak
 from pipeline.analysis.measure import Measurement, assemble_occurrences, measure, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
 
@@ -173,36 +169,3 @@ def _label_ranks(ranks: list[dict], unions: list[dict], rank_of: dict[int, tuple
         r["file"] = labels[file]
         r["rank"] = f"{labels[file]}:{r['pid']}" if several else str(r["pid"])
         r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)
-
-
-def resolve_set_peak(catalog: Any, hardware: dict[str, Any], sm: SetMeasurement) -> Peak:
-    """One peak for the job: every file must resolve to the same GPU and figure (no mixed fleets)."""
-    peaks = [resolve_peak(catalog, hardware, f["gpu_rows"], f["devices"]) for f in sm.files]
-    distinct = {(p.key, p.peak_tflops) for p in peaks}
-    if len(distinct) > 1:
-        seen = "; ".join(f"{f['label']}: {p.gpu} {p.peak_tflops:g} TFLOP/s" for f, p in zip(sm.files, peaks))
-        raise HardwareError(f"the trace files ran on different GPUs or peaks ({seen}); one MFU needs one "
-                            "denominator: run one job per GPU type, or set hardware.gpu / peak_tflops")
-    return peaks[0]
-
-
-def enrich(res: dict[str, Any], sm: SetMeasurement, ts: TraceSet) -> None:
-    """Add what ranks and files contribute to result.json: per-rank rows, spread, straggler cost, files."""
-    m = sm.measurement
-    occ_flops = res["flops"]["model_flops_per_occurrence"]
-    gpus, peak = res["hardware"]["num_gpus"], res["hardware"]["peak_tflops"]
-    late = rankstats.straggler(m.ranks, m.totals["wall_ns"])
-    slowest = Counter(p["slowest_rank"] for p in late["occurrences"])
-    res["ranks"] = rankstats.rank_rows(m.ranks, occ_flops, gpus, peak)
-    res["rank_summary"] = rankstats.summary(m.ranks, occ_flops, gpus, peak, slowest)
-    res["rank_spread"] = rankstats.spread(res["rank_summary"])
-    spreads = rankstats.occurrence_spreads(m.ranks)
-    for occ in res["occurrences"]:
-        occ["rank_spread_s"] = spreads.get(occ["index"])
-    res["straggler"] = late
-    res["warnings"] += rankstats.alignment_warnings(m.ranks, m.first, m.last)
-    res["trace"]["sha256"] = ts.sha256()
-    res["trace"]["files"] = [{k: f[k] for k in ("label", "sha256", "nsys_version", "export_schema_version")}
-                             for f in sm.files]
-    for d in res["devices"]:
-        d["label"] = sm.device_labels.get(d["device_id"], str(d["device_id"]))

@@ -262,6 +262,19 @@ def resolve_peak(catalog: Catalog, hardware: Mapping[str, Any],
                 detection_reason=choice.reason, warnings=tuple(warnings), mig_fraction=mig)
 
 
+def resolve_job_peak(catalog: Catalog, hardware: Mapping[str, Any], files: Sequence[Mapping[str, Any]]) -> Peak:
+    """One peak for a job over several trace files: each must resolve to the same GPU and figure.
+
+    `files`: per trace file, its `label`, TARGET_INFO_GPU `gpu_rows` and the `devices` that ran kernels.
+    """
+    peaks = [resolve_peak(catalog, hardware, f["gpu_rows"], f["devices"]) for f in files]
+    if len({(p.key, p.peak_tflops) for p in peaks}) > 1:
+        seen = "; ".join(f"{f['label']}: {p.gpu} {p.peak_tflops:g} TFLOP/s" for f, p in zip(files, peaks))
+        raise HardwareError(f"the trace files ran on different GPUs or peaks ({seen}); one MFU needs one "
+                            "denominator: run one job per GPU type, or set hardware.gpu / peak_tflops")
+    return peaks[0]
+
+
 def _check_precision(precision: str, fraction: Any) -> None:
     if precision not in PRECISIONS:
         raise HardwareError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")

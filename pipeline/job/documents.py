@@ -7,6 +7,7 @@ violations into Problems with a JSON pointer, a position and a hint.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -85,6 +86,27 @@ def schema_registry() -> Registry:
 def validator(name: str) -> Draft202012Validator:
     schema = schema_registry().contents(name)
     return Draft202012Validator(schema, registry=schema_registry())
+
+
+def with_defaults(data: Any, schema_name: str) -> Any:
+    """A copy of a schema-valid document with the schema's `default`s filled in where a key is absent.
+
+    Objects are filled recursively; an absent object appears only when the schema gives it a
+    default itself (e.g. `{}`), so optional sections such as parallelism stay absent.
+    """
+    return _fill(data, schema_registry().contents(schema_name))
+
+
+def _fill(value: Any, schema: dict[str, Any]) -> Any:
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    for key, sub in schema.get("properties", {}).items():
+        if key not in out and "default" in sub:
+            out[key] = copy.deepcopy(sub["default"])
+        if key in out:
+            out[key] = _fill(out[key], sub)
+    return out
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, tuple[int, int]], list[Problem]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pipeline.errors import ConfigError, Problem
@@ -78,9 +79,18 @@ def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int | None, s
     decode: `generated_tokens` (default 1) new tokens per sequence after `context_len`
     (default seq_len) cached ones: projections for the new tokens, attention over the cache.
     """
+    return flops_of(resolve_model(model), mode=mode, seq_len=seq_len, sequences=sequences, recompute=recompute,
+                    flash_recompute=flash_recompute, convention=convention, seq_lens=seq_lens,
+                    context_len=context_len, generated_tokens=generated_tokens)
+
+
+def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences: int,
+             recompute: str = "none", flash_recompute: bool = False,
+             convention: str | None = None, seq_lens: Sequence[int] | None = None,
+             context_len: int | None = None, generated_tokens: int | None = None) -> FlopsResult:
+    """compute_flops for a model presets.resolve_model already resolved (a job resolves it once)."""
     _check_workload(mode, recompute, flash_recompute, seq_len, sequences, seq_lens,
                     context_len, generated_tokens)
-    resolved = resolve_model(model)
     if "flops_per_step" in resolved:
         return _explicit(resolved, mode, recompute, flash_recompute, seq_len, sequences, seq_lens)
     chosen = convention or resolved.get("convention", "megatron")
@@ -123,6 +133,11 @@ def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int | None, s
         params_active=active, convention=chosen, convention_note=CONVENTIONS[chosen], mode=mode,
         recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
         six_n_flops_per_step=six_n, warnings=warnings)
+
+
+def per_occurrence(per_step: int, steps: Fraction) -> int:
+    """FLOPs (or tokens) of one occurrence: per-step figure x optimizer steps in it, rounded to whole FLOPs."""
+    return round(per_step * steps)
 
 
 CoreX2 = Callable[[Optional[int]], int]  # window → doubled (query, key) pairs in the unit of work

@@ -11,17 +11,30 @@ heuristic rules below, always marked "(heuristic)" (SEMANTICS §9).
 from __future__ import annotations
 
 from collections import Counter
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import Any
 
 from pipeline.analysis import metrics
-from pipeline.model.presets import resolve_model
+from pipeline.job.config import Job
+from pipeline.model.flops import FlopsResult
 from pipeline.model.operators import BYTES_PER_ELEMENT, Operator, Work, operators
 from pipeline.model.transformer import Arch
 
 MEMORY_CLASSES = frozenset({"elementwise", "normalization", "memory"})
 COMPUTE_LIKE_PCT = 50.0     # achieved >= half the dense peak: the tensor cores are busy
 STARVED_PCT = 10.0          # achieved < a tenth of the peak: most time is not math
+TRAINING_PASSES = 3         # forward, input gradient, weight gradient: kernel calls per operator (SEMANTICS §7)
+
+
+@dataclass(frozen=True)
+class Roofs:
+    """The denominator's numbers the table needs: compute roof, memory roof, GPUs in the job and in the trace."""
+
+    peak_tflops: float
+    hbm_gbps: float | None
+    precision: str
+    num_gpus: int
+    devices: int
 
 
 def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float) -> str:
@@ -84,39 +97,37 @@ def ambiguous_classes(ops: list[Operator], attention: str) -> set[str]:
     return out | ({"normalization"} if attention == "naive" else set())
 
 
-def table(res: dict[str, Any], job_data: dict[str, Any], fl: Any,
-          figure_device_s: list[float | None]) -> list[dict[str, Any]]:
+def table(fl: FlopsResult, model: dict[str, Any], job: Job, totals: dict[str, Any], class_rows: list[dict[str, Any]],
+          peak: Roofs, figure_device_s: list[float | None]) -> list[dict[str, Any]]:
     """Every roofline row of a result: analytic operators, the job's figures, the whole region.
 
-    `res` already holds hardware, totals and kernel_classes; `fl` is flops.FlopsResult;
-    figure_device_s: GPU-seconds of each job figure's kernels (None: the figure is the region's).
+    `model`: the resolved model; `totals`: figures.Figures.totals; `class_rows`: the kernel_classes
+    section; figure_device_s: GPU-seconds of each job figure's kernels (None: the figure is the region's).
     """
-    hw, totals = res["hardware"], res["totals"]
-    peak, bw, gpus, devices = hw["peak_tflops"], hw["hbm_gbps"], hw["num_gpus"], len(hw["devices_in_trace"])
-    analysis = job_data.get("analysis", {})
-    attention = analysis.get("attention", "flash")
-    class_times = {c["class"]: c["device_union_s"] for c in res["kernel_classes"]}
+    gpus, devices = peak.num_gpus, peak.devices
+    attention = job.analysis["attention"]
+    class_times = {c["class"]: c["device_union_s"] for c in class_rows}
     rows, region_bytes = [], 0
     if fl.convention in ("megatron", "palm") and fl.mode != "decode":
-        scale = Fraction(res["flops"]["steps_per_occurrence"]) * totals["occurrences"]
+        scale = job.steps_per_occurrence * totals["occurrences"]
         components = {c.component: round(c.total * scale) for c in fl.breakdown}
-        work = work_of(job_data["workload"], totals["tokens"], hw["precision"], attention,
-                       3 if fl.mode == "training" else 1)
-        ops = analytic_operators(resolve_model(job_data["model"]), components, work)
+        work = work_of(job.workload, totals["tokens"], peak.precision, attention,
+                       TRAINING_PASSES if fl.mode == "training" else 1)
+        ops = analytic_operators(model, components, work)
         ambiguous = ambiguous_classes(ops, attention)
-        rows = [row(o, "analytic", measured_per_gpu(o, class_times, ambiguous, devices), peak, bw, gpus)
-                for o in ops]
+        rows = [row(o, "analytic", measured_per_gpu(o, class_times, ambiguous, devices), peak.peak_tflops,
+                    peak.hbm_gbps, gpus) for o in ops]
         region_bytes = sum(o.bytes for o in ops if not o.combined)
-    figures = analysis.get("figures", [])
+    figures = job.analysis.get("figures", [])
     for fig, gpu_s in zip(figures, figure_device_s):
         measured = totals["wall_time_s"] if gpu_s is None else (gpu_s / devices if devices and gpu_s else None)
         op = Operator(fig["name"], None, round(fig["flops"] * totals["occurrences"]),
                       round(fig.get("bytes", 0) * totals["occurrences"]), "from the job file")
-        rows.append(row(op, "job", measured, peak, bw, gpus))
+        rows.append(row(op, "job", measured, peak.peak_tflops, peak.hbm_gbps, gpus))
     if not any("kernels" not in f for f in figures):
         op = Operator("whole region (model FLOPs)", None, totals["model_flops"], region_bytes,
                       "bytes: sum of the operators' minimum traffic" if region_bytes else "no bytes figure")
-        rows.append(row(op, "analytic", totals["wall_time_s"], peak, bw, gpus))
+        rows.append(row(op, "analytic", totals["wall_time_s"], peak.peak_tflops, peak.hbm_gbps, gpus))
     return rows
 
 

@@ -1,0 +1,274 @@
+"""Every scope and plausibility rule in one place, each a small function (SEMANTICS §7, §11).
+
+Three kinds, in the order run.run_job applies them:
+- job-file rules (`JOB_RULES`): what a schema cannot say — the FLOPs numerator and the
+  time denominator must describe the same work. Each takes the job document as written
+  and returns Problems (exit 3), located in the job file by `job_problems`.
+- trace rules: the measured work must fit the job (`gpu_scope`, exit 3) and the selected
+  ranges must be real time intervals (`range_problems`, exit 4).
+- plausibility rules (`VERDICT_RULES`): a figure that is physically impossible is never a
+  measurement; each returns the reason it is, and the first reason makes the result `invalid`.
+A new rule is a function here, listed in its tuple, with its own test in tests/test_checks.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipeline.errors import Problem
+from pipeline.job.config import Job
+from pipeline.report.publish import RESERVED
+from pipeline.trace import re2
+
+Doc = Mapping[str, Any]
+Warning = dict[str, str]
+
+# --------------------------------------------------------------------------- job-file rules
+
+
+def name_is_a_folder(doc: Doc) -> list[Problem]:
+    """The job name becomes the report folder's name: plain characters, none of the output folder's own entries."""
+    name = doc["name"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return [Problem("a name is letters, digits, '.', '_' and '-' only (no spaces or line breaks)", "/name",
+                        hint="it becomes the report folder's name")]
+    if name.lower() in RESERVED:
+        return [Problem(f"'{name}' is the name of one of the output folder's own files or folders", "/name",
+                        hint=f"choose a name other than {', '.join(sorted(RESERVED))}")]
+    return []
+
+
+def regex_compiles(doc: Doc) -> list[Problem]:
+    """match: regex is run by DuckDB's RE2, so RE2 judges it (Python's re accepts lookarounds RE2 refuses)."""
+    region = doc["region"]
+    if region.get("match") == "regex" and (why := re2.problem(region["name"])):
+        return [Problem(f"not a valid regular expression (RE2): {why}", "/region/name",
+                        hint="RE2 has no lookarounds or backreferences; escape special characters, "
+                             "or use match: prefix / contains for plain text")]
+    return []
+
+
+def occurrences_ordered(doc: Doc) -> list[Problem]:
+    occ = doc["region"].get("occurrences", {})
+    first = occ.get("first", 1)
+    if "last" in occ and occ["last"] < first:
+        return [Problem(f"last ({occ['last']}) is before first ({first})", "/region/occurrences/last",
+                        hint="last must be >= first")]
+    return []
+
+
+def token_counts_given(doc: Doc) -> list[Problem]:
+    """Counting FLOPs needs seq_len and global_batch; an explicit numerator does not (a CNN has none),
+    unless seq_lens must be spread over them."""
+    wl, model = doc["workload"], doc["model"]
+    needed = [k for k in ("seq_len", "global_batch") if k not in wl]
+    if not needed or ("flops_per_step" in model and "seq_lens" not in wl):
+        return []
+    why = "seq_lens needs" if "flops_per_step" in model else "counting the model's FLOPs needs"
+    return [Problem(f"{why} {' and '.join(needed)}", "/workload",
+                    hint=f"add workload.{needed[0]}, or give model.flops_per_step")]
+
+
+def no_backward_without_training(doc: Doc) -> list[Problem]:
+    """Inference and decode run no backward pass: nothing is recomputed or accumulated."""
+    wl = doc["workload"]
+    if wl["mode"] == "training":
+        return []
+    out = []
+    if wl.get("recompute", "none") != "none" or wl.get("flash_recompute"):
+        out.append(Problem(f"{wl['mode']} has no backward pass, so nothing is recomputed", "/workload/recompute",
+                           hint="remove recompute/flash_recompute or set mode: training"))
+    if wl.get("grad_accum", 1) != 1:
+        out.append(Problem(f"{wl['mode']} has no gradient accumulation", "/workload/grad_accum",
+                           hint="remove grad_accum"))
+    return out
+
+
+def decode_has_context(doc: Doc) -> list[Problem]:
+    wl = doc["workload"]
+    if wl["mode"] == "decode" and "context_len" not in wl:
+        return [Problem("decode mode needs the KV-cache length", "/workload", hint="add workload.context_len")]
+    return []
+
+
+def microbatch_is_sized(doc: Doc) -> list[Problem]:
+    """covers: microbatch scales the step's FLOPs by 1/grad_accum, so the microbatch must be declared."""
+    wl, region = doc["workload"], doc["region"]
+    out = []
+    if region.get("covers") == "microbatch" and wl.get("micro_batch") is None:
+        out.append(Problem("covers: microbatch needs micro_batch to size one microbatch", "/workload",
+                           hint="add workload.micro_batch (and grad_accum)"))
+    if "flops_per_step" in doc["model"] and region.get("covers") == "microbatch" and "grad_accum" not in wl:
+        out.append(Problem("an explicit flops_per_step with covers: microbatch needs grad_accum to split the step",
+                           "/workload", hint="add workload.grad_accum"))
+    return out
+
+
+def packed_documents_fit(doc: Doc) -> list[Problem]:
+    wl = doc["workload"]
+    if "seq_lens" in wl and "seq_len" in wl and sum(wl["seq_lens"]) > wl["seq_len"]:
+        return [Problem(f"seq_lens add up to {sum(wl['seq_lens'])}, more than seq_len {wl['seq_len']}",
+                        "/workload/seq_lens", hint="packed documents must fit in one sequence of seq_len tokens")]
+    return []
+
+
+def gpu_product(doc: Doc) -> list[Problem]:
+    """Declared parallel degrees must multiply to num_gpus (data derived when omitted)."""
+    par, gpus = doc.get("parallelism"), doc["hardware"]["num_gpus"]
+    if par is None:
+        return []
+    model_par = _model_parallel(par)
+    if "data" in par and par["data"] * model_par != gpus:
+        return [Problem(f"data {par['data']} x tensor x pipeline x context ({model_par}) = "
+                        f"{par['data'] * model_par}, but num_gpus is {gpus}", "/parallelism",
+                        hint="make the product equal hardware.num_gpus")]
+    if "data" not in par and gpus % model_par:
+        return [Problem(f"num_gpus {gpus} is not divisible by tensor x pipeline x context = {model_par}",
+                        "/parallelism", hint="fix the parallel degrees or num_gpus")]
+    return []
+
+
+def batch_arithmetic(doc: Doc) -> list[Problem]:
+    """global_batch = micro_batch x grad_accum x data-parallel replicas (SEMANTICS §7)."""
+    wl, par, gpus = doc["workload"], doc.get("parallelism"), doc["hardware"]["num_gpus"]
+    mb, ga, gb = wl.get("micro_batch"), wl.get("grad_accum", 1), wl.get("global_batch")
+    if mb is None or gb is None or (par is not None and "data" not in par and gpus % _model_parallel(par)):
+        return []           # nothing to check, or no data-parallel degree (gpu_product reports why)
+    where = "/workload/global_batch"
+    if par is not None:
+        dp = par.get("data", gpus // _model_parallel(par))
+        if mb * ga * dp != gb:
+            return [Problem(f"global_batch {gb} != micro_batch {mb} x grad_accum {ga} x data-parallel {dp} = "
+                            f"{mb * ga * dp}", where,
+                            hint=f"set global_batch: {mb * ga * dp}, or fix micro_batch/grad_accum/parallelism")]
+        return []
+    if gb % (mb * ga):
+        return [Problem(f"global_batch {gb} is not a multiple of micro_batch {mb} x grad_accum {ga}", where,
+                        hint="global_batch = micro_batch x grad_accum x data-parallel replicas")]
+    if gpus % (gb // (mb * ga)):
+        return [Problem(f"global_batch / (micro_batch x grad_accum) = {gb // (mb * ga)} data-parallel replicas, "
+                        f"which does not divide num_gpus {gpus}", where,
+                        hint="check the batch sizes, or declare parallelism")]
+    return []
+
+
+def fp8_fraction_needs_fp8(doc: Doc) -> list[Problem]:
+    hw = doc["hardware"]
+    if hw.get("fp8_fraction") is not None and hw["precision"] != "fp8":
+        return [Problem("fp8_fraction only applies to precision fp8", "/hardware/fp8_fraction",
+                        hint="remove it or set precision: fp8")]
+    return []
+
+
+def _model_parallel(par: Doc) -> int:
+    return par.get("tensor", 1) * par.get("pipeline", 1) * par.get("context", 1)
+
+
+JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
+    name_is_a_folder, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training, decode_has_context, microbatch_is_sized,
+    packed_documents_fit, gpu_product, batch_arithmetic, fp8_fraction_needs_fp8)
+
+
+def job_problems(job: Job) -> list[Problem]:
+    """Every job-file rule over the document as written, each problem located in its file."""
+    return [job.locate(p) for rule in JOB_RULES for p in rule(job.data)]
+
+
+# --------------------------------------------------------------------------- numerator vs architecture
+
+NUMERATOR_TOLERANCE = 0.10          # SEMANTICS §11: conventions differ by up to ~10 %; beyond, the inputs differ
+SCOPE_RATIO = (0.5, 2.0)            # outside: a different amount of work (scope error), not another convention
+FORWARD_ONLY_RATIO = (0.28, 0.38)   # ~1/3: one forward pass where training counts forward + backward (3x)
+
+
+def numerator_agrees(flops: int, reference: int | None, convention: str) -> list[Warning]:
+    """An explicit numerator next to a declared architecture must agree with it (SEMANTICS §11:
+    one forward pass over a 5-step region printed 5.1 % "MFU"). Far off is a scope error."""
+    if reference is None:
+        return []
+    ratio = flops / reference
+    if abs(ratio - 1) <= NUMERATOR_TOLERANCE:
+        return []
+    low, high = SCOPE_RATIO
+    code = "scope_mismatch" if not low <= ratio <= high else "numerator_differs"
+    forward = FORWARD_ONLY_RATIO[0] <= ratio <= FORWARD_ONLY_RATIO[1]
+    return [{"code": code, "message":
+             f"flops_per_step ({flops:.4g}) is {ratio:.3f}x what the declared architecture gives "
+             f"for this workload ({reference:.4g}, convention {convention}); "
+             + ("about 1/3 looks like one forward pass where training needs forward + backward (3x); "
+                if forward else "")
+             + "check that the numerator covers exactly one optimizer step of global_batch sequences"}]
+
+
+def numerator_checkable(beside_architecture: bool, tokens_per_step: int | None) -> list[Warning]:
+    """Without seq_len and global_batch the architecture's FLOPs cannot be counted: say it was not checked."""
+    if not beside_architecture or tokens_per_step is not None:
+        return []
+    return [{"code": "numerator_unchecked", "message": "flops_per_step is not cross-checked against the "
+             "declared architecture: add workload.seq_len and global_batch to check it"}]
+
+
+# --------------------------------------------------------------------------- trace rules
+
+
+def gpu_scope(job: Job, devices_used: list[Any]) -> list[Problem]:
+    """The time denominator uses num_gpus: fewer GPUs than ran the work is a scope error."""
+    ran, gpus = len(devices_used), job.hardware["num_gpus"]
+    if ran <= gpus:
+        return []
+    return [job.problem(f"kernels of the selected occurrences ran on {ran} devices "
+                        f"({', '.join(map(str, devices_used))}), but num_gpus is {gpus}", "/hardware/num_gpus",
+                        f"set num_gpus to the GPUs of the whole job (at least {ran})")]
+
+
+# --------------------------------------------------------------------------- plausibility of the figures
+
+
+def mfu_or_hfu_above_100(job: Job, metrics: Doc, processes: int, warnings: list[Warning]) -> str | None:
+    """MFU above 100 % is not a measurement: name the scope error most likely behind it."""
+    if not ((metrics["mfu_pct_wall"] or 0) > 100.0 or (metrics["hfu_pct_wall"] or 0) > 100.0):
+        return None
+    causes = []
+    if job.region.covers == "step" and job.workload.get("grad_accum", 1) > 1:
+        causes.append("the region may wrap one microbatch, not a whole step (set region.covers: microbatch)")
+    if processes < job.hardware["num_gpus"]:
+        causes.append("global FLOPs may be paired with one rank's GPU count, or num_gpus is too small")
+    causes.append("the FLOPs may be for more work than one occurrence holds (check covers, global_batch, seq_len)")
+    causes.append("the peak may be too low for this GPU or precision")
+    return "MFU above 100 % is physically impossible; likely: " + "; ".join(causes)
+
+
+def numerator_describes_the_work(job: Job, metrics: Doc, processes: int, warnings: list[Warning]) -> str | None:
+    """A numerator far from the declared architecture's is not a measurement (SEMANTICS §11's 5.1 %)."""
+    mismatch = [w["message"] for w in warnings if w["code"] == "scope_mismatch"]
+    return "the FLOPs numerator does not describe the measured work: " + mismatch[0] if mismatch else None
+
+
+VerdictRule = Callable[[Job, Doc, int, list[Warning]], "str | None"]
+VERDICT_RULES: tuple[VerdictRule, ...] = (numerator_describes_the_work, mfu_or_hfu_above_100)
+
+
+def verdict(job: Job, metrics: Doc, processes: int, warnings: list[Warning]) -> tuple[str, str | None]:
+    """('ok', None), or ('invalid', the first rule's reason): exit 1, the figures are not printed as results."""
+    for rule in VERDICT_RULES:
+        reason = rule(job, metrics, processes, warnings)
+        if reason:
+            return "invalid", reason
+    return "ok", None
+
+
+# --------------------------------------------------------------------------- thresholds
+
+_PASSES = {"mfu_pct_wall_min": lambda v, t: v >= t, "hfu_pct_wall_min": lambda v, t: v >= t,
+           "step_time_s_max": lambda v, t: v <= t}
+
+
+def thresholds(limits: Doc, metrics: Doc, step_time: Doc) -> list[dict[str, Any]]:
+    """The job's gates (a missed one exits 1); a figure that could not be computed never passes."""
+    values = {"mfu_pct_wall_min": metrics["mfu_pct_wall"], "hfu_pct_wall_min": metrics["hfu_pct_wall"],
+              "step_time_s_max": step_time["median_s"]}
+    return [{"name": name, "limit": limit, "value": values[name],
+             "passed": values[name] is not None and bool(_PASSES[name](values[name], limit))}
+            for name, limit in sorted(limits.items())]
