@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from pipeline.report import charts, publish
+from pipeline.report import charts, mdsafe, publish
 from pipeline.report.fmt import NBSP, column, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si
 
 
@@ -60,7 +60,10 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=mdsafe.finalize,                 # Markdown templates escape what they write
+        extensions=[mdsafe.CodeSpans],
     )
+    env.filters["code"] = mdsafe.code
     env.globals.update(device_label=device_label, column=column, verdict=verdict)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
                        procs=processes)

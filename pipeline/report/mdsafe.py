@@ -1,0 +1,55 @@
+"""Text from traces and job files cannot change a Markdown page: no raw HTML, no broken table row.
+
+HTML pages are autoescaped by Jinja; Markdown has no such switch, so the Markdown templates
+get one here. Every `{{ value }}` in a `*.md.j2` template is escaped on output (finalize):
+`<`, `>` and `&` become entities, `|` and backslashes and backticks are backslash-escaped,
+line breaks become spaces. A value the template puts in a code span, `` `{{ value }}` ``,
+is rewritten before compiling into `{{ (value) | code }}`: a code span fenced with more
+backticks than the value holds, with `|` escaped for tables, so names keep their `<float>`.
+Kernel names, GPU and range names, paths, regexes and reasons all go through one of the two.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jinja2
+from jinja2.ext import Extension
+
+_PLAIN = str.maketrans({"\\": "\\\\", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;", "|": "\\|",
+                        "\n": " ", "\r": " "})
+_CODE_SPAN = re.compile(r"`\{\{(.*?)\}\}`")
+
+
+class Safe(str):
+    """Markdown built here (a fenced code span): written as it is."""
+
+
+def plain(value: str) -> str:
+    return value.translate(_PLAIN)
+
+
+def code(value: Any) -> Safe:
+    """`value` as one inline code span that no backtick, pipe or line break inside can end early."""
+    text = str(value).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Safe(f"{fence}{pad}{text}{pad}{fence}")
+
+
+@jinja2.pass_context
+def finalize(context: Any, value: Any) -> Any:
+    """Escape text written by a Markdown template; HTML templates are autoescaped instead."""
+    if isinstance(value, str) and not isinstance(value, Safe) and (context.name or "").endswith(".md.j2"):
+        return plain(value)
+    return value
+
+
+class CodeSpans(Extension):
+    """Rewrites `` `{{ x }}` `` in Markdown templates to `{{ (x) | code }}` before they compile."""
+
+    def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
+        if not (name or "").endswith(".md.j2"):
+            return source
+        return _CODE_SPAN.sub(r"{{ (\1) | code }}", source)
