@@ -90,7 +90,7 @@ def _hardware(info: dict[str, Any]) -> list[str]:
     count = _kv("  num_gpus", str(len(devices)) if devices else MARK, seen)
     prec = info["precision_by_kernel_names"]
     named = ", ".join(f"{r['precision']} {100 * r['share']:.0f} %" for r in prec)
-    precision = (_kv("  precision", prec[0]["precision"], f"suggested by kernel names (share of all kernel time: "
+    precision = (_kv("  precision", prec[0]["precision"], f"suggested by kernel names (share of gemm/attention/convolution time: "
                      f"{named}); the precision of the matrix math") if prec else
                  _kv("  precision", MARK, "bf16 | fp16 | fp8 | tf32 | ...: the precision of the matrix math"))
     return [gpu, count, precision]

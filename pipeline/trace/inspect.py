@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.trace import discovery, queries
+from pipeline.analysis.classes import classify_params, load_rules
+from pipeline.analysis.precision import UNKNOWN
+from pipeline.trace import chain, discovery, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
@@ -28,7 +30,7 @@ def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, 
         processes = queries.run(trace.con, "inspect_processes")
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
         found = discovery.discover(trace.con, regions)
-        precision = queries.run(trace.con, "inspect_precision")
+        precision = _precision(trace.con)
         graphs = queries.run(trace.con, "inspect_graphs")[0]
     finally:
         trace.con.close()
@@ -49,6 +51,17 @@ def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, 
         "supports": _supports(trace.tables, counts),
         "notes": trace.notes,
     }
+
+
+def _precision(con: Any) -> list[dict[str, Any]]:
+    """Matrix-kernel time per precision the kernel names say, by the rules `mfu run` judges with
+    (configs/kernel_classes.yaml), for `mfu init` to suggest hardware.precision. Names that say
+    no type suggest nothing and are left out; share is of all matrix-kernel time."""
+    chain.run(con, {"inspect_all_kernels", "classify"}, **classify_params(load_rules()))
+    rows = queries.run(con, "precision_times", names=1)
+    total = sum(r["sum_ns"] for r in rows)
+    return [{"precision": r["precision"], "kernel_ns": r["sum_ns"], "kernels": r["kernel_count"],
+             "share": r["sum_ns"] / total} for r in rows if r["precision"] != UNKNOWN]
 
 
 def graph_mode(counts: dict[str, int]) -> str:
