@@ -309,3 +309,21 @@ def test_each_column_says_which_figures_compare_and_why_not(tmp_path, capsys):
     # the +169 % step time is not called a regression: it is refused as incomparable, with the reason
     assert "regression: four step_time_median_s" in err and "not comparable with the baseline: model FLOPs" in err
     assert "+169.00 % (worse), limit" not in err
+
+
+def test_covers_microbatch_with_grad_accum_1_is_covers_step_on_a_run(synth_trace, tmp_path, capsys):
+    t, _ = synth_trace()
+    step = write(tmp_path, "step", t)
+    body = json.loads(step.read_text())
+    body.update(name="micro", region={"name": "train_step", "covers": "microbatch"})
+    body["workload"].update(micro_batch=4, grad_accum=1)
+    body["parallelism"] = {"data": 2}
+    (tmp_path / "micro.yaml").write_text(json.dumps(body))
+    assert main(["compare", str(step), str(tmp_path / "micro.yaml"), "--max-regression", "0",
+                 "--out", str(tmp_path / "c")]) == 0
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert doc["columns"][1]["comparable"] and doc["columns"][1]["issues"] == []
+    scope = next(s for s in doc["scope"] if s["name"] == "occurrence scope")
+    assert scope["values"] == ["1 step(s) per occurrence"] * 2
+    region = next(s for s in doc["scope"] if s["name"] == "region")
+    assert region["values"] == ["train_step (exact), covers step", "train_step (exact), covers microbatch"]

@@ -135,3 +135,15 @@ def test_simulation_c_equal_distributions_n5_cv10_pass_where_the_median_gate_did
     assert outcomes.count("pass") >= 98, outcomes.count("pass")
     old = sum(old_median_gate_fails(seed, 5, 0.10) for seed in range(100))
     assert 15 <= old <= 40, old          # the "about 28 %": the noise the old gate tripped on
+
+
+def test_samples_fall_back_to_wall_time_for_results_without_step_time():
+    new = result("new", [1.0, 1.1, 1.2])
+    old = result("old", [1.0, 1.1, 1.2])
+    for o, period in zip(old["occurrences"], [2.0, 2.1, 2.2]):
+        del o["step_time_s"]
+        o["wall_time_s"] = period
+    assert gate.step_samples(new) == ("step_time_s", [1.0, 1.1, 1.2])
+    assert gate.step_samples(old) == ("wall_time_s", [2.0, 2.1, 2.2])
+    # MFU per occurrence = model FLOPs per occurrence / (t x GPUs x peak), by hand for t = 1.0 s
+    assert gate.mfu_samples(new)[0] == pytest.approx(100 * 4e15 / (1.0 * 8 * 989.4e12))
