@@ -13,10 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from pipeline.analysis import precision, timeline
 from pipeline.trace import chain, queries, re2
+from pipeline import bundled
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
 from pipeline.analysis.measure import NS, Measurement
@@ -39,7 +39,7 @@ class Rule:
 
 @lru_cache(maxsize=4)
 def _document(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return bundled.safe_load(path.read_text(encoding="utf-8"))
 
 
 def _shipped(path: Path) -> list[dict[str, str]]:

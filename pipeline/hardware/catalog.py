@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import jsonschema
 import yaml
 
+from pipeline import bundled
 from pipeline.bundled import config_path, label as bundled_label, schema_path
 from pipeline.errors import ConfigError, HardwareError, Problem
 
@@ -104,7 +104,7 @@ def load_catalog(path: Path | None = None) -> Catalog:
 def _load_catalog(path: Path) -> Catalog:
     label = _label(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = bundled.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read catalog: {exc.strerror}", file=label)]) from exc
     except yaml.YAMLError as exc:
@@ -113,6 +113,7 @@ def _load_catalog(path: Path) -> Catalog:
                                    line=mark.line + 1 if mark else None,
                                    col=mark.column + 1 if mark else None)]) from exc
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    import jsonschema                 # only when the catalog is first read
     validator = jsonschema.Draft202012Validator(schema)
     problems = [Problem(err.message, pointer=_pointer(err.absolute_path), file=label)
                 for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))]

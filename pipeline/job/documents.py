@@ -13,11 +13,13 @@ import math
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+
+if TYPE_CHECKING:                     # imported when a schema is first used: `mfu inspect` never needs them
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 from pipeline.bundled import schema_paths
 from pipeline.errors import ConfigError, Problem
@@ -78,12 +80,16 @@ _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456
 
 @cache
 def schema_registry() -> Registry:
+    from referencing import Registry, Resource
     resources = [(p.name, Resource.from_contents(json.loads(p.read_text(encoding="utf-8"))))
                  for p in schema_paths()]
     return Registry().with_resources(resources)
 
 
+@cache
 def validator(name: str) -> Draft202012Validator:
+    """One validator per schema and process (a batch validates many jobs against the same schema)."""
+    from jsonschema import Draft202012Validator
     schema = schema_registry().contents(name)
     return Draft202012Validator(schema, registry=schema_registry())
 

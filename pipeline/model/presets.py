@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
 
 from pipeline.job.documents import schema_problems
+from pipeline import bundled
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
 
@@ -29,7 +29,7 @@ NUMERIC = re.compile(r"^\s*\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")  # same p
 @lru_cache(maxsize=1)
 def presets() -> dict[str, dict]:
     """All presets by name: {source, published_params, params_tolerance, model}."""
-    data = yaml.safe_load(PRESETS_FILE.read_text(encoding="utf-8"))
+    data = bundled.safe_load(PRESETS_FILE.read_text(encoding="utf-8"))
     return data["presets"]
 
 

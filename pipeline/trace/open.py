@@ -20,7 +20,9 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -134,8 +136,15 @@ class Trace:
     columns: dict[str, set[str]]                 # raw view -> columns present in the file
     nsys_version: str | None = None
     export_schema_version: str | None = None
-    sha256: str = ""
+    digest: str | Future[str] = ""               # SHA-256 of the file, or its computation still running
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        """The file's SHA-256 (provenance in result.json); waits for the hash started at attach."""
+        if isinstance(self.digest, Future):
+            self.digest = self.digest.result()
+        return self.digest
 
     def has(self, raw: str) -> bool:
         return raw in self.tables
@@ -171,7 +180,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
         raise TraceError(f"{path}: an SQLite file, but not an Nsight Systems export (no StringIds, "
                          "NVTX_EVENTS or CUPTI_ACTIVITY_KIND_* tables); create one with "
                          "`nsys export --type sqlite report.nsys-rep`")
-    trace = Trace(path=path, con=con, tables={}, columns={}, sha256=file_sha256(path))
+    trace = Trace(path=path, con=con, tables={}, columns={}, digest=_hasher().submit(file_sha256, path))
     for raw, (table, cols) in RAW_TABLES.items():
         _make_raw_view(trace, present, raw, table, cols)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
@@ -289,6 +298,13 @@ def _versions(con: duckdb.DuckDBPyConnection, present: dict[str, set[str]]) -> t
         f"SELECT name, CAST(value AS VARCHAR) FROM nsys.{_quote(table)} "
         "WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')").fetchall())
     return rows.get("EXPORT_PRODUCT_VERSION"), rows.get("EXPORT_SCHEMA_VERSION")
+
+
+@cache
+def _hasher() -> ThreadPoolExecutor:
+    """Hashing a trace is a full read of it: done beside DuckDB's reads, not before them (hashlib
+    releases the GIL), so it costs no wall time unless the measurement finishes first."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="mfu-sha256")
 
 
 def file_sha256(path: Path) -> str:
