@@ -16,13 +16,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -141,9 +142,13 @@ class Trace:
 
     @property
     def sha256(self) -> str:
-        """The file's SHA-256 (provenance in result.json); waits for the hash started at attach."""
+        """The file's SHA-256 (provenance in result.json); waits for the hash started at attach.
+
+        A process forked meanwhile has no hashing thread: it hashes the file itself.
+        """
         if isinstance(self.digest, Future):
-            self.digest = self.digest.result()
+            pending = self.digest
+            self.digest = pending.result() if pending.pid == os.getpid() else file_sha256(self.path)
         return self.digest
 
     def has(self, raw: str) -> bool:
@@ -180,7 +185,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
         raise TraceError(f"{path}: an SQLite file, but not an Nsight Systems export (no StringIds, "
                          "NVTX_EVENTS or CUPTI_ACTIVITY_KIND_* tables); create one with "
                          "`nsys export --type sqlite report.nsys-rep`")
-    trace = Trace(path=path, con=con, tables={}, columns={}, digest=_hasher().submit(file_sha256, path))
+    trace = Trace(path=path, con=con, tables={}, columns={}, digest=_hash_beside(path))
     for raw, (table, cols) in RAW_TABLES.items():
         _make_raw_view(trace, present, raw, table, cols)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
@@ -300,11 +305,21 @@ def _versions(con: duckdb.DuckDBPyConnection, present: dict[str, set[str]]) -> t
     return rows.get("EXPORT_PRODUCT_VERSION"), rows.get("EXPORT_SCHEMA_VERSION")
 
 
-@cache
-def _hasher() -> ThreadPoolExecutor:
-    """Hashing a trace is a full read of it: done beside DuckDB's reads, not before them (hashlib
-    releases the GIL), so it costs no wall time unless the measurement finishes first."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="mfu-sha256")
+def _hash_beside(path: Path) -> Future[str]:
+    """Hashing a trace is a full read of it: done in a thread beside DuckDB's reads, not before
+    them (hashlib releases the GIL), so it costs no wall time unless the measurement ends first.
+    A daemon thread of its own, not a pool: a pool's thread does not survive a fork, and a
+    forked batch worker would wait for it forever."""
+    pending: Future[str] = Future()
+    pending.pid = os.getpid()                      # type: ignore[attr-defined]
+
+    def work() -> None:
+        try:
+            pending.set_result(file_sha256(path))
+        except BaseException as exc:               # handed to whoever reads Trace.sha256
+            pending.set_exception(exc)
+    threading.Thread(target=work, name="mfu-sha256", daemon=True).start()
+    return pending
 
 
 def file_sha256(path: Path) -> str:
