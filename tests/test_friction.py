@@ -155,3 +155,15 @@ def test_inference_is_not_labelled_optimizer_step(synth_trace, tmp_path, capsys)
     for name in ("report.md", "report.html"):
         body = (tmp_path / "o/j" / name).read_text()
         assert "optimizer step" not in body and "model FLOPs per batch (inference)" in body
+
+
+def test_warmup_step_in_the_selection_is_warned_about(synth_trace, tmp_path, capsys):
+    import jsonschema
+    trace, truth = synth_trace(steps=6, warmup_steps=1)     # step 1 is planted twice as long
+    assert cli(capsys, "run", job(tmp_path, trace), "--out", tmp_path / "o")[0] == 0
+    res = json.loads((tmp_path / "o/j/result.json").read_text())
+    jsonschema.validate(res, json.loads((REPO / "schemas/result.schema.json").read_text()))
+    (w,) = [w for w in res["warnings"] if w["code"] == "unsteady_steps"]
+    assert res["step_time"]["cv_pct"] > 10                   # what the warning is about, from the result
+    assert "Outside ±10 % of the median: 1." in w["message"]
+    assert "region.occurrences: {first: 2, last: 6}" in w["message"]
