@@ -8,20 +8,24 @@
 -- Occurrences of a group are counted per process as in a job (SEMANTICS §3, §6): ranges of the
 -- group that overlap in one process fold into the outermost (an island); islands open on a
 -- strict overlap, so back-to-back steps stay two occurrences.
--- gid: a hash of (name group, domain), so windows partition on an integer, not on strings.
+-- gid: a hash of (name group, domain), so windows partition on an integer, not on strings; the
+-- per-range table keeps numbers only, the names live once per distinct name in discovery_groups.
 CREATE OR REPLACE TEMP TABLE discovery_ranges AS
-WITH named AS (
-    SELECT regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') AS name_group, *
-    FROM ranges
-)
-SELECT hash(name_group, domain) AS gid, name_group, name, domain, global_pid, pid, global_tid, start_ns, end_ns
-FROM named;
+SELECT hash(regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', ''), domain) AS gid,
+       global_pid, pid, global_tid, start_ns, end_ns
+FROM ranges;
 
 CREATE OR REPLACE TEMP TABLE discovery_groups AS
-SELECT gid, any_value(name_group) AS name_group, any_value(domain) AS domain,
+WITH names AS (
+    SELECT DISTINCT name, domain FROM ranges
+),
+named AS (
+    SELECT regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') AS name_group, name, domain FROM names
+)
+SELECT hash(name_group, domain) AS gid, any_value(name_group) AS name_group, any_value(domain) AS domain,
        bool_or(name <> name_group) AS has_suffix, min(name) AS example
-FROM discovery_ranges
-GROUP BY gid;
+FROM named
+GROUP BY hash(name_group, domain);
 
 -- Nesting depth in the range's own thread: ranges open when it starts (push/pop ranges nest per
 -- thread). A sweep over start (+1) and end (-1) events; at equal times ends go first, and of two
