@@ -72,3 +72,38 @@ def test_one_step_captured_both_ways(synth_trace, tmp_path, gap_ns):
     for n, g in zip(node["occurrences"], graph["occurrences"]):
         for device, node_s in n["device_union_s"].items():
             assert round(g["device_union_s"][device] * NS) - round(node_s * NS) == gaps
+
+
+def test_graph_rows_of_several_rank_files_combine(tmp_path):
+    """One file per rank, each captured at graph level with the same pid and graphId: each launch
+    stays its own row of its own rank and device, and the times agree with the files' truth."""
+    from tests.test_ranks import STEPS, job, rank_files
+    truths = rank_files(tmp_path, [{"first_pid": 4000, "cuda_graph": "graph", "nccl_every": 0}] * 2)
+    res = run_job(load_job(job(tmp_path, ["r0.sqlite", "r1.sqlite"], num_gpus=2)))
+    assert [(c["class"], c["count"]) for c in res["kernel_classes"]] == [("cuda_graph", 2 * STEPS)]
+    assert round(res["kernel_classes"][0]["sum_s"] * NS) == sum(o["kernel_sum_ns"] for t in truths
+                                                                for o in t["occurrences"])
+    for got in res["occurrences"]:
+        assert got["kernel_count"] == 2 and len(got["device_union_s"]) == 2
+
+
+def test_window_attribution_clips_graph_rows_to_the_range(synth_trace, tmp_path):
+    """Without a runtime table, graph rows are attributed by time window like kernels: clipped to
+    each range. Expected sums read from a copy of the file with sqlite3."""
+    import shutil
+    import sqlite3
+    path, _ = synth_trace(**{**SPEC, "ranks": 1}, cuda_graph="graph")
+    copy = tmp_path / "no_runtime.sqlite"
+    shutil.copyfile(path, copy)
+    con = sqlite3.connect(copy)
+    con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+    con.commit()
+    want = [ns for (ns,) in con.execute(
+        "SELECT min(g.\"end\", n.\"end\") - max(g.start, n.start) FROM NVTX_EVENTS n "
+        "JOIN StringIds s ON s.id = n.textId AND s.value = 'train_step' "
+        "JOIN CUPTI_ACTIVITY_KIND_GRAPH_TRACE g ON g.start < n.\"end\" AND g.\"end\" > n.start ORDER BY n.start")]
+    con.close()
+    res = run_job(load_job(write_job(tmp_path, copy, region=ALL, hardware={"peak_tflops": 50000, "num_gpus": 1})))
+    assert "attribution_window" in {w["code"] for w in res["warnings"]}
+    assert [round(o["gpu_kernel_sum_s"] * NS) for o in res["occurrences"]] == want
+    assert [(c["class"], c["count"]) for c in res["kernel_classes"]] == [("cuda_graph", 4)]
