@@ -38,7 +38,9 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path) -> str:
              f"# Fill in every {MARK} (`mfu validate` lists each with its line), then `mfu run` this file.",
              f"# Region discovery: {found['message']}",
              f"name: {_name(trace)}",
-             _kv("trace", json.dumps(_trace_path(trace, job_dir)), "relative to this file; opened read-only"),
+             _kv("trace", json.dumps(path := _trace_path(trace, job_dir)),
+                 ("absolute: the trace is outside this file's folder" if os.path.isabs(path)
+                  else "relative to this file") + "; opened read-only"),
              "region:", *_region(found), "hardware:", *_hardware(info), "model:"]
     lines.append(_kv("  preset", preset, "configs/models.yaml (`mfu models`)") if preset else
                  _kv("  preset", MARK, "a name from `mfu models`; or hidden/layers/heads/... or flops_per_step"))
@@ -61,6 +63,8 @@ def _region(found: dict[str, Any]) -> list[str]:
         out.append(_kv("  name", json.dumps(best["name_group"]), "step-like: " + "; ".join(best["reasons"])))
         out.append(_kv("  match", "prefix" if best["has_suffix"] else "exact",
                        "the name carries PyTorch's ', op_id = …' suffix" if best["has_suffix"] else ""))
+        if best["domain"] is not None:
+            out.append(_kv("  domain", json.dumps(best["domain"]), "the NVTX domain the range was found in"))
         skip = best["warmup_occurrences"] if best["warmup_occurrences"] < best["occurrences_per_process_min"] - 1 else 0
         why = (f"occurrence{' 1' if skip == 1 else f's 1-{skip}'} look{'s' if skip == 1 else ''} like warm-up (over {WARMUP_FACTOR}x the median duration)" if skip
                else "no warm-up outlier found; skip more if your first steps compile or allocate")
