@@ -58,26 +58,31 @@ islands AS (
                         ROWS UNBOUNDED PRECEDING) AS occurrence
     FROM marked
 )
-SELECT row_number() OVER () AS occ_id, gid, global_pid, pid, occurrence,
-       min(start_ns) AS start_ns, max(end_ns) AS end_ns, count(*) AS ranges
-FROM islands
-GROUP BY gid, global_pid, pid, occurrence;
+SELECT row_number() OVER () AS occ_id, *,
+       coalesce(lead(start_ns) OVER (PARTITION BY gid, global_pid ORDER BY occurrence) = end_ns, false) AS shared_end
+FROM (SELECT gid, global_pid, pid, occurrence, min(start_ns) AS start_ns, max(end_ns) AS end_ns, count(*) AS ranges
+      FROM islands
+      GROUP BY gid, global_pid, pid, occurrence);
 
--- Kernels launched inside an occurrence by its process (process attribution, SEMANTICS §4),
--- each launch key once per name group (duplicate runtime rows; a launch on the boundary of two
--- back-to-back occurrences goes to the later one). The process equality is written as a
--- difference so DuckDB plans a range join on the two time bounds, not a hash join per process.
+-- Kernels launched inside an occurrence by its process (process attribution, SEMANTICS §4).
+-- Each kernel gets its launch time once (duplicate runtime rows of one launch key: the first),
+-- then falls in at most one occurrence per name group: a launch exactly at the end of an
+-- occurrence that the next one starts at goes to the next. The process equality is written as
+-- a difference so DuckDB plans a range join on the two time bounds, not a hash join per process.
 CREATE OR REPLACE TEMP TABLE discovery_kernels AS
-WITH keys AS (
-    SELECT o.occ_id, l.global_pid, l.correlation_id
-    FROM launches AS l
-    JOIN discovery_occ AS o
-      ON l.start_ns >= o.start_ns AND l.start_ns <= o.end_ns AND l.global_pid - o.global_pid = 0
-    QUALIFY row_number() OVER (PARTITION BY o.gid, l.global_pid, l.correlation_id ORDER BY o.start_ns DESC) = 1
+WITH launched AS (
+    SELECT global_pid, correlation_id, min(start_ns) AS launch_ns FROM launches GROUP BY global_pid, correlation_id
+),
+timed AS (
+    SELECT k.global_pid, l.launch_ns, k.start_ns, k.end_ns
+    FROM kernels AS k
+    JOIN launched AS l ON l.global_pid = k.global_pid AND l.correlation_id = k.correlation_id
 )
-SELECT 'occurrence' AS scope, k.occ_id AS k1, CAST(NULL AS BIGINT) AS k2, kk.start_ns, kk.end_ns
-FROM keys AS k
-JOIN kernels AS kk ON kk.global_pid = k.global_pid AND kk.correlation_id = k.correlation_id;
+SELECT 'occurrence' AS scope, o.occ_id AS k1, CAST(NULL AS BIGINT) AS k2, t.start_ns, t.end_ns
+FROM timed AS t
+JOIN discovery_occ AS o
+  ON t.launch_ns >= o.start_ns AND t.launch_ns <= o.end_ns AND t.global_pid - o.global_pid = 0
+ AND (t.launch_ns < o.end_ns OR NOT o.shared_end);
 
 CREATE OR REPLACE TEMP TABLE discovery_work AS
 SELECT k1 AS occ_id, union_ns, sum_ns, interval_count AS kernel_count, last_end_ns
