@@ -19,6 +19,7 @@ from typing import Any, Callable, TextIO
 
 from pipeline import interrupts
 from pipeline.analysis import ranks
+from pipeline.trace import integrity
 from pipeline.job.config import Job
 from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.report import publish
@@ -65,6 +66,7 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None) -> l
                             cache_dir=Path(cache_dir) if cache_dir else None)
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         interrupts.reraise_if_pending()
+        exc = integrity.explain(exc, jobs[0].trace_files())
         return [_failed(job.path, exc) for job in jobs]
     rows = []
     try:
@@ -74,7 +76,7 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None) -> l
                 rows.append(_ok(job.path, res, folder, int(exit_code(res))))
             except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
                 interrupts.reraise_if_pending()
-                rows.append(_failed(job.path, exc))
+                rows.append(_failed(job.path, integrity.explain(exc, job.trace_files())))
     finally:
         ts.close()
     return rows

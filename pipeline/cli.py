@@ -352,7 +352,11 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     from pipeline.trace.inspect import format_text, inspect_trace
-    info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
+    from pipeline.trace.integrity import explain
+    try:
+        info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
+    except Exception as exc:
+        raise explain(exc, [args.trace]) from None
     print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
     return 0
 

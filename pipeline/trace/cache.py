@@ -14,7 +14,8 @@ change counter, and the tail where appends land) — cheap to check, unlike hash
 gigabytes. An entry is built in a temporary folder and renamed into place, so two
 processes building at once never see a half-written entry; the loser uses the
 winner's. Entries whose key no longer matches their trace are rebuilt; older entries
-of the same trace are removed. Nothing is ever written beside the trace.
+of the same trace are removed. An entry with a Parquet file missing or unreadable (its
+footer is read on every use) is rebuilt with a warning, never trusted or crashed on. Nothing is ever written beside the trace.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from pipeline.errors import TraceError
 from pipeline.trace.open import RAW_TABLES, Trace, check_file, connect, open_trace
@@ -97,7 +101,10 @@ def ensure_entry(path: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     entry = Path(cache_dir) / f"{path.stem}-{key.digest}"
     manifest = _manifest(entry, key)
     if manifest is not None:
-        return entry, manifest
+        damage = _damage(entry, manifest)
+        if damage is None:
+            return entry, manifest
+        print(f"warning: cache entry {entry} is damaged ({damage}); rebuilding it from {path}", file=sys.stderr)
     if entry.exists():                              # complete entries appear only by rename: this one is broken
         shutil.rmtree(entry, ignore_errors=True)
     entry.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +120,7 @@ def ensure_entry(path: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
         shutil.rmtree(tmp, ignore_errors=True)
     _remove_stale(path, entry)
     manifest = _manifest(entry, key)
-    if manifest is None:
+    if manifest is None or _damage(entry, manifest):
         raise TraceError(f"{entry}: the cache entry just built does not verify; remove it and retry")
     return entry, manifest
 
@@ -146,10 +153,27 @@ def _manifest(entry: Path, key: TraceKey) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     want = {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256}
-    if manifest.get("format") != FORMAT or manifest.get("key") != want or not all(
-            (entry / f"{raw}.parquet").is_file() for raw in manifest["tables"]):
+    if manifest.get("format") != FORMAT or manifest.get("key") != want:
         return None
     return manifest
+
+
+def _damage(entry: Path, manifest: dict[str, Any]) -> str | None:
+    """What is wrong with an entry whose manifest matches: a Parquet file missing or unreadable.
+
+    Each file's footer is read (cheap: metadata only), so a truncated, overwritten or vanished
+    file is found before the run relies on it, and the entry is rebuilt instead of crashing.
+    """
+    with duckdb.connect() as con:
+        for raw in manifest["tables"]:
+            file = entry / f"{raw}.parquet"
+            if not file.is_file():
+                return f"{file.name} is missing"
+            try:
+                con.execute("SELECT count(*) FROM parquet_file_metadata(?)", [str(file)]).fetchone()
+            except duckdb.Error as exc:
+                return f"{file.name}: {str(exc).strip().splitlines()[0]}"
+    return None
 
 
 def _point_views(trace: Trace, folder: Path, suffix: str = "") -> None:

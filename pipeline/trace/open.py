@@ -189,6 +189,8 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     for raw, (table, cols) in RAW_TABLES.items():
         _make_raw_view(trace, present, raw, table, cols)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
+    from pipeline.trace import integrity          # it names tables with open's resolve_table
+    integrity.check(trace)
     return trace
 
 

@@ -1,0 +1,111 @@
+"""Trace contents the export schema does not allow, named by table, column and row count (exit 4).
+
+Nsight Systems writes integer nanoseconds into every start and end column, no kernel,
+runtime call or memory operation without both, and no NVTX range without an end. A file
+that breaks this (hand-edited, written by another tool, damaged) was measured silently
+wrong (NULLs) or stopped a query with DuckDB's type error, an internal error (exit 5).
+
+- NULLs: checked when a trace is attached (`check`). NVTX tables are small and always
+  checked; the big tables only where the file's own table definition allows NULL (Nsight
+  Systems declares them NOT NULL, so its exports cost nothing here).
+- Text in integer columns (SQLite stores whatever it is given): when a query fails, or on
+  `mfu inspect`, `diagnose` counts the offending rows in SQLite itself (one aggregate per
+  table, nothing read into Python), the file opened read-only and immutable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import urllib.parse
+from pathlib import Path
+
+import duckdb
+
+from pipeline.errors import TraceError
+from pipeline.trace.open import Trace, resolve_table
+
+# export table -> columns that must hold integers; NULL allowed only where noted (NVTX marks have no end)
+CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
+    "CUPTI_ACTIVITY_KIND_KERNEL": (("start", False), ("end", False)),
+    "CUPTI_ACTIVITY_KIND_RUNTIME": (("start", False), ("end", False)),
+    "CUPTI_ACTIVITY_KIND_MEMCPY": (("start", False), ("end", False)),
+    "CUPTI_ACTIVITY_KIND_MEMSET": (("start", False), ("end", False)),
+    "NVTX_EVENTS": (("start", False), ("end", True)),
+}
+
+
+RANGE_EVENT_TYPES = (59, 60, 70, 71)      # push/pop and start/end ranges (NSYS_SCHEMA): they have an end
+_BIG = {"raw_kernel": "CUPTI_ACTIVITY_KIND_KERNEL", "raw_runtime": "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "raw_memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY", "raw_memset": "CUPTI_ACTIVITY_KIND_MEMSET"}
+
+
+def check(trace: Trace) -> None:
+    """Refuse NULL starts and ends where the schema has none (exit 4), right after attaching."""
+    nullable = set(trace.con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = 'nsys' AND is_nullable "
+        "AND column_name IN ('start', 'end')").fetchall())
+    found = []
+    try:
+        for raw, table in [(r, trace.tables[r]) for r in _BIG if r in trace.tables]:
+            for col in [c for c in ("start", "end") if (table, c) in nullable]:
+                n = trace.con.execute(f'SELECT count(*) FROM {raw} WHERE "{col}" IS NULL').fetchone()[0]
+                if n:
+                    found.append(f"{table}.{col}: {n:,} rows are NULL")
+        if "raw_nvtx" in trace.tables:
+            starts, ends = trace.con.execute(
+                'SELECT count(*) FILTER (WHERE start IS NULL), count(*) FILTER (WHERE "end" IS NULL AND '
+                f"eventType IN ({', '.join(map(str, RANGE_EVENT_TYPES))})) FROM raw_nvtx").fetchone()
+            found += [f"{trace.tables['raw_nvtx']}.{col}: {n:,} {what} are NULL" for col, n, what in
+                      (("start", starts, "rows"), ("end", ends, "ranges")) if n]
+    except duckdb.Error as exc:
+        raise diagnose(exc, [trace.path]) or exc
+    if found:
+        raise TraceError(f"{trace.path}: " + "; ".join(found) + " (the export schema has a time there); "
+                         "re-export the report with `nsys export --type sqlite`, or remove those rows on a copy")
+
+
+def problems(path: Path) -> list[str]:
+    """'TABLE.column: N rows hold text' and the like, for every checked column that breaks the schema."""
+    uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro&immutable=1"
+    con = sqlite3.connect(uri, uri=True)
+    try:
+        present = {name: {c[1] for c in con.execute(f'PRAGMA table_info("{name}")')}
+                   for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        out = []
+        for base, columns in CHECKED.items():
+            table = resolve_table(present, base)
+            cols = [(c, nullable) for c, nullable in columns if table and c in present[table]]
+            if not cols:
+                continue
+            parts = ", ".join(f"sum(typeof(\"{c}\") NOT IN ('integer', 'null')), sum(\"{c}\" IS NULL)" for c, _ in cols)
+            counts = con.execute(f'SELECT {parts} FROM "{table}"').fetchone()
+            for i, (c, nullable) in enumerate(cols):
+                wrong, null = counts[2 * i] or 0, counts[2 * i + 1] or 0
+                if wrong:
+                    out.append(f"{table}.{c}: {wrong:,} rows hold text or non-integer values")
+                if null and not nullable:
+                    out.append(f"{table}.{c}: {null:,} rows are NULL")
+        return out
+    finally:
+        con.close()
+
+
+def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
+    """The trace problem behind a failed query, if the trace breaks the schema; None otherwise."""
+    found = []
+    for path in paths:
+        try:
+            found += [f"{path}: {p}" for p in problems(path)]
+        except sqlite3.Error:
+            continue
+    if not found:
+        return None
+    return TraceError("; ".join(found) + " (the export schema allows only integer nanoseconds there); "
+                      "re-export the report with `nsys export --type sqlite`, or remove those rows on a copy")
+
+
+def explain(exc: BaseException, paths: list[Path]) -> BaseException:
+    """`exc`, or the trace problem behind it when a DuckDB query failed on such contents."""
+    if isinstance(exc, duckdb.Error):
+        return diagnose(exc, paths) or exc
+    return exc

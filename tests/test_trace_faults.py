@@ -1,0 +1,89 @@
+"""Damaged inputs are named, not crashed on: a broken cache entry is rebuilt with a warning; trace
+contents the export schema does not allow are exit 4 naming table, column and row count."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+
+JOB = {"name": "faults", "region": {"name": "train_step"}, "hardware": {"num_gpus": 2, "precision": "bf16"},
+       "model": {"flops_per_step": 4.0e+13}, "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
+
+
+def job_on(trace: Path, folder: Path) -> Path:
+    path = folder / "job.yaml"
+    path.write_text(json.dumps({**JOB, "trace": str(trace)}))
+    return path
+
+
+def run(job: Path, capsys, *extra: str) -> tuple[int, str]:
+    code = main(["run", str(job), "--out", str(job.parent / "out"), *extra])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "remove"])
+def test_a_damaged_cache_entry_is_rebuilt_with_a_warning(synth_trace, tmp_path, capsys, damage):
+    trace, _ = synth_trace()
+    job, cache = job_on(trace, tmp_path), tmp_path / "cache"
+    assert run(job, capsys, "--cache", str(cache)) == (0, "")
+    first = (tmp_path / "out/faults/result.json").read_bytes()
+    victim = next(cache.glob("*/raw_kernel.parquet"))
+    if damage == "truncate":
+        victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    elif damage == "garbage":
+        victim.write_bytes(b"not parquet at all" * 100)
+    else:
+        victim.unlink()
+    code, err = run(job, capsys, "--cache", str(cache))
+    assert code == 0 and err.startswith("warning: cache entry ") and "is damaged (raw_kernel.parquet" in err
+    assert "rebuilding it from" in err and "Traceback" not in err
+    assert (tmp_path / "out/faults/result.json").read_bytes() == first
+    assert run(job, capsys, "--cache", str(cache)) == (0, "")          # the rebuilt entry is whole again
+
+
+def copy_with(trace: Path, folder: Path, *sql: str) -> Path:
+    """A copy of the trace changed by `sql`; the kernel table is re-created without NOT NULL first."""
+    path = Path(shutil.copyfile(trace, folder / "bad.sqlite"))
+    with sqlite3.connect(path) as con:
+        ddl = con.execute("SELECT sql FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
+        con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO old_kernels")
+        con.execute(ddl.replace("NOT NULL", ""))
+        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM old_kernels")
+        con.execute("DROP TABLE old_kernels")
+        for statement in sql:
+            con.execute(statement)
+    return path
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon' WHERE rowid IN (3, 4, 5)",
+     "CUPTI_ACTIVITY_KIND_KERNEL.start: 3 rows hold text or non-integer values"),
+    ('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = NULL WHERE rowid IN (3, 4)',
+     "CUPTI_ACTIVITY_KIND_KERNEL.end: 2 rows are NULL"),
+    ("UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 "
+     "LIMIT 2)", "NVTX_EVENTS.end: 2 ranges are NULL"),
+    ("UPDATE NVTX_EVENTS SET start = 'x' WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS LIMIT 1)",
+     "NVTX_EVENTS.start: 1 rows hold text or non-integer values"),
+])
+def test_contents_the_schema_does_not_allow_are_trace_errors(synth_trace, tmp_path, capsys, sql, message):
+    trace, _ = synth_trace()
+    bad = copy_with(trace, tmp_path, sql)
+    for extra in ((), ("--cache", str(tmp_path / "cache"))):
+        code, err = run(job_on(bad, tmp_path), capsys, *extra)
+        assert code == 4 and f"{bad}: {message}" in err and "Traceback" not in err, err
+    code = main(["inspect", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 4 and message in err and "Traceback" not in err
+
+
+def test_marks_without_an_end_are_fine(synth_trace, tmp_path, capsys):
+    trace, _ = synth_trace()
+    marked = copy_with(trace, tmp_path, "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, text, globalTid) "
+                                       "VALUES (5, NULL, 34, 'a mark', 1)")
+    assert run(job_on(marked, tmp_path), capsys)[0] == 0
