@@ -1,13 +1,17 @@
 """`mfu` command line: a thin argparse layer over run/inspect/synth; maps errors to exit codes.
 
 Exit codes (the same table is in README.md):
-  0  ok
-  1  a threshold was not met, or a result is invalid (MFU above 100 %)
-  2  usage error (unknown command or option)
-  3  invalid job file, or a broken catalog (configs/hardware.yaml, configs/models.yaml): every
-     problem listed with file:line:col and JSON pointer
-  4  trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not found)
-  5  internal error (a bug: please report it with the traceback printed)
+  0    ok
+  1    a threshold was not met, or a computed figure is impossible (invalid: MFU above 100 %)
+  2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
+       a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
+       not answer; a full disk while writing
+  3    anything wrong in a job, catalog or preset file (configs/hardware.yaml, configs/models.yaml):
+       every problem listed with file:line:col and JSON pointer
+  4    trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not
+       found, contents the export schema does not allow, a leftover -wal/-journal beside it)
+  5    internal error (a bug: please report it with the traceback printed)
+  130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ def test_console_script_help_lists_exit_codes():
     out = subprocess.run([sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.returncode == 0
-    for line in ("0  ok", "3  invalid job file", "4  trace problem"):
+    for line in ("0    ok", "2    usage", "3    anything wrong in a job", "4    trace problem", "130  interrupted"):
         assert line in out.stdout
 
 

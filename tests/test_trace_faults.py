@@ -66,8 +66,8 @@ def copy_with(trace: Path, folder: Path, *sql: str) -> Path:
      "CUPTI_ACTIVITY_KIND_KERNEL.start: 3 rows hold text or non-integer values"),
     ('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = NULL WHERE rowid IN (3, 4)',
      "CUPTI_ACTIVITY_KIND_KERNEL.end: 2 rows are NULL"),
-    ("UPDATE NVTX_EVENTS SET \"end\" = NULL WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 "
-     "LIMIT 2)", "NVTX_EVENTS.end: 2 ranges are NULL"),
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL, \"end\" = NULL WHERE rowid = 7",
+     "CUPTI_ACTIVITY_KIND_KERNEL.start: 1 rows are NULL; CUPTI_ACTIVITY_KIND_KERNEL.end: 1 rows are NULL"),
     ("UPDATE NVTX_EVENTS SET start = 'x' WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS LIMIT 1)",
      "NVTX_EVENTS.start: 1 rows hold text or non-integer values"),
 ])

@@ -1,12 +1,13 @@
 """Trace contents the export schema does not allow, named by table, column and row count (exit 4).
 
 Nsight Systems writes integer nanoseconds into every start and end column, no kernel,
-runtime call or memory operation without both, and no NVTX range without an end. A file
+runtime call or memory operation without both, and no NVTX event without a start (an
+end may be NULL: marks, and pushes never popped, which the views skip). A file
 that breaks this (hand-edited, written by another tool, damaged) was measured silently
 wrong (NULLs) or stopped a query with DuckDB's type error, an internal error (exit 5).
 
-- NULLs: checked when a trace is attached (`check`). NVTX tables are small and always
-  checked; the big tables only where the file's own table definition allows NULL (Nsight
+- NULLs: checked when a trace is attached (`check`). NVTX starts are always checked (a
+  small table); the big tables only where the file's own table definition allows NULL (Nsight
   Systems declares them NOT NULL, so its exports cost nothing here).
 - Text in integer columns (SQLite stores whatever it is given): when a query fails, or on
   `mfu inspect`, `diagnose` counts the offending rows in SQLite itself (one aggregate per
@@ -30,11 +31,10 @@ CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
     "CUPTI_ACTIVITY_KIND_RUNTIME": (("start", False), ("end", False)),
     "CUPTI_ACTIVITY_KIND_MEMCPY": (("start", False), ("end", False)),
     "CUPTI_ACTIVITY_KIND_MEMSET": (("start", False), ("end", False)),
-    "NVTX_EVENTS": (("start", False), ("end", True)),
+    "NVTX_EVENTS": (("start", False), ("end", True)),   # NULL end: a mark, or a push never popped
 }
 
 
-RANGE_EVENT_TYPES = (59, 60, 70, 71)      # push/pop and start/end ranges (NSYS_SCHEMA): they have an end
 _BIG = {"raw_kernel": "CUPTI_ACTIVITY_KIND_KERNEL", "raw_runtime": "CUPTI_ACTIVITY_KIND_RUNTIME",
         "raw_memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY", "raw_memset": "CUPTI_ACTIVITY_KIND_MEMSET"}
 
@@ -51,12 +51,10 @@ def check(trace: Trace) -> None:
                 n = trace.con.execute(f'SELECT count(*) FROM {raw} WHERE "{col}" IS NULL').fetchone()[0]
                 if n:
                     found.append(f"{table}.{col}: {n:,} rows are NULL")
-        if "raw_nvtx" in trace.tables:
-            starts, ends = trace.con.execute(
-                'SELECT count(*) FILTER (WHERE start IS NULL), count(*) FILTER (WHERE "end" IS NULL AND '
-                f"eventType IN ({', '.join(map(str, RANGE_EVENT_TYPES))})) FROM raw_nvtx").fetchone()
-            found += [f"{trace.tables['raw_nvtx']}.{col}: {n:,} {what} are NULL" for col, n, what in
-                      (("start", starts, "rows"), ("end", ends, "ranges")) if n]
+        if "raw_nvtx" in trace.tables:          # a NULL end is a push never popped: the views skip it
+            n = trace.con.execute("SELECT count(*) FROM raw_nvtx WHERE start IS NULL").fetchone()[0]
+            if n:
+                found.append(f"{trace.tables['raw_nvtx']}.start: {n:,} rows are NULL")
     except duckdb.Error as exc:
         raise diagnose(exc, [trace.path]) or exc
     if found:
