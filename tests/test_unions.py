@@ -16,7 +16,8 @@ def per_group(rows: list[tuple[int, int, int]], spec: str = "g = g") -> list[tup
             "start_ns": np.array([s for _, s, _ in rows], dtype=np.int64),
             "end_ns": np.array([e for _, _, e in rows], dtype=np.int64)}
     out = unions.compute(cols, unions.parse(spec))
-    return sorted(zip(out["k1"], out["union_ns"], out["sum_ns"], out["interval_count"], out["last_end_ns"]),
+    keys = [None if k == unions.MISSING else int(k) for k in out["k1"]]
+    return sorted(zip(keys, out["union_ns"], out["sum_ns"], out["interval_count"], out["last_end_ns"]),
                   key=lambda r: (r[0] is None, r[0] or 0))
 
 
@@ -46,6 +47,13 @@ def test_composite_keys_do_not_collide():
             "start_ns": np.array([0, 0, 0, 0]), "end_ns": np.array([1, 2, 3, 4])}
     out = unions.compute(cols, unions.parse("ab = a, b"))
     assert sorted(zip(out["k1"], out["k2"], out["union_ns"])) == [(1, 1, 2), (1, 2, 1), (2, 1, 3), (2, 2, 4)]
+
+
+def test_spans_too_wide_to_lift_fall_back_to_ranks():
+    # 2**61 ns apart: group index x span no longer fits in int64, so running maxima use ranks
+    big = 1 << 61
+    assert per_group([(1, 0, 10), (1, 5, 20), (2, big, big + 4), (2, big + 2, big + 3)]) == [
+        (1, 20, 25, 2, 20), (2, 4, 5, 2, big + 4)]
 
 
 def test_empty_input():

@@ -62,7 +62,8 @@ def _store(con: duckdb.DuckDBPyConnection, table: str, result: dict[str, Any]) -
     con.register("union_result", result)
     try:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT CAST(scope AS VARCHAR) AS scope, "
-                    "CAST(k1 AS BIGINT) AS k1, CAST(k2 AS BIGINT) AS k2, CAST(k3 AS BIGINT) AS k3, "
+                    f"nullif(k1, {unions.MISSING}) AS k1, nullif(k2, {unions.MISSING}) AS k2, "
+                    f"nullif(k3, {unions.MISSING}) AS k3, "
                     "CAST(union_ns AS BIGINT) AS union_ns, CAST(sum_ns AS BIGINT) AS sum_ns, "
                     "CAST(interval_count AS BIGINT) AS interval_count, "
                     "CAST(last_end_ns AS BIGINT) AS last_end_ns FROM union_result")

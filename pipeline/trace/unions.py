@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 KEYS = ("k1", "k2", "k3")
+MISSING = np.iinfo(np.int64).min           # no key in this position (stored as NULL)
 
 
 @dataclass(frozen=True)
@@ -43,48 +44,75 @@ def parse(spec: str) -> list[Grouping]:
 
 
 def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str, np.ndarray]:
-    """Per grouping and group: union, summed durations, count and last end, as table columns."""
+    """Per grouping and group: union, summed durations, count and last end, as table columns.
+
+    Key columns of a group past its grouping's columns hold MISSING (NULL in the stored table).
+    """
     start = np.asarray(rows["start_ns"], dtype=np.int64)
     end = np.asarray(rows["end_ns"], dtype=np.int64)
     order = np.argsort(start, kind="stable")
     start, end = start[order], end[order]
-    ends, end_rank = np.unique(end, return_inverse=True)         # running maxima are taken on ranks
-    keys = {c: np.asarray(rows[c], dtype=np.int64)[order] for g in groupings for c in g.columns}
-    parts = [_grouping(g, start, end, ends, end_rank, keys) for g in groupings]
-    return {name: np.concatenate([p[name] for p in parts]) if parts else np.array([], dtype=np.int64)
-            for name in ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")}
+    codes = {c: _codes(np.asarray(rows[c], dtype=np.int64)[order]) for g in groupings for c in g.columns}
+    parts = [_grouping(g, start, end, codes) for g in groupings]
+    names = ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")
+    if not parts:
+        return {n: np.array([], dtype=str if n == "scope" else np.int64) for n in names}
+    return {n: np.concatenate([p[n] for p in parts]) for n in names}
 
 
-def _grouping(g: Grouping, start: np.ndarray, end: np.ndarray, ends: np.ndarray, end_rank: np.ndarray,
-              keys: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, dense code of each row): computed once per key column, shared by groupings."""
+    return np.unique(values, return_inverse=True)
+
+
+def _grouping(g: Grouping, start: np.ndarray, end: np.ndarray,
+              codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
     group, size = np.zeros(len(start), dtype=np.int64), 1
     for c in g.columns:                                   # dense code of the key tuple, in key order
-        _, code = np.unique(keys[c], return_inverse=True)
-        card = int(code.max()) + 1 if len(code) else 1
-        if size * card >= 1 << 62:                        # keep the combined code within int64
+        distinct, code = codes[c]
+        if size * len(distinct) >= 1 << 62:               # keep the combined code within int64
             _, group = np.unique(group, return_inverse=True)
             size = int(group.max()) + 1
-        group, size = group * card + code, size * card
-    perm = np.argsort(group, kind="stable")               # stable: start order kept within a group
-    grp, s, e, rank = group[perm], start[perm], end[perm], end_rank[perm]
+        group, size = group * len(distinct) + code, size * len(distinct)
+    # stable: start order kept within a group; 16-bit keys get numpy's radix sort (linear)
+    perm = np.argsort(group.astype(np.uint16) if size <= 1 << 16 else group, kind="stable")
+    grp, s, e = group[perm], start[perm], end[perm]
     first = np.ones(len(grp), dtype=bool)
     first[1:] = grp[1:] != grp[:-1]
     heads = np.flatnonzero(first)
-    index = np.cumsum(first) - 1                          # 0, 0, 1, 1, 1, 2, ... per row
-    # running max of end within each group: groups' (index, rank) pairs never interleave
-    scale = len(ends)
-    covered = ends[np.maximum.accumulate(index * scale + rank) - index * scale]
+    covered = _running_max_per_group(e, np.cumsum(first) - 1)
     before = np.empty_like(covered)
     before[1:] = covered[:-1]
     before[heads] = s[heads]
     gain = np.maximum(0, e - np.maximum(s, before))
     n = len(heads)
-    out = {"scope": np.full(n, g.scope, dtype=object),
+    out = {"scope": np.full(n, g.scope),
            "union_ns": np.add.reduceat(gain, heads) if n else gain[:0],
            "sum_ns": np.add.reduceat(e - s, heads) if n else gain[:0],
            "interval_count": np.diff(np.append(heads, len(grp))).astype(np.int64),
            "last_end_ns": np.maximum.reduceat(e, heads) if n else gain[:0]}
     for i, name in enumerate(KEYS):
-        col = g.columns[i] if i < len(g.columns) else None
-        out[name] = keys[col][perm][heads] if col else np.full(n, None, dtype=object)
+        if i < len(g.columns):
+            distinct, code = codes[g.columns[i]]
+            out[name] = distinct[code[perm][heads]]
+        else:
+            out[name] = np.full(n, MISSING, dtype=np.int64)
     return out
+
+
+def _running_max_per_group(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Running maximum restarting at each group (index: 0, 0, 1, 1, 1, 2, ... nondecreasing).
+
+    Each group's values are lifted above all earlier groups' (index x width), so one running
+    maximum over the whole array never carries a value across groups. The width is the span of
+    the values when that fits in int64, else their rank (one more sort).
+    """
+    if not len(values):
+        return values
+    low, span = int(values.min()), int(values.max()) - int(values.min()) + 1
+    if (int(index[-1]) + 1) * span < 1 << 62:
+        lifted = index * span + (values - low)
+        return np.maximum.accumulate(lifted) - index * span + low
+    distinct, rank = np.unique(values, return_inverse=True)
+    lifted = index * len(distinct) + rank
+    return distinct[np.maximum.accumulate(lifted) - index * len(distinct)]
