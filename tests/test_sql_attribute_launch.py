@@ -94,3 +94,22 @@ def test_measure_passes_thread_attribution_through(synth_trace, open_views) -> N
     assert [(o["kernel_count"], o["kernel_union_ns"]) for o in m.occurrences] == [
         (o["thread_kernel_count"], o["thread_kernel_union_ns"]) for o in truth["occurrences"]]
     assert all(o["thread_kernel_count"] < o["kernel_count"] for o in truth["occurrences"])
+
+
+def test_partly_overlapping_ranges_share_the_launches_in_their_overlap(open_export) -> None:
+    """Ranges of one process that overlap without nesting (here on two threads): a launch inside
+    both belongs to both; one inside either only to that one; touching ends count as inside."""
+    e = Export()
+    e.range(0, 100, A_MAIN, "step")
+    e.range(50, 150, A_WORKER, "step")
+    e.range(150, 300, A_MAIN, "step")                 # starts where the second ends
+    for corr, launch in ((1, 40), (2, 60), (3, 100), (4, 120), (5, 150), (6, 200), (7, 310)):
+        e.launch(launch, A_MAIN if corr != 4 else A_WORKER, corr)
+        e.kernel(400 + corr, 401 + corr, A, corr, name=f"k{corr}")
+    trace = open_export(e)
+    got = sorted((o, n) for o, *_, n in _attributed(trace, 1, 3, same_thread=False))
+    assert got == [(1, "k1"), (1, "k2"), (1, "k3"), (2, "k2"), (2, "k3"), (2, "k4"), (2, "k5"),
+                   (3, "k5"), (3, "k6")]
+    # thread attribution: the second range is the worker's, so only its own launch (k4) is in it
+    got = sorted((o, n) for o, *_, n in _attributed(trace, 1, 3, same_thread=True))
+    assert got == [(1, "k1"), (1, "k2"), (1, "k3"), (2, "k4"), (3, "k5"), (3, "k6")]

@@ -8,6 +8,12 @@
 -- Scale (issue #7): the envelope of the selected ranges is a constant filter DuckDB pushes
 -- into the launch scan (row groups outside it are skipped); the few launches found then
 -- filter the kernel scan through the join keys.
+-- Linear in ranges too (issue #10: 20,000 occurrences): after nested ranges are folded
+-- (region_ranges.sql), a process's selected ranges have increasing starts AND ends, so the
+-- ranges holding a launch at t are a run ending at the last range starting at or before t
+-- (an ASOF join finds it); the run's other members are the earlier ranges that still reach
+-- that range's start (`reach`, empty unless ranges partly overlap). No join on the process
+-- alone, which would pair every launch with every range of its process.
 -- The launch keys are kept (table `launched`): memory copies and sets are attributed through
 -- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
 CREATE OR REPLACE TEMP TABLE launched AS
@@ -17,13 +23,27 @@ WITH envelope AS (
 envelope_launches AS (
     SELECT * FROM launches
     WHERE start_ns BETWEEN (SELECT lo FROM envelope) AND (SELECT hi FROM envelope)
+),
+reach AS (
+    SELECT s.global_pid, s.occurrence, unnest(range(p.occurrence, s.occurrence + 1)) AS member
+    FROM selected_ranges AS s
+    ASOF JOIN selected_ranges AS p
+      ON p.global_pid = s.global_pid
+     AND s.start_ns <= p.end_ns
+),
+latest AS (
+    SELECT l.global_pid, l.global_tid, l.correlation_id, l.start_ns, s.occurrence
+    FROM envelope_launches AS l
+    ASOF JOIN selected_ranges AS s
+      ON l.global_pid = s.global_pid
+     AND l.start_ns >= s.start_ns
 )
-SELECT DISTINCT s.occurrence, l.global_pid, l.correlation_id
-FROM envelope_launches AS l
-JOIN selected_ranges AS s
-  ON l.global_pid = s.global_pid
- AND l.start_ns BETWEEN s.start_ns AND s.end_ns
- AND (NOT $same_thread OR l.global_tid = s.global_tid);
+SELECT DISTINCT r.member AS occurrence, l.global_pid, l.correlation_id
+FROM latest AS l
+JOIN reach AS r ON r.global_pid = l.global_pid AND r.occurrence = l.occurrence
+JOIN selected_ranges AS m ON m.global_pid = l.global_pid AND m.occurrence = r.member
+WHERE l.start_ns <= m.end_ns
+  AND (NOT $same_thread OR l.global_tid = m.global_tid);
 
 -- The kernel table is read once (issue #10): the kernels the selected launches started (wherever
 -- they ran) and the kernels overlapping the envelope of the ranges. The first are `attributed`;
