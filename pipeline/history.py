@@ -173,7 +173,7 @@ def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, An
 
 def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
     """Per job, its runs in order with the changes found between consecutive runs (history.json);
-    the templates format it, chart() draws it."""
+    the templates format it, report/charts.py draws it."""
     con, version = _open(path)
     try:
         rows = queries.run(con, "history_trend")
@@ -186,9 +186,7 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
         jobs.setdefault(r["job"], []).append(_with_changes(r, min_change_pct))
     return {"format_version": version, "min_change_pct": min_change_pct, "alpha": gate.ALPHA,
             "min_samples": gate.MIN_SAMPLES,
-            "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]],
-                      "chart_mfu": chart(runs, "mfu_pct_wall", "MFU (wall) %"),
-                      "chart_step": chart(runs, "step_time_median_s", "step time (median) s")}
+            "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]]}
                      for n, runs in sorted(jobs.items())]}
 
 
@@ -243,24 +241,6 @@ def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:
     except UsageError:
         con.close()
         raise
-
-
-def chart(runs: list[dict[str, Any]], key: str, title: str, w: int = 480, h: int = 160) -> str:
-    """A small self-contained SVG line chart of one figure over the runs (no scripts, no fonts)."""
-    points = [(r["run"], r[key]) for r in runs if r[key] is not None]
-    if not points:
-        return ""
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
-    lo, hi = min(ys), max(ys) if max(ys) > min(ys) else min(ys) + abs(min(ys) or 1) * 0.01
-    px = [(40 + (x - x0) / (x1 - x0) * (w - 60), h - 25 - (y - lo) / (hi - lo) * (h - 50)) for x, y in points]
-    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in px)
-    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/>' for x, y in px)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-            f'role="img" aria-label="{title}"><text x="40" y="14" font-size="12">{title}: '
-            f'{lo:.4g} to {hi:.4g}, runs {x0} to {max(xs)}</text>'
-            f'<polyline fill="none" stroke="#0b5cad" stroke-width="2" points="{path}"/>'
-            f'<g fill="#0b5cad">{dots}</g></svg>')
 
 
 def write(path: Path, out: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     for label in ("v1", "v2"):
         code = main(["run", *map(str, jobs), "--out", str(out), "--history", str(hist), "--label", label, "-j", "1"])
         assert code == 4                                        # the lost trace; the others have reports
-    assert main(["compare", str(out / "a"), str(out / "c"), "--out", str(out / "compare")]) in (0, 1)
+    assert main(["compare", str(out / "a"), str(out / "c"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
     return {"demo": out / "demo" / "report.html", "wide": out / "wide" / "report.html",
@@ -55,7 +55,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("width", [390, 1400])
-@pytest.mark.parametrize("page", ["demo", "wide"])
+@pytest.mark.parametrize("page", ["demo", "wide", "index", "compare", "history"])
 def test_page_in_a_real_browser(pages, page, width, tmp_path):
     found = browser.probe(pages[page], width, tmp_path)
     assert found["innerWidth"] == width                         # the frame really was a phone's width

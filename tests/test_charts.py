@@ -108,3 +108,20 @@ def test_timeline_draws_the_spans_to_scale():
 
 def test_charts_are_deterministic():
     assert render_all(DEMO) == render_all(copy.deepcopy(DEMO))
+
+
+def test_history_overlays_jobs_on_labelled_axes():
+    def run(n, label, mfu, step):
+        return {"run": n, "label": label, "mfu_pct_wall": mfu, "step_time_median_s": step}
+    doc = {"jobs": [{"name": "a", "runs": [run(1, "v1", 40.0, 1.0), run(2, "abc1234", 38.0, 1.1)]},
+                    {"name": "b", "runs": [run(2, "abc1234", 30.0, 0.5)]}]}
+    made = charts.history_charts(doc)
+    assert list(made) == ["history-mfu.svg", "history-step-1.svg", "history-step-2.svg"]
+    svg = ET.fromstring(made["history-mfu.svg"])
+    assert len(svg.findall("polyline")) == 2                       # both jobs on one chart
+    texts = [t.text for t in svg.iter("text")]
+    assert {"1", "2", "v1", "abc1234", "a", "b", "run (label)", "MFU, wall (%)"} <= set(texts)
+    dots = {c.find("title").text: float(c.get("cy")) for c in svg.iter("circle")}
+    assert dots["a, run 1 (v1): 40.00 %"] < dots["a, run 2 (abc1234): 38.00 %"] < dots["b, run 2 (abc1234): 30.00 %"]
+    ticks = [float(t.text) for t in svg.iter("text") if t.get("text-anchor") == "end"]
+    assert ticks == sorted(ticks) and ticks[0] <= 30.0 and ticks[-1] >= 40.0 and ticks[0] >= 0

@@ -39,10 +39,13 @@ def test_appended_twice_and_rendered(synth_trace, tmp_path, capsys):
     assert main(["history", str(db), "--out", str(tmp_path / "h")]) == 0
     md = (tmp_path / "h/history.md").read_text()
     change = second["metrics"]["mfu_pct_wall"] - first["metrics"]["mfu_pct_wall"]
-    assert f"{change:+.2f} pt" in md and "| 1 |" in md and "| 2 |" in md
+    assert f"| {change:+.2f} |" in md and "| 1 |" in md and "| 2 |" in md      # column "change (pt)"
     step = 100 * (second["step_time"]["median_s"] / first["step_time"]["median_s"] - 1)
-    assert f"{step:+.1f} %" in md
+    assert f"| {step:+.1f} |" in md                                            # column "change (%)"
+    # MFU of every job on one chart, then this job's step time; the same drawings as sidecars for history.md
     assert (tmp_path / "h/history.html").read_text().count("<svg") == 2
+    assert "](history-mfu.svg)" in md and "](history-step-1.svg)" in md
+    assert (tmp_path / "h/history-mfu.svg").is_file() and (tmp_path / "h/history-step-1.svg").is_file()
     assert main(["history", str(db), "--out", str(tmp_path / "h2")]) == 0
     assert (tmp_path / "h2/history.html").read_bytes() == (tmp_path / "h/history.html").read_bytes()
 
@@ -147,7 +150,7 @@ def test_history_json_matches_its_schema(tmp_path):
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     assert doc["jobs"][0]["runs"][1]["mfu_change_pt"] == pytest.approx(-2.0)
     doc["jobs"][0]["runs"][0]["extra"] = 1
-    del doc["jobs"][1]["chart_mfu"]
+    del doc["jobs"][1]["flagged_runs"]
     assert len(list(validator("history.schema.json").iter_errors(doc))) == 2
 
 

@@ -291,3 +291,61 @@ def report_charts(r: dict[str, Any], label) -> dict[str, str]:
     made = {"timeline.svg": timeline(r, label), "devices.svg": devices(r, label), "steps.svg": steps(r),
             "roofline.svg": roofline(r)}
     return {name: svg for name, svg in made.items() if svg}
+
+
+PALETTE = ("#3b6ea8", "#d0743c", "#5b9a4a", "#7a5ca8", "#b8433f", "#3a9a9a", "#a07a2c", "#57606a")
+
+
+def _run_axis(runs: list[dict[str, Any]]) -> tuple[list[int], dict[int, str]]:
+    """Run numbers in order and the --label of each (the same for every job of one run)."""
+    numbers = sorted({x["run"] for x in runs})
+    labels = {x["run"]: x.get("label") or "" for x in runs}
+    return numbers, labels
+
+
+def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str) -> str | None:
+    """One figure over the runs, one line per job (overlaid), on labelled axes: x = run number with
+    its label under it, y = the figure with round ticks; points carry their value in a tooltip."""
+    series = [(j["name"], [(x["run"], x[key]) for x in j["runs"] if x[key] is not None]) for j in jobs]
+    series = [(n, pts) for n, pts in series if pts]
+    if not series:
+        return None
+    numbers, labels = _run_axis([x for j in jobs for x in j["runs"]])
+    vals = [v for _, pts in series for _, v in pts]
+    col = column(vals, unit)
+    lo, hi = min(vals), max(vals)
+    pad = (hi - lo) * 0.15 or abs(hi) * 0.02 or 1.0
+    ticks = nice_ticks(lo - pad if lo - pad > 0 or lo < 0 else 0.0, hi + pad, 4)     # no negative MFU axis
+    w, left, right, top, plot_h = 620, 70, 16, 14 + 18 * ((len(series) + 2) // 3), 170
+    sy = _scale(ticks[0], ticks[-1], top + plot_h, top)
+    slot = (w - left - right) / len(numbers)
+    sx = {n: left + slot * (i + 0.5) for i, n in enumerate(numbers)}
+    body = [_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + _text(left - 5, sy(t) + 4, text, "end")
+            for t, text in zip(ticks, tick_labels(ticks, col.scale))]
+    body.append(_line(left, top, left, top + plot_h, COLORS["axis"]))
+    every = max(1, math.ceil(len(numbers) / 10))
+    for i, n in enumerate(numbers):
+        if i % every == 0:
+            body.append(_text(sx[n], top + plot_h + 16, str(n), "middle"))
+            if labels[n]:
+                body.append(_text(sx[n], top + plot_h + 31, labels[n][:10], "middle", "", ' font-size="11"'))
+    for k, (name, pts) in enumerate(series):
+        color, lx, ly = PALETTE[k % len(PALETTE)], left + 200 * (k % 3), 14 + 18 * (k // 3)
+        body.append(_line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"') + _text(lx + 21, ly, name[:22]))
+        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
+                    + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>')
+        body += [f'<circle cx="{sx[n]:.1f}" cy="{sy(v):.1f}" r="3.5" fill="{color}"><title>{_e(name)}, run {n}'
+                 f'{" (" + _e(labels[n]) + ")" if labels[n] else ""}: {_e(col(v))} {_e(col.unit)}</title></circle>'
+                 for n, v in pts]
+    body.append(_text((left + w - right) / 2, top + plot_h + 46, "run (label)", "middle"))
+    cy = top + plot_h / 2
+    body.append(_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
+    return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
+
+
+def history_charts(doc: dict[str, Any]) -> dict[str, str]:
+    """MFU of every job on one chart, then each job's median step time (jobs differ in scale)."""
+    made = {"history-mfu.svg": trend(doc["jobs"], "mfu_pct_wall", "history", "MFU, wall", "%")}
+    for i, j in enumerate(doc["jobs"], 1):
+        made[f"history-step-{i}.svg"] = trend([j], "step_time_median_s", "history", "step time, median", "s")
+    return {name: svg for name, svg in made.items() if svg}

@@ -40,7 +40,8 @@ def _from_result(folder: Path) -> dict[str, Any] | None:
                 "tokens_per_s": r["metrics"]["tokens_per_s"], "gpus": r["hardware"]["num_gpus"],
                 "gpu": r["hardware"]["gpu"], "precision": r["hardware"]["precision"],
                 "straggler_s": (r.get("straggler") or {}).get("total_s"),
-                "failed_thresholds": [t["name"] for t in r["thresholds"] if not t["passed"]]}
+                "failed_thresholds": [t["name"] for t in r["thresholds"] if not t["passed"]],
+                "thresholds": len(r["thresholds"])}
     except (OSError, ValueError, KeyError, TypeError):
         return None       # not a report of ours (or an older shape): not listed rather than guessed
 
@@ -56,7 +57,8 @@ def _failed(rec: dict[str, Any]) -> dict[str, Any]:
     return {"name": rec["name"] or Path(rec["job_path"]).name, "folder": None, "status": rec["status"],
             "exit_code": rec["exit_code"], "reason": reason,
             "mfu_pct_wall": None, "hfu_pct_wall": None, "step_time_median_s": None, "tokens_per_s": None,
-            "gpus": None, "gpu": None, "precision": None, "straggler_s": None, "failed_thresholds": []}
+            "gpus": None, "gpu": None, "precision": None, "straggler_s": None, "failed_thresholds": [],
+            "thresholds": 0}
 
 
 def write_index(out_root: Path) -> list[Path]:

@@ -30,6 +30,17 @@ def verdict(r: dict[str, Any]) -> dict[str, str]:
     return {"css": "ok", "text": "ok", "why": ""}
 
 
+def job_verdict(j: dict[str, Any]) -> dict[str, str]:
+    """An index row's verdict: a job that wrote no report failed; then as verdict() for a report."""
+    if j["folder"] is None:
+        return {"css": "invalid", "text": "failed", "why": f"exit {j['exit_code']}: {j['reason']}"}
+    if j["status"] != "ok":
+        return {"css": "invalid", "text": j["status"], "why": j["reason"]}
+    if j["failed_thresholds"]:
+        return {"css": "fail", "text": "threshold failed", "why": ", ".join(j["failed_thresholds"])}
+    return {"css": "ok", "text": "ok", "why": ""}
+
+
 def processes(pids: list[Any], everyone: int) -> str:
     """A process list that does not fill the page: "all 8" when every process is in it."""
     if len(pids) == everyone and everyone > 1:
@@ -64,7 +75,7 @@ def environment() -> jinja2.Environment:
         extensions=[mdsafe.CodeSpans],
     )
     env.filters["code"] = mdsafe.code
-    env.globals.update(device_label=device_label, column=column, verdict=verdict)
+    env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
                        procs=processes)
     return env
@@ -79,7 +90,8 @@ def render_all(result: dict[str, Any], kind: str = "report") -> dict[str, str]:
     """Every output file of one result, as text, keyed by file name: the pages, the JSON, and each
     chart as a sidecar .svg (the HTML carries the same drawings inline)."""
     env = environment()
-    svgs = charts.report_charts(result, device_label) if kind == "report" else {}
+    svgs = (charts.report_charts(result, device_label) if kind == "report"
+            else charts.history_charts(result) if kind == "history" else {})
     return {
         f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs),
         f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs),
