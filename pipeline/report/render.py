@@ -33,7 +33,7 @@ def verdict(r: dict[str, Any]) -> dict[str, str]:
 def job_verdict(j: dict[str, Any]) -> dict[str, str]:
     """An index row's verdict: a job that wrote no report failed; then as verdict() for a report."""
     if j["folder"] is None:
-        return {"css": "invalid", "text": "failed", "why": f"exit {j['exit_code']}: {j['reason']}"}
+        return {"css": "invalid", "text": f"{j['status']} (exit {j['exit_code']})", "why": j["reason"]}
     if j["status"] != "ok":
         return {"css": "invalid", "text": j["status"], "why": j["reason"]}
     if j["failed_thresholds"]:
