@@ -369,3 +369,20 @@ def test_required_presets_present():
                 "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "gpt-3-175b", "palm-540b",
                 "gemma-2-9b", "gemma-2-27b"}
     assert required <= presets().keys()
+
+
+def test_a_broken_preset_names_its_line_in_the_presets_file(tmp_path, monkeypatch):
+    """configs/models.yaml is read like a job file: a wrong key is located, not just refused."""
+    from pipeline.model import presets as module
+    text = module.PRESETS_FILE.read_text(encoding="utf-8").replace("      ffn: 14336\n", "      fnn: 14336\n", 1)
+    broken = tmp_path / "models.yaml"
+    broken.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(module, "PRESETS_FILE", broken)
+    module.presets.cache_clear()
+    try:
+        with pytest.raises(ConfigError) as err:
+            module.presets()
+    finally:
+        module.presets.cache_clear()
+    line = text.splitlines().index("      fnn: 14336") + 1        # presets sharing it through an alias: same line
+    assert err.value.problems and all(p.pointer.endswith("/model/fnn") and p.line == line for p in err.value.problems)

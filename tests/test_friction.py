@@ -127,7 +127,7 @@ def test_gpus_with_a_broken_catalog_exits_3_as_documented(tmp_path, capsys, monk
     broken.write_text("gpus:\n  h100: [unclosed\n")
     monkeypatch.setattr(catalog, "DEFAULT_CATALOG", broken)
     code, _, err = cli(capsys, "gpus")
-    assert code == 3 and "not valid YAML" in err
+    assert code == 3 and "invalid YAML" in err
     row = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("| 3 |"))
     assert "catalog" in row
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ConfigError, ExitCode, HardwareError
-from pipeline.hardware.catalog import DEFAULT_CATALOG, SCHEMA_PATH, catalog_rows, load_catalog
+from pipeline.bundled import schema_path
+from pipeline.hardware.catalog import DEFAULT_CATALOG, catalog_rows, load_catalog
 from pipeline.hardware.detect import detect, resolve_peak
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -381,21 +382,40 @@ def broken_copy(tmp_path: Path, old: str, new: str) -> Path:
     return path
 
 
-def test_string_number_is_a_schema_error_with_pointer(tmp_path):
+def test_flops_figure_in_a_tflops_field_is_refused_at_its_line(tmp_path):
+    """362.05e12 is read as a number (as in job files), and as FLOP/s it is far above any TFLOP/s peak."""
     path = broken_copy(tmp_path, "{fp32: 91.6, tf32: 183, bf16: 362.05,",
                        "{fp32: 91.6, tf32: 183, bf16: 362.05e12,")
     with pytest.raises(ConfigError) as err:
         load_catalog(path)
-    assert [p.pointer for p in err.value.problems] == ["/gpus/l40s/dense_tflops/bf16"]
+    (p,) = err.value.problems
+    assert p.pointer == "/gpus/l40s/dense_tflops/bf16" and "100000" in p.message
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "362.05e12" in t)
+    assert p.line == line
 
 
-def test_unknown_field_and_missing_source_are_reported_together(tmp_path):
+def test_exponent_figure_is_a_number(tmp_path):
+    path = broken_copy(tmp_path, "{fp32: 91.6, tf32: 183, bf16: 362.05,", "{fp32: 91.6, tf32: 183, bf16: 3.6205e2,")
+    assert load_catalog(path).entries["l40s"].dense["bf16"] == 362.05
+
+
+def test_duplicate_key_is_an_error_at_its_line(tmp_path):
+    path = broken_copy(tmp_path, "  a10g:\n", "  a10g:\n    vendor: nvidia\n")
+    with pytest.raises(ConfigError) as err:
+        load_catalog(path)
+    assert any("duplicate key 'vendor'" in p.message and p.line for p in err.value.problems)
+
+
+def test_unknown_fields_are_reported_together_at_their_keys(tmp_path):
     path = broken_copy(tmp_path, "  a10g:\n", "  a10g:\n    tdp_watts: 300\n")
     text = path.read_text().replace("  rtx-3080:\n", "  rtx-3080:\n    note_typo: x\n", 1)
     path.write_text(text)
     with pytest.raises(ConfigError) as err:
         load_catalog(path)
-    assert {p.pointer for p in err.value.problems} == {"/gpus/a10g", "/gpus/rtx-3080"}
+    found = {p.pointer: p.line for p in err.value.problems}
+    lines = path.read_text().splitlines()
+    assert found == {"/gpus/a10g/tdp_watts": lines.index("    tdp_watts: 300") + 1,
+                     "/gpus/rtx-3080/note_typo": lines.index("    note_typo: x") + 1}
 
 
 def test_sparse_not_above_dense_is_rejected(tmp_path):
@@ -414,7 +434,7 @@ def test_yaml_syntax_error_has_line(tmp_path):
 
 
 def test_every_schema_property_is_described():
-    schema = json.loads(SCHEMA_PATH.read_text())
+    schema = json.loads(schema_path("hardware.schema.json").read_text())
     missing = []
 
     def walk(node, where):

@@ -8,20 +8,16 @@ cannot reach an MFU denominator. Detection and peak choice live in hardware.py.
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-import yaml
-
-from pipeline import bundled
-from pipeline.bundled import config_path, label as bundled_label, schema_path
+from pipeline.bundled import config_path, label as bundled_label
 from pipeline.errors import ConfigError, HardwareError, Problem
+from pipeline.job.documents import locate, parse_yaml, schema_problems
 
 DEFAULT_CATALOG = config_path("hardware.yaml")
-SCHEMA_PATH = schema_path("hardware.schema.json")
 
 
 @dataclass(frozen=True)
@@ -102,34 +98,19 @@ def load_catalog(path: Path | None = None) -> Catalog:
 
 @lru_cache(maxsize=8)
 def _load_catalog(path: Path) -> Catalog:
-    label = _label(path)
+    """Read like a job file (documents.py: positions, duplicate keys, 989e12 as a number), then the schema."""
+    label = bundled_label(path)
     try:
-        data = bundled.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read catalog: {exc.strerror}", file=label)]) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError([Problem(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=label,
-                                   line=mark.line + 1 if mark else None,
-                                   col=mark.column + 1 if mark else None)]) from exc
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    import jsonschema                 # only when the catalog is first read
-    validator = jsonschema.Draft202012Validator(schema)
-    problems = [Problem(err.message, pointer=_pointer(err.absolute_path), file=label)
-                for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))]
+    data, positions, problems = parse_yaml(text, label, shipped=True)
+    problems = problems or schema_problems(data, "hardware.schema.json", label, positions)
     if not problems:
-        problems = _sparse_problems(data["gpus"], label)
+        problems = [locate(p, positions) for p in _sparse_problems(data["gpus"], label)]
     if problems:
         raise ConfigError(problems)
     return Catalog({key: _entry(key, raw) for key, raw in data["gpus"].items()}, label)
-
-
-def _label(path: Path) -> str:
-    return bundled_label(path)
-
-
-def _pointer(parts: Sequence[Any]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def _sparse_problems(gpus: Mapping[str, Any], label: str) -> list[Problem]:

@@ -12,13 +12,10 @@ import difflib
 import re
 from decimal import Decimal
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Mapping
 
-
-from pipeline.job.documents import schema_problems
-from pipeline import bundled
-from pipeline.bundled import config_path
+from pipeline.bundled import config_path, label as bundled_label
+from pipeline.job.documents import parse_yaml, schema_problems
 from pipeline.errors import ConfigError, Problem
 
 PRESETS_FILE = config_path("models.yaml")
@@ -28,8 +25,14 @@ NUMERIC = re.compile(r"^\s*\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")  # same p
 
 @lru_cache(maxsize=1)
 def presets() -> dict[str, dict]:
-    """All presets by name: {source, published_params, params_tolerance, model}."""
-    data = bundled.safe_load(PRESETS_FILE.read_text(encoding="utf-8"))
+    """All presets by name: {source, published_params, params_tolerance, model}.
+
+    Read like a job file (documents.py: positions, duplicate keys, 989e12 as a number) and checked
+    against schemas/models.schema.json, so a mistake in a preset names its line in configs/models.yaml.
+    """
+    label = bundled_label(PRESETS_FILE)
+    data, positions, problems = parse_yaml(PRESETS_FILE.read_text(encoding="utf-8"), label, shipped=True)
+    _raise_if(problems or schema_problems(data, "models.schema.json", label, positions))
     return data["presets"]
 
 
