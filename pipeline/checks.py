@@ -4,8 +4,9 @@ Three kinds, in the order run.run_job applies them:
 - job-file rules (`JOB_RULES`): what a schema cannot say — the FLOPs numerator and the
   time denominator must describe the same work. Each takes the job document as written
   and returns Problems (exit 3), located in the job file by `job_problems`.
-- trace rules: the measured work must fit the job (`gpu_scope`, exit 3) and the selected
-  ranges must be real time intervals (`range_problems`, exit 4).
+- trace rules: the measured work must fit the job (`gpu_scope`, exit 3), the selected
+  ranges must be real time intervals (`ranges_have_length`, exit 4), a file given twice is
+  one rank (`repeated_files`, a warning).
 - plausibility rules (`VERDICT_RULES`): a figure that is physically impossible is never a
   measurement; each returns the reason it is, and the first reason makes the result `invalid`.
 A new rule is a function here, listed in its tuple, with its own test in tests/test_checks.py.
@@ -13,19 +14,23 @@ A new rule is a function here, listed in its tuple, with its own test in tests/t
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import Problem
 from pipeline.job.config import Job
-from pipeline.report.publish import RESERVED
 from pipeline.trace import re2
 
 Doc = Mapping[str, Any]
 Warning = dict[str, str]
 
 # --------------------------------------------------------------------------- job-file rules
+
+# Names of the output folder's own entries (report/publish.py writes them): a job may not be called like one.
+RESERVED = frozenset({"index.md", "index.html", "index.json", "compare", "history"})
 
 
 def name_is_a_folder(doc: Doc) -> list[Problem]:
@@ -223,37 +228,100 @@ def gpu_scope(job: Job, devices_used: list[Any]) -> list[Problem]:
                         f"set num_gpus to the GPUs of the whole job (at least {ran})")]
 
 
+def ranges_have_length(ranks: list[Doc]) -> str | None:
+    """A selected range that ends before it starts, or has no length, is not a time interval: the trace's
+    NVTX data cannot be right (exit 4), and no figure over it could be either."""
+    bad = [r for r in ranks if r["cpu_range_ns"] <= 0]
+    if not bad:
+        return None
+    shown = "; ".join(f"occurrence {r['occurrence']} rank {r.get('rank', r['pid'])}: "
+                      + ("ends before it starts" if r["cpu_range_ns"] < 0 else "zero length")
+                      + f" ({r['cpu_range_ns']} ns)" for r in bad[:10])
+    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    return (f"{len(bad)} selected range(s) are not time intervals: {shown}{more}. Check the capture "
+            "(unbalanced or cross-thread push/pop, a truncated export) or select other occurrences")
+
+
+def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
+    """The same file given twice (a symlink, a glob and a path) is one rank, read once: say so."""
+    if not repeats:
+        return []
+    pairs = "; ".join(f"{a} is {b}" for a, b in repeats)
+    return [{"code": "trace_file_repeated", "message": f"the job names the same trace file more than once ({pairs}); "
+             "it is read once, as one set of ranks"}]
+
+
 # --------------------------------------------------------------------------- plausibility of the figures
 
 
-def mfu_or_hfu_above_100(job: Job, metrics: Doc, processes: int, warnings: list[Warning]) -> str | None:
-    """MFU above 100 % is not a measurement: name the scope error most likely behind it."""
-    if not ((metrics["mfu_pct_wall"] or 0) > 100.0 or (metrics["hfu_pct_wall"] or 0) > 100.0):
-        return None
+PCT_LIMIT = 100.0      # a utilization is a share of the peak: above 100 % the inputs describe other work
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the plausibility rules judge: the headline metrics, the step times and what was measured."""
+
+    metrics: Doc
+    step_times_s: list[float]
+    processes: int                  # processes (ranks) that had the region
+    warnings: list[Warning]
+
+
+def _causes(job: Job, ev: Evidence) -> str:
+    """The scope errors most likely behind an impossible ratio, most specific first."""
     causes = []
     if job.region.covers == "step" and job.workload.get("grad_accum", 1) > 1:
         causes.append("the region may wrap one microbatch, not a whole step (set region.covers: microbatch)")
-    if processes < job.hardware["num_gpus"]:
+    if ev.processes < job.hardware["num_gpus"]:
         causes.append("global FLOPs may be paired with one rank's GPU count, or num_gpus is too small")
     causes.append("the FLOPs may be for more work than one occurrence holds (check covers, global_batch, seq_len)")
     causes.append("the peak may be too low for this GPU or precision")
-    return "MFU above 100 % is physically impossible; likely: " + "; ".join(causes)
+    return "; ".join(causes)
 
 
-def numerator_describes_the_work(job: Job, metrics: Doc, processes: int, warnings: list[Warning]) -> str | None:
+def mfu_or_hfu_above_100(job: Job, ev: Evidence) -> str | None:
+    """MFU or HFU above 100 % is not a measurement: name the scope error most likely behind it."""
+    m = ev.metrics
+    if not ((m["mfu_pct_wall"] or 0) > PCT_LIMIT or (m["hfu_pct_wall"] or 0) > PCT_LIMIT):
+        return None
+    which = "MFU" if (m["mfu_pct_wall"] or 0) > PCT_LIMIT else "HFU"
+    return f"{which} above 100 % is physically impossible; likely: " + _causes(job, ev)
+
+
+def union_diagnostic_above_100(job: Job, ev: Evidence) -> str | None:
+    """Model FLOPs / (kernel union x GPUs x peak) above 100 %: the GPUs would have beaten their peak
+    while busy, even if MFU on the wall looks plausible (SEMANTICS §1: a diagnostic, still bounded)."""
+    ratio = ev.metrics["active_ratio_pct_union"]
+    if ratio is None or ratio <= PCT_LIMIT:
+        return None
+    return (f"the union diagnostic (model FLOPs / (kernel union x GPUs x peak)) is {ratio:.1f} %: while their "
+            "kernels ran, the GPUs would have computed faster than their peak, which is physically impossible; "
+            "likely: " + _causes(job, ev) + "; or kernels of the step were not attributed (check the region)")
+
+
+def step_times_finite(job: Job, ev: Evidence) -> str | None:
+    """A step time that is not a finite number cannot be a measurement (nor be written as JSON)."""
+    bad = [t for t in ev.step_times_s if t is None or not math.isfinite(t)]
+    if not bad:
+        return None
+    return (f"{len(bad)} step time(s) are not finite ({', '.join(map(str, bad[:3]))}): the trace's timestamps "
+            "cannot be right; check the export (nsys export --type sqlite) and the selected occurrences")
+
+
+def numerator_describes_the_work(job: Job, ev: Evidence) -> str | None:
     """A numerator far from the declared architecture's is not a measurement (SEMANTICS §11's 5.1 %)."""
-    mismatch = [w["message"] for w in warnings if w["code"] == "scope_mismatch"]
+    mismatch = [w["message"] for w in ev.warnings if w["code"] == "scope_mismatch"]
     return "the FLOPs numerator does not describe the measured work: " + mismatch[0] if mismatch else None
 
 
-VerdictRule = Callable[[Job, Doc, int, list[Warning]], "str | None"]
-VERDICT_RULES: tuple[VerdictRule, ...] = (numerator_describes_the_work, mfu_or_hfu_above_100)
+VERDICT_RULES: tuple[Callable[[Job, Evidence], "str | None"], ...] = (
+    numerator_describes_the_work, step_times_finite, mfu_or_hfu_above_100, union_diagnostic_above_100)
 
 
-def verdict(job: Job, metrics: Doc, processes: int, warnings: list[Warning]) -> tuple[str, str | None]:
+def verdict(job: Job, ev: Evidence) -> tuple[str, str | None]:
     """('ok', None), or ('invalid', the first rule's reason): exit 1, the figures are not printed as results."""
     for rule in VERDICT_RULES:
-        reason = rule(job, metrics, processes, warnings)
+        reason = rule(job, ev)
         if reason:
             return "invalid", reason
     return "ok", None

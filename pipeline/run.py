@@ -16,9 +16,9 @@ from typing import Any
 
 from pipeline import checks
 from pipeline.analysis import classes, figures, metrics, precision, ranks
-from pipeline.errors import ConfigError, ExitCode
+from pipeline.errors import ConfigError, ExitCode, TraceError
 from pipeline.hardware.catalog import load_catalog
-from pipeline.hardware.detect import resolve_job_peak
+from pipeline.hardware.detect import peak_at, resolve_job_peak
 from pipeline.job.config import Job, load_job
 from pipeline.model import roofline
 from pipeline.model.flops import FlopsResult, flops_of, per_occurrence
@@ -37,7 +37,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     model = resolved_model(job)
     fl = job_flops(job, model)
     numerator = (checks.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
-                 + checks.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step))
+                 + checks.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
+                 + checks.repeated_files(job.repeated_trace_files()))
     ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
         sm = ranks.measure_set(ts, job, _class_rules(job))
@@ -47,6 +48,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         if shared is None:
             ts.close()
     m = sm.measurement
+    if (not_intervals := checks.ranges_have_length(m.ranks)):
+        raise TraceError(f"{job.trace_text}: {not_intervals}")
     _raise(checks.gpu_scope(job, m.devices_used))
     catalog = load_catalog()
     peak = resolve_job_peak(catalog, job.hardware, sm.files)
@@ -57,14 +60,18 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     fig = figures.figures(m, work, sm.device_labels)
     per_rank = figures.rank_figures(m, work)
     sections = {k: v for k, v in where.items() if k != "figure_device_s"}
+    peaks = {r["precision"]: peak_at(catalog, peak, r["precision"]) for r in sections["gemm_precision"]["precisions"]}
+    sections["gemm_precision"], precision_warnings = precision.judge(sections["gemm_precision"], job.hardware,
+                                                                     peak.peak_tflops, peak.gpu, peaks)
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
     warnings = (m.warnings + numerator + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
-                + per_rank.warnings + precision.judge(sections["gemm_precision"], job.hardware, peak, catalog)
+                + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
                 + roofline.above_roof(rows) + _unsteady(fig.occurrences))
-    status, reason = checks.verdict(job, fig.metrics, len(m.counts_per_process), warnings)
+    status, reason = checks.verdict(job, checks.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],
+                                                         len(m.counts_per_process), warnings))
     return result.build(result.Outputs(
         job=job, measurement=m, files=sm.files, trace_sha256=trace_sha256, time_sections=sections, flops=fl,
         work=work, peak=peak, ridge_flop_per_byte=(metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from nsys_export import Export, gpid, gtid
 from pipeline import checks
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, TraceError
+from pipeline.report.render import render_all
 from pipeline.job.config import load_job
 from pipeline.run import run_job, validate_file
 from test_config import GOOD
+from test_run_synth import write_job
 
 
 
@@ -177,36 +180,132 @@ def test_gpu_scope_is_applied_by_run(synth_trace, tmp_path):
     assert err.value.problems[0].pointer == "/hardware/num_gpus"
 
 
+def test_ranges_have_length():
+    rows = [{"occurrence": 1, "rank": "100", "pid": 100, "cpu_range_ns": 1000},
+            {"occurrence": 2, "rank": "100", "pid": 100, "cpu_range_ns": 0},
+            {"occurrence": 3, "rank": "200", "pid": 200, "cpu_range_ns": -5}]
+    assert checks.ranges_have_length(rows[:1]) is None
+    reason = checks.ranges_have_length(rows)
+    assert "2 selected range(s)" in reason and "occurrence 2 rank 100: zero length" in reason
+    assert "occurrence 3 rank 200: ends before it starts (-5 ns)" in reason
+
+
+@pytest.mark.parametrize("end, words", [(900, "ends before it starts"), (1000, "zero length")])
+def test_ranges_have_length_is_a_trace_problem(tmp_path, end, words):
+    """A selected range ending before its start (today a negative step time, ok) is exit 4, naming it."""
+    e = Export()
+    main = gtid(100, 100)
+    e.range(1000, end, main, "step")
+    e.range(2000, 2800, main, "step")
+    e.launch(2100, main, 1)
+    e.kernel(2200, 2500, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    with pytest.raises(TraceError) as err:
+        run_job(load_job(job))
+    assert err.value.code == 4 and f"occurrence 1 rank 100: {words}" in str(err.value)
+
+
+def test_repeated_files(tmp_path):
+    assert checks.repeated_files([]) == []
+    (w,) = checks.repeated_files([("link.sqlite", "t.sqlite")])
+    assert w["code"] == "trace_file_repeated" and "link.sqlite is t.sqlite" in w["message"]
+
+
+@pytest.mark.parametrize("given", [["t.sqlite", "link.sqlite"], ["t*.sqlite", "t.sqlite"]])
+def test_repeated_files_are_one_rank(synth_trace, tmp_path, given):
+    """A symlink, or a glob and a path, naming one file: one set of ranks, not twice the ranks."""
+    trace, truth = synth_trace()
+    (tmp_path / "t.sqlite").symlink_to(trace)
+    (tmp_path / "link.sqlite").symlink_to(trace)
+    job = write_job(tmp_path, tmp_path / "x", hardware={"peak_tflops": 50000})
+    data = json.loads(job.read_text())
+    data["trace"] = given
+    job.write_text(json.dumps(data))
+    res = run_job(load_job(job))
+    assert len(res["trace"]["files"]) == 1 and len({r["rank"] for r in res["ranks"]}) == truth["spec"]["ranks"]
+    assert [w["code"] for w in res["warnings"]].count("trace_file_repeated") == 1
+
+
+def test_gpu_outlasts_range_needs_kernels(tmp_path):
+    """Skew between two ranks' starts is not 'GPU work outlasting the range' when no kernel ran (#11 §2);
+    the occurrence's MFU is then no number (null, '—' in the report)."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(1500, 2500, gtid(200, 200), "step")          # wall 1000..2500 = 1.5 x the longest range, no kernels
+    e.range(3000, 4000, gtid(100, 100), "step")
+    e.range(3000, 4000, gtid(200, 200), "step")
+    e.launch(3100, gtid(100, 100), 1)
+    e.kernel(3200, 4600, gpid(100), 1)                   # occurrence 2: its kernel outlasts the range by 60 %
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 2, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert "in 1 of 2 occurrences (2)" in late["message"]
+    first, second = res["occurrences"]
+    assert first["kernel_count"] == 0 and first["mfu_pct_wall"] is None and first["hfu_pct_wall"] is None
+    assert second["mfu_pct_wall"] == pytest.approx(100 * 1.0e3 / (1600e-9 * 2 * 1.0e12))   # wall 3000..4600
+    files = render_all(res)
+    row = next(line for line in files["report.md"].splitlines() if line.startswith("| 1 |"))
+    assert row.rstrip(" |").endswith("— | —")                        # MFU and HFU of occurrence 1
+    assert "report.html" in files
+
+
 # --------------------------------------------------------------------------- plausibility
 
-def metrics(mfu: float | None = 40.0, hfu: float | None = 40.0) -> dict:
-    return {"mfu_pct_wall": mfu, "hfu_pct_wall": hfu}
+def metrics(mfu: float | None = 40.0, hfu: float | None = 40.0, union: float | None = 45.0) -> dict:
+    return {"mfu_pct_wall": mfu, "hfu_pct_wall": hfu, "active_ratio_pct_union": union}
+
+
+def evidence(processes: int = 8, warnings: list | None = None, steps: list | None = None, **m) -> checks.Evidence:
+    return checks.Evidence(metrics(**m), [1.0, 1.1] if steps is None else steps, processes, warnings or [])
 
 
 def test_mfu_or_hfu_above_100(tmp_path):
     job = job_of(tmp_path, GOOD)
     rule = checks.mfu_or_hfu_above_100
-    assert rule(job, metrics(100.0, 100.0), 8, []) is None
-    assert rule(job, metrics(None, None), 8, []) is None
-    assert "physically impossible" in rule(job, metrics(100.001, 90.0), 8, [])
-    assert "physically impossible" in rule(job, metrics(90.0, 100.001), 8, [])
-    assert "one rank's GPU count" in rule(job, metrics(150.0, 150.0), 1, [])
-    assert "one rank's GPU count" not in rule(job, metrics(150.0, 150.0), 8, [])
+    assert rule(job, evidence(mfu=100.0, hfu=100.0)) is None
+    assert rule(job, evidence(mfu=None, hfu=None)) is None
+    assert rule(job, evidence(mfu=100.001, hfu=90.0)).startswith("MFU above 100 % is physically impossible")
+    assert rule(job, evidence(mfu=90.0, hfu=100.001)).startswith("HFU above 100 % is physically impossible")
+    assert "one rank's GPU count" in rule(job, evidence(1, mfu=150.0, hfu=150.0))
+    assert "one rank's GPU count" not in rule(job, evidence(8, mfu=150.0, hfu=150.0))
+
+
+def test_union_diagnostic_above_100(tmp_path):
+    """Issue #11 §2: 108-462 % on the union was printed as ok while MFU on the wall looked plausible."""
+    job = job_of(tmp_path, GOOD)
+    rule = checks.union_diagnostic_above_100
+    assert rule(job, evidence(mfu=40.0, union=100.0)) is None
+    assert rule(job, evidence(mfu=40.0, union=None)) is None
+    reason = rule(job, evidence(mfu=40.0, union=108.0))
+    assert "union diagnostic" in reason and "108.0 %" in reason and "peak" in reason
+
+
+def test_step_times_finite(tmp_path):
+    job = job_of(tmp_path, GOOD)
+    assert checks.step_times_finite(job, evidence(steps=[0.5, 1e-9])) is None
+    assert "not finite" in checks.step_times_finite(job, evidence(steps=[1.0, float("inf")]))
+    assert "not finite" in checks.step_times_finite(job, evidence(steps=[float("nan")]))
 
 
 def test_numerator_describes_the_work(tmp_path):
     job = job_of(tmp_path, GOOD)
     rule = checks.numerator_describes_the_work
-    assert rule(job, metrics(), 8, [{"code": "numerator_differs", "message": "x"}]) is None
-    assert "does not describe the measured work: far" in rule(job, metrics(), 8, [{"code": "scope_mismatch",
-                                                                                     "message": "far"}])
+    assert rule(job, evidence(warnings=[{"code": "numerator_differs", "message": "x"}])) is None
+    assert "does not describe the measured work: far" in rule(job, evidence(warnings=[{"code": "scope_mismatch",
+                                                                                         "message": "far"}]))
 
 
 def test_verdict(tmp_path):
     job = job_of(tmp_path, GOOD)
-    assert checks.verdict(job, metrics(), 8, []) == ("ok", None)
-    status, reason = checks.verdict(job, metrics(120.0, 120.0), 8, [{"code": "scope_mismatch", "message": "m"}])
+    assert checks.verdict(job, evidence()) == ("ok", None)
+    status, reason = checks.verdict(job, evidence(warnings=[{"code": "scope_mismatch", "message": "m"}],
+                                                  mfu=120.0, hfu=120.0))
     assert status == "invalid" and reason.startswith("the FLOPs numerator")     # the first rule's reason
+    assert checks.verdict(job, evidence(union=101.0))[0] == "invalid"
 
 
 def test_thresholds():

@@ -94,6 +94,7 @@ def headline(totals: dict[str, Any], wall_ns: int, union_ns: int, work: Work) ->
 
 def _occurrence(o: dict[str, Any], work: Work, rank_spread_s: float | None) -> dict[str, Any]:
     wall_s = o["wall_ns"] / NS
+    ran = o["kernel_count"] > 0         # no attributed kernel: nothing ran that the FLOPs could describe
     return {
         "index": o["occurrence"],
         "processes": o["pids"],
@@ -106,8 +107,10 @@ def _occurrence(o: dict[str, Any], work: Work, rank_spread_s: float | None) -> d
         "kernel_count": o["kernel_count"],
         "unattributed_kernel_count": o["unattributed_kernel_count"],
         "device_union_s": {d: ns / NS for d, ns in o["device_union_ns"].items()},
-        "mfu_pct_wall": metrics.utilization_pct(work.model_flops, wall_s, work.num_gpus, work.peak_tflops),
-        "hfu_pct_wall": metrics.utilization_pct(work.hardware_flops, wall_s, work.num_gpus, work.peak_tflops),
+        "mfu_pct_wall": metrics.utilization_pct(work.model_flops, wall_s, work.num_gpus, work.peak_tflops)
+        if ran else None,
+        "hfu_pct_wall": metrics.utilization_pct(work.hardware_flops, wall_s, work.num_gpus, work.peak_tflops)
+        if ran else None,
         "rank_spread_s": rank_spread_s,
     }
 

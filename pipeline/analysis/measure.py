@@ -16,6 +16,7 @@ from pipeline.errors import TraceError
 from pipeline.trace.open import Trace
 
 NS = 1_000_000_000
+OUTLAST_TOLERANCE = 1.05      # wall vs the longest CPU range: above 5 %, say the GPU work outlasts the range
 OVERLAP_TOLERANCE = 1.01       # sum of envelopes vs their union: warn above 1 % (SEMANTICS §6)
 
 
@@ -125,7 +126,7 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattribu
         occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
         if occ["processes"] < expected:
             partial.append(k)
-        if occ["cpu_range_ns"] and occ["wall_ns"] > 1.05 * occ["cpu_range_ns"]:
+        if occ["kernel_count"] and occ["cpu_range_ns"] and occ["wall_ns"] > OUTLAST_TOLERANCE * occ["cpu_range_ns"]:
             late.append((k, 100.0 * (occ["wall_ns"] / occ["cpu_range_ns"] - 1)))
         if occ["kernel_count"] == 0:
             empty.append(k)

@@ -93,21 +93,13 @@ class SetMeasurement:
     device_labels: dict[int, str]               # device id in the measurement -> what the user knows it as
 
 
-def file_label(job: Job, path: Path) -> str:
-    """The file as the user would write it: relative to the job file (no machine paths in reports)."""
-    try:
-        return os.path.relpath(path, job.path.parent)
-    except ValueError:      # another drive (Windows): the name alone
-        return path.name
-
-
 def measure_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetMeasurement:
     """Measure the job's region in every file and classify its kernels; combine when there are several.
 
     Classifying here, while each file is in use, resolves kernel names against that file's own
     string table: ids differ per file, so the combined kernels cannot be named afterwards.
     """
-    labels = [file_label(job, p) for p in ts.paths]
+    labels = [job.file_label(p) for p in ts.paths]
     files, per = [], []
     for i, trace in enumerate(ts.traces):
         ts.use(i)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import os
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -58,17 +59,38 @@ class Job:
         Expanded at run time, not load time, so `validate` needs no traces; a pattern that
         matches nothing is a trace problem (exit 4) naming the pattern.
         """
-        out: list[Path] = []
+        return self._expanded()[0]
+
+    def repeated_trace_files(self) -> list[tuple[str, str]]:
+        """Files named more than once (a symlink, a glob and a path): (the repeat, the file it is)."""
+        return self._expanded()[1]
+
+    def _expanded(self) -> tuple[list[Path], list[tuple[str, str]]]:
+        """The same file reached twice is one file: two ranks from one file would double every figure."""
+        out: dict[str, Path] = {}
+        repeats: list[tuple[str, str]] = []
         for text in self.trace_patterns or (self.trace_text,):
             if not glob.has_magic(text):
-                out.append(self.path.parent / text)
-                continue
-            found = sorted(self.path.parent.glob(text)) if not Path(text).is_absolute() else \
-                sorted(Path(p) for p in glob.glob(text))
+                found = [self.path.parent / text]
+            else:
+                found = sorted(self.path.parent.glob(text)) if not Path(text).is_absolute() else \
+                    sorted(Path(p) for p in glob.glob(text))
             if not found:
                 raise TraceError(f"{self.path}: trace pattern '{text}' matches no file (relative to the job file)")
-            out.extend(found)
-        return list(dict.fromkeys(out))
+            for path in found:
+                real = os.path.realpath(path)
+                if real in out:
+                    repeats.append((self.file_label(path), self.file_label(out[real])))
+                else:
+                    out[real] = path
+        return list(out.values()), repeats
+
+    def file_label(self, path: Path) -> str:
+        """A trace file as the user would write it: relative to the job file (no machine paths in reports)."""
+        try:
+            return os.path.relpath(path, self.path.parent)
+        except ValueError:      # another drive (Windows): the name alone
+            return path.name
 
     def problem(self, message: str, pointer: str, hint: str = "") -> Problem:
         """A problem found after loading (e.g. against the trace), still located in the job file."""
