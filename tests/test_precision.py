@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.analysis import precision
 from pipeline.hardware.catalog import load_catalog
-from pipeline.hardware.detect import resolve_peak
+from pipeline.hardware.detect import peak_at, resolve_peak
 from pipeline.job.config import load_job
 from pipeline.report.render import render_all
 from pipeline.run import run_job
@@ -95,7 +95,9 @@ def test_more_than_ten_percent_in_known_other_precisions_warns(shares, warned):
     hardware = {"gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16"}
     peak = resolve_peak(catalog, hardware, None)
     section = _section(shares)
-    assert bool(precision.judge(section, hardware, peak, catalog)) is warned
+    peaks = {p: peak_at(catalog, peak, p) for p in shares}
+    section, warnings = precision.judge(section, hardware, peak.peak_tflops, peak.gpu, peaks)
+    assert bool(warnings) is warned
     assert section["mismatch_share"] == pytest.approx(sum(s for p, s in shares.items() if p not in ("bf16", "unknown")))
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.analysis.measure import NS
-from pipeline.hardware.catalog import Catalog
-from pipeline.hardware.detect import Peak
 from pipeline.trace import queries
 from pipeline.trace.open import Trace
 
@@ -47,33 +45,24 @@ def matches(inferred: str, hardware: dict[str, Any]) -> bool | None:
                                     and inferred == "bf16")
 
 
-def catalog_peak(catalog: Catalog, peak: Peak, precision: str) -> float | None:
-    """The per-GPU peak the job's GPU has at `precision` (dense unless the job chose sparse)."""
-    if precision == UNKNOWN or peak.key not in catalog.entries:
-        return None
-    entry = catalog.entries[peak.key]
-    table = entry.sparse if peak.sparsity else entry.dense
-    value = table.get("fp64_tensor", table.get("fp64")) if precision == "fp64" else table.get(precision)
-    return None if value is None else value * peak.mig_fraction
-
-
-def judge(section: dict[str, Any], hardware: dict[str, Any], peak: Peak, catalog: Catalog) -> list[dict[str, str]]:
-    """Complete the section with the declared precision and peaks; warn on a mismatch above 10 %."""
-    section["declared"] = hardware["precision"]
-    for row in section["precisions"]:
-        row["matches_declared"] = matches(row["precision"], hardware)
-        row["peak_tflops"] = catalog_peak(catalog, peak, row["precision"])
-    other = [r for r in section["precisions"] if r["matches_declared"] is False]
-    section["mismatch_share"] = sum(r["share"] for r in other) if section["sum_s"] else None
+def judge(measured: dict[str, Any], hardware: dict[str, Any], peak_tflops: float, gpu: str,
+          peaks: dict[str, float | None]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The section completed with the declared precision and each precision's peak (`peaks`, from the
+    catalog: hardware/detect.peak_at), and a warning on a mismatch above 10 %. `measured` is not changed."""
+    rows = [{**row, "matches_declared": matches(row["precision"], hardware), "peak_tflops": peaks.get(row["precision"])}
+            for row in measured["precisions"]]
+    other = [r for r in rows if r["matches_declared"] is False]
+    section = {**measured, "declared": hardware["precision"], "precisions": rows,
+               "mismatch_share": sum(r["share"] for r in other) if measured["sum_s"] else None}
     if not other or section["mismatch_share"] <= MISMATCH_SHARE:
-        return []
-    unknown = sum(r["share"] for r in section["precisions"] if r["precision"] == UNKNOWN)
+        return section, []
+    unknown = sum(r["share"] for r in rows if r["precision"] == UNKNOWN)
     ran = "; ".join(f"{100 * r['share']:.1f} % in {r['precision']} ({_peak_text(r['peak_tflops'])}: "
                     + ", ".join(r["kernels"]) + ")" for r in other)
-    return [{"code": "precision_mismatch", "message":
+    return section, [{"code": "precision_mismatch", "message":
              f"{100 * section['mismatch_share']:.1f} % of matrix-kernel time ({', '.join(section['classes'])}) "
              f"ran in a precision other than the declared {section['declared']} "
-             f"({_peak_text(peak.peak_tflops)} on {peak.gpu}, used for MFU): {ran}. The kernel names say so; check "
+             f"({_peak_text(peak_tflops)} on {gpu}, used for MFU): {ran}. The kernel names say so; check "
              "hardware.precision against the model's dtype/autocast"
              + (f" ({100 * unknown:.1f} % of that time has names that carry no type and is not counted)"
                 if unknown else "")}]

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.analysis.measure import NS, Measurement
-from pipeline.report.charts import PLOT_PX
 from pipeline.trace import queries
 from pipeline.trace.open import Trace
+
+PLOT_PX = 900          # timeline plot width in pixels (report/charts.py draws it); gaps under one pixel are joined
 
 MAX_DEVICES = 16       # lanes beyond these would make the chart taller than a screen
 LANES = ("compute", "communication", "memory", "idle")

@@ -275,6 +275,17 @@ def resolve_job_peak(catalog: Catalog, hardware: Mapping[str, Any], files: Seque
     return peaks[0]
 
 
+def peak_at(catalog: Catalog, peak: Peak, precision: str) -> float | None:
+    """The per-GPU peak the job's GPU has at `precision` (dense unless the job chose sparse); None when
+    the GPU is not in the catalog or the precision is unknown. fp64 names run on the tensor cores if any."""
+    if peak.key not in catalog.entries:
+        return None
+    entry = catalog.entries[peak.key]
+    table = entry.sparse if peak.sparsity else entry.dense
+    value = table.get("fp64_tensor", table.get("fp64")) if precision == "fp64" else table.get(precision)
+    return None if value is None else value * peak.mig_fraction
+
+
 def _check_precision(precision: str, fraction: Any) -> None:
     if precision not in PRECISIONS:
         raise HardwareError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")

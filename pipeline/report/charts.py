@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
+from pipeline.analysis.timeline import PLOT_PX
 
 COLORS = {"compute": "#3b6ea8", "communication": "#d0743c", "exposed": "#d0743c", "memory": "#5b9a4a",
           "idle": "#c8c8c8", "nvtx": "#7a5ca8", "axis": "#57606a", "grid": "#e4e4e4", "ink": "#1b1f24"}
@@ -245,7 +246,6 @@ def _legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]
     return out
 
 
-PLOT_PX = 900          # timeline plot width; pipeline/analysis/timeline.py joins gaps under one pixel
 TIMELINE_LANES = (("compute", 9), ("communication", 9), ("memory", 5), ("idle", 5))
 
 

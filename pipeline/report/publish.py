@@ -27,12 +27,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline.checks import RESERVED
 from pipeline.errors import UsageError
 
 STATUS_DIR = ".status"
 LOCK_FILE = ".lock"
-# Names of the output folder's own entries: a job may not be called like one of them.
-RESERVED = frozenset({"index.md", "index.html", "index.json", "compare", "history"})
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
