@@ -16,6 +16,7 @@ Dask is an optional extra (`pip install 'mfu-pipeline[dask]'`), imported only he
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -60,8 +61,10 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
     except ImportError as exc:
         raise UsageError("the dask executor needs the optional extra: pip install 'mfu-pipeline[dask]'") from exc
     if spec == "dask-local":
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-                Client(cluster) as client:
+        with interrupts.children_ignore_sigint():  # this process stops them on Ctrl-C
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
+        with cluster, Client(cluster) as client:
             yield _dask(client, dask_completed)
     else:
         with _connect(Client, spec) as client:

@@ -55,6 +55,22 @@ def handled() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+@contextlib.contextmanager
+def children_ignore_sigint() -> Iterator[None]:
+    """Start child processes that ignore Ctrl-C (a Dask cluster's nanny and worker processes).
+
+    A terminal sends Ctrl-C to every process of the group, and Dask's processes answer it with
+    KeyboardInterrupt tracebacks; an ignored signal stays ignored in a started Python, so while
+    they are created SIGINT is ignored here and they inherit that. This process stops them when
+    it is interrupted. (A Ctrl-C during those one or two seconds of start-up is dropped.)
+    """
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def pending() -> Interrupted | None:
     """The interruption this process received, if any (for handlers that caught a generic error)."""
     return Interrupted(_received[0]) if _received else None

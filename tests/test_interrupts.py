@@ -42,11 +42,11 @@ def slow_jobs(tmp_path_factory) -> list[Path]:
     return jobs
 
 
-def start(jobs: list[Path], out: Path, tmp: Path) -> subprocess.Popen:
+def start(jobs: list[Path], out: Path, tmp: Path, *engine: str) -> subprocess.Popen:
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
     return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", *map(str, jobs), "--out", str(out),
-                             "--no-cache", "--jobs", "2"], start_new_session=True, env=env,
+                             "--no-cache", *(engine or ("--jobs", "2"))], start_new_session=True, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -93,3 +93,14 @@ def test_workers_die_with_a_killed_parent(slow_jobs, tmp_path):
     assert gone
     assert not (tmp_path / "out" / "one").exists() and not (tmp_path / "out" / "two").exists()
     assert not any((tmp_path / "tmp").glob("mfu-duckdb-ext-*"))
+
+
+def test_ctrl_c_with_a_local_dask_cluster(slow_jobs, tmp_path):
+    pytest.importorskip("distributed")
+    proc = start(slow_jobs, tmp_path / "out", tmp_path / "tmp", "--executor", "dask-local")
+    time.sleep(4.0)                               # the cluster is up and its workers measure
+    os.killpg(proc.pid, signal.SIGINT)            # Dask's nanny and worker processes get it too
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "interrupted\n")
+    assert group_gone(proc.pid, 10)
+    assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("mfu-")] == []
