@@ -142,6 +142,17 @@ REAL_NAMES = {
     "cutlass_tensorop_s1688fprop_optimized_tf32_64x64_16x10_nhwc_align4": ("convolution", "tf32"),
     "nvjet_sm90_tst_192x176_64x4_2x1_v_bz_coopB_bias_TNT": ("gemm", "unknown"),
     "ampere_sgemm_128x64_nn": ("gemm", "fp32"),
+    # public profiles and generated code: Inductor/Triton, XLA, cuDNN SDPA, optimizer, embedding, NCCL
+    "triton_poi_fused_convolution_backward_native_batch_norm_backward_threshold_backward_60": ("fused", None),
+    "triton_poi_fused_add_clone_mul_1": ("fused", None),
+    "triton_poi_fused_max_pool2d_with_indices_2": ("fused", None),
+    "input_reduce_fusion_92": ("fused", None),
+    "loop_add_fusion": ("fused", None),
+    "gemm_fusion_dot_265": ("gemm", "unknown"),
+    "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_3_64x64x128_4x1x1_kernel0_0": ("attention", "fp16"),
+    "multi_tensor_apply_kernel": ("optimizer", None),
+    "indexSelectLargeIndex": ("embedding", None),
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL": ("communication", None),
     # the synthetic generator's names (pipeline/trace/synth.py)
     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)": ("communication", None),
     "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel": ("attention", "unknown"),
