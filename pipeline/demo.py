@@ -1,6 +1,6 @@
 """`mfu demo`: the whole pipeline on a trace the tool generates itself, so a new user sees a real report.
 
-The trace is synthetic (pipeline/synth.py) and lives in a temporary folder; the
+The trace is synthetic (pipeline/trace/synth.py) and lives in a temporary folder; the
 job is configs/examples/demo.yaml. Everything is seeded, so the report is
 byte-identical from run to run — reports/demo/ in the repository is this output.
 """

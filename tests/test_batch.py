@@ -95,3 +95,23 @@ def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
     assert "**5 jobs: 2 ok, 1 failed a threshold, 2 failed without a report.**" in md.split("| job |")[0]
     html = (out / "index.html").read_text()
     assert 'href="a/report.html"' in html and str(tmp_path) not in html + md
+
+
+def test_each_job_is_loaded_once_and_its_model_resolved_once(synth_trace, tmp_path, monkeypatch):
+    """Issue #10: `mfu run` loaded a job three times and resolved its model twice."""
+    from pipeline import run
+    trace, _ = synth_trace()
+    big = {"num_gpus": 2, "precision": "bf16", "peak_tflops": 1e6}     # Llama-3-8B on a 50 ms synthetic step
+    files = [write(tmp_path, n, trace, model={"preset": "llama-3-8b"}, hardware=big) for n in ("a", "b")]
+    calls = {"load_job": 0, "resolve_model": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+    monkeypatch.setattr(run, "load_job", counted("load_job", run.load_job))
+    monkeypatch.setattr(run, "resolve_model", counted("resolve_model", run.resolve_model))
+    rows = run_batch(files, tmp_path / "out", workers=1, progress=io.StringIO())
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert calls == {"load_job": 2, "resolve_model": 2}

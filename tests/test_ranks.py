@@ -1,7 +1,7 @@
 """Per-rank traces: several files (one per rank), ranks keyed by (file, pid), straggler cost.
 
 Expected values come from the generator's planted parameters and ground truth
-(pipeline/synth.py), never from our own output: identical files (same seed, same
+(pipeline/trace/synth.py), never from our own output: identical files (same seed, same
 rank index) plant identical kernels, so one file shifted by D makes the step's
 slowest rank finish exactly D after the median rank.
 """

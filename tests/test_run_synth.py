@@ -1,6 +1,6 @@
 """End to end on synthetic traces: every figure equals the generator's ground truth.
 
-The ground truth is computed by pipeline/synth.py at generation time from the
+The ground truth is computed by pipeline/trace/synth.py at generation time from the
 planted intervals (sort-and-merge in Python), independently of the SQL under test.
 MFU is then recomputed here by hand from that truth, the job's numbers and the
 datasheet peak typed into this file.

@@ -1,7 +1,7 @@
 """comm_overlap.sql: exposed / hidden communication and idle time per device.
 
 By hand on planted intervals, and on synthetic traces against the generator's ground
-truth (pipeline/synth.py computes it by a two-pointer intersection of the planted
+truth (pipeline/trace/synth.py computes it by a two-pointer intersection of the planted
 NCCL and compute intervals, not by the busy - compute identity the SQL uses).
 """
 

@@ -138,7 +138,7 @@ def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
 
 
 def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
-    """Measured time of the kernels a user figure names (see roofline.user_rows)."""
+    """Measured time of the kernels a user figure names (model/roofline.table rows from the job file)."""
     r = chain.run(trace.con, {"pattern_unions", "pattern_times"}, pattern=pattern)["pattern_times"][0]
     return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
 

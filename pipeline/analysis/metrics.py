@@ -10,6 +10,11 @@ import statistics
 from collections.abc import Sequence
 
 TERA = 1e12
+# Step-time warning (issue #12, SEMANTICS §6): CV above 10 %, or one step above twice the median;
+# a step within ±10 % of the median counts as steady.
+UNSTEADY_CV_PCT = 10.0
+OUTLIER_FACTOR = 2
+STEADY_BAND = 0.10
 
 
 def utilization_pct(flops: float, seconds: float, num_gpus: int, peak_tflops: float) -> float | None:
@@ -61,9 +66,9 @@ def unsteady_steps(indices: Sequence[int], seconds: Sequence[float]) -> dict[str
     stats = step_stats(seconds)
     med = stats["median_s"]
     worst = max(range(len(seconds)), key=lambda i: seconds[i])
-    if stats["cv_pct"] <= 10.0 and seconds[worst] <= 2 * med:
+    if stats["cv_pct"] <= UNSTEADY_CV_PCT and seconds[worst] <= OUTLIER_FACTOR * med:
         return None
-    steady = [abs(s / med - 1) <= 0.10 if med > 0 else False for s in seconds]
+    steady = [abs(s / med - 1) <= STEADY_BAND if med > 0 else False for s in seconds]
     outliers = [k for k, ok in zip(indices, steady) if not ok]
     best, start = (0, 0), None
     for i, ok in enumerate(steady + [False]):

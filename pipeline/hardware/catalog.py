@@ -2,7 +2,7 @@
 
 Loading validates the file against schemas/hardware.schema.json and refuses sparse
 figures that are not paired with a smaller dense one, so a mislabelled datasheet number
-cannot reach an MFU denominator. Detection and peak choice live in hardware.py.
+cannot reach an MFU denominator. Detection and peak choice live in hardware/detect.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""GPU catalog and detection: where the MFU denominator comes from, and why.
+"""GPU detection and the peak: where the MFU denominator comes from, and why (the catalog is catalog.py).
 
 A wrong peak silently scales every MFU, so this module never guesses: the GPU is
 identified from `TARGET_INFO_GPU.name` (variants sharing a name are separated by
