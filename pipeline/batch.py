@@ -97,12 +97,20 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
         tick(r)
     workers = max(1, min(workers or os.cpu_count() or 1, len(groups) or 1))
     cache = str(Path(cache_dir).resolve()) if cache_dir else None
-    with pool(engine, workers) as (submit, gather):
-        futures = [submit(run_group, g, str(Path(out_root).resolve()), cache) for g in groups]
-        for done in gather(futures):
-            for r in done:
-                rows.append(_as_given(r, job_files, out_root))
-                tick(r)
+    try:
+        with pool(engine, workers) as (submit, gather):
+            futures = [submit(run_group, g, str(Path(out_root).resolve()), cache) for g in groups]
+            for done in gather(futures):
+                for r in done:
+                    rows.append(_as_given(r, job_files, out_root))
+                    tick(r)
+    except KeyboardInterrupt as exc:       # Ctrl-C or SIGTERM: the unfinished jobs are recorded as such
+        finished = {r["job"] for r in rows}
+        for job in [j for g in groups for j in g if str(j.path) not in finished]:
+            publish.record(out_root, {"job": str(job.path), "name": job.name, "status": "interrupted",
+                                      "exit_code": getattr(exc, "exit_code", 130),
+                                      "reason": "interrupted before it finished; an earlier report is unchanged"})
+        raise
     order = {str(p): i for i, p in enumerate(job_files)}
     return sorted(rows, key=lambda r: order.get(r["job"], total))
 

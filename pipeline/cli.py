@@ -242,9 +242,11 @@ def _run(args: argparse.Namespace) -> int:
             args.history, "--history")
     quiet = len(args.job_files) == 1
     cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.job_files) > 1 else None)
-    rows = run_batch(args.job_files, args.out, workers=args.workers, progress=io.StringIO() if quiet else sys.stderr,
-                     cache_dir=cache, engine=args.executor)
-    write_index(args.out)
+    try:
+        rows = run_batch(args.job_files, args.out, workers=args.workers,
+                         progress=io.StringIO() if quiet else sys.stderr, cache_dir=cache, engine=args.executor)
+    finally:
+        write_index(args.out)                 # also after Ctrl-C: the index lists the interrupted jobs
     if args.history is not None:
         from pipeline.history import append
         done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))

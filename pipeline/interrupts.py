@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import signal
 from collections.abc import Iterator
@@ -102,13 +103,15 @@ def _worker_signal(signum: int, frame: Any) -> None:
 
 
 def guarded(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run one task in a worker; an interruption ends the worker after the task's `finally` blocks ran."""
+    """Run one task in a worker; an interruption ends the worker after the task's `finally` blocks
+    ran and what it held was released (finalizers remove e.g. private trace copies)."""
     _busy[0] = True
     try:
         return fn(*args)
     except BaseException:
-        if _received:
-            os._exit(128 + _received[0])
-        raise
+        if not _received:
+            raise
     finally:
         _busy[0] = False
+    gc.collect()
+    os._exit(128 + _received[0])

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.report import publish
 from pipeline.trace.synth import SynthSpec
 from pipeline.trace.synth_scaled import generate_scaled
 
@@ -80,6 +81,9 @@ def test_interrupted_run_exits_with_one_line_and_leaves_nothing(slow_jobs, tmp_p
                                       (143, "terminated (signal 15)\n"))
     assert group_gone(proc.pid, 5)
     assert_nothing_left(tmp_path / "out", tmp_path / "tmp")
+    records = sorted((r["name"], r["status"], r["exit_code"]) for r in publish.read_records(tmp_path / "out"))
+    assert records == [(n, "interrupted", proc.returncode) for n in ("one", "two")]
+    assert "| one | interrupted (exit " in (tmp_path / "out/index.md").read_text()
 
 
 def test_workers_die_with_a_killed_parent(slow_jobs, tmp_path):

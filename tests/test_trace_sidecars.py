@@ -84,3 +84,24 @@ def test_wal_header_without_leftover_opens_from_a_read_only_file_system(trace):
     done = read_only_run(trace.parent, ["inspect", str(trace), "--format", "json"])
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["counts"]["kernels"] > 0
+
+
+def test_the_private_copy_of_a_wal_trace_is_removed_after_use(trace, tmp_path, capsys, monkeypatch):
+    to_wal(trace)
+    second = Path(shutil.copyfile(trace, trace.parent / "u.sqlite"))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    assert inspect(trace, capsys)[0] == 0 and list(temp.iterdir()) == []
+    jobs = []
+    for t in (trace, second):                      # two groups: each read in a pool worker
+        jobs.append(tmp_path / f"{t.stem}.yaml")
+        jobs[-1].write_text(json.dumps({"name": t.stem, "trace": str(t), "region": {"name": "train_step"},
+                                        "hardware": {"num_gpus": 2, "precision": "bf16"},
+                                        "model": {"flops_per_step": 4.0e+13},
+                                        "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}))
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", *map(str, jobs), "--out",
+                           str(tmp_path / "out"), "--jobs", "2", "--no-cache"], capture_output=True, text=True,
+                          env={**os.environ, "TMPDIR": str(temp)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in temp.iterdir() if p.name.startswith("mfu-")] == []

@@ -13,13 +13,13 @@ our machines are offline and a run must never reach for the network.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import os
 import re
 import shutil
 import tempfile
+import weakref
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -186,6 +186,8 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
                          "NVTX_EVENTS or CUPTI_ACTIVITY_KIND_* tables); create one with "
                          "`nsys export --type sqlite report.nsys-rep`")
     trace = Trace(path=path, con=con, tables={}, columns={}, digest=_hash_beside(path))
+    if source != path:                            # the private copy lives as long as the trace using it
+        weakref.finalize(trace, shutil.rmtree, source.parent, True)
     for raw, (table, cols) in RAW_TABLES.items():
         _make_raw_view(trace, present, raw, table, cols)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
@@ -237,10 +239,9 @@ def _rollback_copy(path: Path) -> Path:
     SQLite opens a WAL-mode file only by creating `-wal` and `-shm` beside it (and fails on a
     read-only file system), and the scanner cannot ask for `immutable`. Since nothing is unmerged,
     the copy with the header's mode bytes set to rollback holds exactly the trace's data. It is
-    removed when this process exits.
+    removed with the Trace that reads it (attach), also in a worker that is interrupted.
     """
     folder = Path(tempfile.mkdtemp(prefix="mfu-wal-trace-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     copy = folder / path.name
     try:
         shutil.copyfile(path, copy)
