@@ -97,3 +97,15 @@ def test_never_overwrites_and_unknown_preset_names_the_flag(synth_trace, tmp_pat
     assert code == 2 and "exists" in err and job.read_text() == "mine\n"
     code, _, err = cli(capsys, "init", trace, "--preset", "llama-3-9b")
     assert code == 2 and err.startswith("error: --preset: unknown model preset 'llama-3-9b'")
+
+
+def test_pytorch_suffixed_step_is_matched_by_prefix_and_runs(synth_trace, tmp_path, capsys):
+    trace, truth = synth_trace(region="ProfilerStep, seq = 7, op_id = 3")
+    job, text = init(capsys, tmp_path, trace, "--preset", "llama-3.2-1b")
+    region = yaml.safe_load(text)["region"]
+    assert (region["name"], region["match"]) == ("ProfilerStep", "prefix")
+    job.write_text(text.replace("mode: TODO", "mode: training").replace("seq_len: TODO", "seq_len: 512")
+                   .replace("global_batch: TODO", "global_batch: 2"))
+    assert cli(capsys, "run", job, "--out", tmp_path / "out")[0] == 0
+    res = json.loads((tmp_path / "out" / yaml.safe_load(text)["name"] / "result.json").read_text())
+    assert res["region"]["occurrences_per_process"] == {"4000": truth["spec"]["steps"], "4001": truth["spec"]["steps"]}
