@@ -80,3 +80,14 @@ def test_one_level_only(tmp_path):
 def test_missing_base_is_located(tmp_path):
     with pytest.raises(ConfigError, match="job file not found.*extends: nope.yaml"):
         load_job(files(tmp_path, "name: a\nextends: nope.yaml\n"))
+
+
+def test_scope_problem_in_the_base_points_at_the_base(tmp_path):
+    """The job-file rules (checks.JOB_RULES) locate a value that comes from the base in the base file."""
+    from pipeline.run import load_checked
+    base = BASE.replace("seq_len: 4096", "seq_len: 4096\n  seq_lens: [5000]")     # 5000 tokens > seq_len
+    with pytest.raises(ConfigError) as err:
+        load_checked(files(tmp_path, "name: a\nextends: ../shared/base.yaml\n", base))
+    (p,) = err.value.problems
+    assert p.pointer == "/workload/seq_lens" and p.file.endswith("base.yaml")
+    assert p.line == base.splitlines().index("  seq_lens: [5000]") + 1
