@@ -242,6 +242,12 @@ def _run(args: argparse.Namespace) -> int:
             args.history, "--history")
     quiet = len(args.job_files) == 1
     cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.job_files) > 1 else None)
+    if cache is not None and args.cache is None:
+        try:                                      # the default place may be unusable (read-only home): run without
+            locations.folder(cache, "cache")
+        except UsageError as exc:
+            print(f"warning: {exc}; running without a cache (set MFU_CACHE_DIR or --cache)", file=sys.stderr)
+            cache = None
     try:
         rows = run_batch(args.job_files, args.out, workers=args.workers,
                          progress=io.StringIO() if quiet else sys.stderr, cache_dir=cache, engine=args.executor)

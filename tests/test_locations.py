@@ -108,3 +108,16 @@ def test_a_scheduler_that_does_not_answer(job, capsys, monkeypatch):
     code, err = run(job, capsys, "--executor", "dask://127.0.0.1:9")
     assert code == 2 and err.startswith("error: --executor dask://127.0.0.1:9: no Dask scheduler answered at "
                                         "127.0.0.1:9 within 1 s") and len(err.splitlines()) == 1
+
+
+def test_an_unusable_default_cache_means_no_cache_with_a_warning(synth_trace, tmp_path, capsys, monkeypatch):
+    trace, _ = synth_trace()
+    jobs = []
+    for name in ("a", "b"):
+        jobs.append(tmp_path / f"{name}.yaml")
+        jobs[-1].write_text(JOB.replace("name: loc", f"name: {name}").replace("missing.sqlite", str(trace)))
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("MFU_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    code = main(["run", *map(str, jobs), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: cache " in err and "running without a cache" in err and "Traceback" not in err
