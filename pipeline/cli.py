@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -38,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args))
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
+    except BrokenPipeError:              # `mfu inspect t | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error at exit
+        return 0
     except Exception as exc:
         if interrupts.pending():         # DuckDB reports a signal during a query as its own error
             return _interrupted(exc)

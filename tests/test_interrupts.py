@@ -108,3 +108,12 @@ def test_ctrl_c_with_a_local_dask_cluster(slow_jobs, tmp_path):
     assert (proc.returncode, err) == (130, "interrupted\n")
     assert group_gone(proc.pid, 10)
     assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("mfu-")] == []
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(synth_trace):
+    trace, _ = synth_trace()
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "inspect", str(trace), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()                           # like `| head`: gone before the output is written
+    err = proc.stderr.read()
+    assert (proc.wait(timeout=60), err) == (0, "")
