@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json, "
+    sp = cmd("run", _run, "Run job files and write reports/<name>/report.md, report.html, result.json (charts inline in "
+             "the HTML and as .svg files beside report.md), "
              "and reports/index.md and index.html linking every report in the folder with its headline figures. "
              "Several jobs run in parallel processes; a failing job does not stop the others, a summary "
              "table lists each job's status and reason, and the exit code is the worst one.")
@@ -395,7 +396,7 @@ def _demo(args: argparse.Namespace) -> int:
     res, folder = run_demo(args.out)
     m = res["metrics"]
     print(f"demo: MFU {_pct(m['mfu_pct_wall'])} (wall) on a synthetic 8-GPU Llama-3-8B trace -> "
-          f"{folder}/report.md, report.html, result.json")
+          f"{folder}/report.md, report.html, result.json and the charts (*.svg)")
     return 0
 
 

@@ -40,6 +40,15 @@ def test_demo_numbers_check_out_by_hand(fresh):
     assert r["metrics"]["mfu_pct_wall"] == pytest.approx(expected, rel=1e-12)
     assert r["hardware"]["key"] == "h100-sxm" and r["totals"]["occurrences"] == 5
     assert 30 < r["metrics"]["mfu_pct_wall"] < 45
+    # the timeline draws the median occurrence by wall time, and its axis is that occurrence's wall
+    walls = sorted((o["wall_time_s"], o["index"]) for o in r["occurrences"])
+    median_wall, median_index = walls[len(walls) // 2]                  # 5 occurrences: the 3rd of 5
+    assert r["timeline"]["occurrence"] == median_index
+    assert r["timeline"]["wall_s"] == pytest.approx(median_wall, abs=1e-9)
+    for d in r["timeline"]["devices"]:                                  # idle + busy tile the step per GPU
+        busy = r["occurrences"][[o["index"] for o in r["occurrences"]].index(median_index)]["device_union_s"]
+        idle = sum(e - s for s, e in d["idle"])
+        assert idle + busy[str(d["device_id"])] == pytest.approx(median_wall, abs=40 * r["timeline"]["joined_below_s"])
     md = fresh.joinpath("report.md").read_text()
     assert f"**{r['metrics']['mfu_pct_wall']:.2f}\u00a0%**" in md        # number and unit never wrap apart
 
