@@ -172,8 +172,9 @@ def _model_parallel(par: Doc) -> int:
 
 
 JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
-    name_is_a_folder, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training, decode_has_context, microbatch_is_sized,
-    packed_documents_fit, gpu_product, batch_arithmetic, fp8_fraction_needs_fp8)
+    name_is_a_folder, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training,
+    decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product, batch_arithmetic,
+    fp8_fraction_needs_fp8)
 
 
 def job_problems(job: Job) -> list[Problem]:

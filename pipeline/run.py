@@ -17,8 +17,8 @@ from typing import Any
 from pipeline import checks
 from pipeline.analysis import classes, figures, metrics, precision, ranks
 from pipeline.errors import ConfigError, ExitCode, TraceError
-from pipeline.hardware.catalog import load_catalog
-from pipeline.hardware.detect import peak_at, resolve_job_peak
+from pipeline.hardware.catalog import Catalog, load_catalog
+from pipeline.hardware.detect import Peak, peak_at, resolve_job_peak
 from pipeline.job.config import Job, load_job
 from pipeline.model import roofline
 from pipeline.model.flops import FlopsResult, flops_of, per_occurrence
@@ -34,38 +34,21 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     `shared`: trace files already opened for several jobs of a batch (each file read once).
     """
     _raise(checks.job_problems(job))                 # config mistakes surface before the trace is read
-    model = resolved_model(job)
-    fl = job_flops(job, model)
-    numerator = (checks.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
-                 + checks.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
-                 + checks.repeated_files(job.repeated_trace_files()))
-    ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
-    try:
-        sm = ranks.measure_set(ts, job, _class_rules(job))
-        where = classes.measure_all(ts.traces[0], sm.measurement, job.analysis.get("figures", []))
-        trace_sha256 = ts.sha256()
-    finally:
-        if shared is None:
-            ts.close()
+    model, fl, numerator_warnings = _numerator(job)
+    sm, where, trace_sha256 = _measure(job, shared, cache_dir)
     m = sm.measurement
     if (not_intervals := checks.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
     _raise(checks.gpu_scope(job, m.devices_used))
     catalog = load_catalog()
     peak = resolve_job_peak(catalog, job.hardware, sm.files)
-    steps = job.steps_per_occurrence
-    work = figures.Work(per_occurrence(fl.model_flops_per_step, steps), per_occurrence(fl.hardware_flops_per_step, steps),
-                        None if fl.tokens_per_step is None else per_occurrence(fl.tokens_per_step, steps),
-                        job.hardware["num_gpus"], peak.peak_tflops, peak.achievable_tflops)
-    fig = figures.figures(m, work, sm.device_labels)
-    per_rank = figures.rank_figures(m, work)
+    work = _work(job, fl, peak)
+    fig, per_rank = figures.figures(m, work, sm.device_labels), figures.rank_figures(m, work)
     sections = {k: v for k, v in where.items() if k != "figure_device_s"}
-    peaks = {r["precision"]: peak_at(catalog, peak, r["precision"]) for r in sections["gemm_precision"]["precisions"]}
-    sections["gemm_precision"], precision_warnings = precision.judge(sections["gemm_precision"], job.hardware,
-                                                                     peak.peak_tflops, peak.gpu, peaks)
+    sections["gemm_precision"], precision_warnings = _precision(sections["gemm_precision"], job, catalog, peak)
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
-    warnings = (m.warnings + numerator + [{"code": "flops", "message": w} for w in fl.warnings]
+    warnings = (m.warnings + numerator_warnings + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
@@ -78,6 +61,43 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                                                    if peak.hbm_gbps else None),
         figures=fig, ranks=per_rank, roofline=rows, warnings=warnings, status=status, status_reason=reason,
         thresholds=checks.thresholds(job.thresholds, fig.metrics, fig.step_time)))
+
+
+def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, str]]]:
+    """The resolved model, its FLOPs per step, and what the numerator checks say about them."""
+    model = resolved_model(job)
+    fl = job_flops(job, model)
+    return model, fl, (checks.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
+                       + checks.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
+                       + checks.repeated_files(job.repeated_trace_files()))
+
+
+def _measure(job: Job, shared: ranks.TraceSet | None,
+             cache_dir: Path | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
+    """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash."""
+    ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
+    try:
+        sm = ranks.measure_set(ts, job, _class_rules(job))
+        where = classes.measure_all(ts.traces[0], sm.measurement, job.analysis.get("figures", []))
+        return sm, where, ts.sha256()
+    finally:
+        if shared is None:
+            ts.close()
+
+
+def _work(job: Job, fl: FlopsResult, peak: Peak) -> figures.Work:
+    """The numerator scaled to one occurrence (the scope bridge), with the denominator's GPUs and peak."""
+    steps = job.steps_per_occurrence
+    return figures.Work(per_occurrence(fl.model_flops_per_step, steps),
+                        per_occurrence(fl.hardware_flops_per_step, steps),
+                        None if fl.tokens_per_step is None else per_occurrence(fl.tokens_per_step, steps),
+                        job.hardware["num_gpus"], peak.peak_tflops, peak.achievable_tflops)
+
+
+def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak) -> tuple[dict[str, Any], list]:
+    """The GEMM precision section judged against the declared precision, with each precision's catalog peak."""
+    peaks = {r["precision"]: peak_at(catalog, peak, r["precision"]) for r in measured["precisions"]}
+    return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks)
 
 
 def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None) -> tuple[dict[str, Any], Path]:

@@ -62,7 +62,8 @@ def test_occurrences_ordered(tmp_path):
 
 
 def test_token_counts_given(tmp_path):
-    (p,) = problems(tmp_path, GOOD.replace("  seq_len: 4096\n", "").replace("flops_per_step: 3.9e+15", "preset: llama-3-8b"))
+    preset = GOOD.replace("  seq_len: 4096\n", "").replace("flops_per_step: 3.9e+15", "preset: llama-3-8b")
+    (p,) = problems(tmp_path, preset)
     assert p.pointer == "/workload" and "counting the model's FLOPs needs seq_len" in p.message
     assert problems(tmp_path, GOOD.replace("  seq_len: 4096\n", "")) == []        # an explicit numerator needs none
     (p,) = problems(tmp_path, GOOD.replace("  seq_len: 4096\n", "  seq_lens: [100]\n"))
@@ -70,7 +71,8 @@ def test_token_counts_given(tmp_path):
 
 
 def test_no_backward_without_training(tmp_path):
-    text = GOOD.replace("mode: training", "mode: inference").replace("grad_accum: 4", "grad_accum: 4\n  recompute: full")
+    text = GOOD.replace("mode: training", "mode: inference")
+    text = text.replace("grad_accum: 4", "grad_accum: 4\n  recompute: full")
     assert {p.pointer for p in problems(tmp_path, text)} >= {"/workload/recompute", "/workload/grad_accum"}
 
 
