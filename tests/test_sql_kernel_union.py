@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from pipeline.trace import chain
@@ -17,7 +18,9 @@ def _union_rows(kernels: list[Kernel]) -> dict[tuple[int, int | None], tuple[int
     con = connect()
     con.execute("CREATE TEMP TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    con.executemany("INSERT INTO attributed VALUES (?, 1, ?, 7, 1, ?, ?)", kernels)
+    planted = {name: np.array(col, dtype=np.int64).reshape(-1)          # one insert, not one per row
+               for name, col in zip(("occurrence", "device_id", "start_ns", "end_ns"), zip(*kernels))}
+    con.execute("INSERT INTO attributed SELECT occurrence, 1, device_id, 7, 1, start_ns, end_ns FROM planted")
     chain.run(con, {"attributed_unions", "kernel_union"})
     rows = con.execute("SELECT occurrence, device_id, union_ns, sum_ns, kernel_count, last_end_ns "
                        "FROM kernel_union").fetchall()
