@@ -1,13 +1,20 @@
-"""Benchmark harness for issue #7 (not part of the test suite): cost of `mfu run` against reading the trace.
+"""Benchmark for issue #10 (not part of the test suite): the cost of `mfu run` as ratios within one run.
 
-For each size it generates (once, with `mfu synth --scaled`) an 8-rank trace and times,
-each in a fresh child process so wall time and peak RSS are that step's alone:
-  (a) floor: DuckDB reads the kernel table joined to the runtime table and sums durations
-  (b) `mfu run` on one job over 10 occurrences (no cache: reads the SQLite file)
-  (c) `mfu run` on 20 such jobs over the same trace, cache cold (built during the batch)
-  (d) the same 20 jobs with the cache warm; (d1) one job with the cache warm
-Prints a table and writes bench/RESULTS.md. Usage:
-  python bench/run_bench.py [--sizes 1,5,20] [--workdir DIR]
+Trace shape (`mfu synth --scaled`): 8 ranks x 25 steps x K kernels per step and rank, one launch
+row per kernel plus a duplicate for every 10th; K = 2,500 / 10,000 / 40,000 gives 0.5 / 2 / 8 M
+kernels. A job selects 10 occurrences (steps 8-17), so its window holds 40 % of the kernels:
+0.2 / 0.8 / 3.2 M. Every figure is the median of --repeat runs, each a fresh child process,
+the measurements alternating within a repetition so load changes hit them all alike:
+  floor   DuckDB alone (in the child, start-up excluded): ATTACH, kernels joined to their launch
+          rows on (correlationId, process), durations summed (bench/floor.sql)
+  cold    `mfu run` on the job, no cache (start-up included), and its peak RSS
+  warm    the same job with the Parquet cache already built
+  batch   20 jobs on the same trace in one `mfu run` (windows steps 1-10 ... 16-25, all inside it),
+          cache cold (the batch builds it: the trace is read once for all 20)
+and, once per size, the phases of one cold run (bench/phases.py). Also, at the smallest size
+selection: one job over 20,000 occurrences vs 2,000 (1 rank x 20,000 steps x 10 kernels), and
+multi-file: 8 rank files in one job, `-j 2` vs `-j 1`. Writes bench/RESULTS.last.md.
+  python bench/run_bench.py [--sizes 2] [--repeat 3] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import math
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,118 +36,149 @@ import duckdb
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-RANKS, KERNELS_PER_STEP, JOBS, OCCURRENCES = 8, 1000, 20, 10
+RANKS, STEPS, FIRST, LAST, JOBS = 8, 25, 8, 17, 20
+KERNELS = {0.5: 2_500, 2: 10_000, 8: 40_000}          # per step and rank, by millions of kernels
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process; a failing child stops the benchmark."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def child(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of one child process; a failing child stops the benchmark."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read().decode()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):            # 1: a threshold or validity verdict, still a full run
         raise SystemExit(f"{' '.join(cmd)} failed ({code}): {proc.stderr.read().decode()[-2000:]}")
-    proc.stderr.close()
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, out
 
 
-def make_trace(work: Path, millions: int) -> Path:
-    trace = work / f"synth-{millions}m.sqlite"
-    if not trace.is_file():
-        steps = millions * 1_000_000 // (RANKS * KERNELS_PER_STEP)
-        subprocess.run([sys.executable, "-m", "pipeline.cli", "synth", str(trace), "--scaled",
-                        "--ranks", str(RANKS), "--steps", str(steps), "--kernels-per-step", str(KERNELS_PER_STEP)],
-                       check=True, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL)
-    return trace
+def synth(path: Path, ranks: int, steps: int, kernels: int) -> Path:
+    if not path.is_file():
+        subprocess.run([sys.executable, "-m", "pipeline.cli", "synth", str(path), "--scaled", "--ranks", str(ranks),
+                        "--steps", str(steps), "--kernels-per-step", str(kernels)],
+                       check=True, env=ENV, stdout=subprocess.DEVNULL)
+    return path
 
 
-def make_jobs(work: Path, trace: Path) -> list[Path]:
-    """20 jobs over distinct 10-occurrence windows of the same trace (JSON is YAML)."""
-    folder = work / f"jobs-{trace.stem}"
-    folder.mkdir(exist_ok=True)
-    jobs = []
-    for i in range(JOBS):
-        body = {"name": f"bench-{i:02d}", "trace": str(trace),
-                "region": {"name": "train_step", "occurrences": {"first": 1 + 5 * i, "last": OCCURRENCES + 5 * i}},
-                "hardware": {"gpu": "auto", "num_gpus": RANKS, "precision": "bf16"},
-                "model": {"flops_per_step": 1.0e+14},
-                "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}
-        path = folder / f"job{i:02d}.yaml"
-        path.write_text(json.dumps(body))
-        jobs.append(path)
-    return jobs
+def job(folder: Path, name: str, trace: str | list[str], first: int, last: int, gpus: int) -> Path:
+    """A llama-3-8b training job: kernel classes, overlap and roofline all on (JSON is YAML)."""
+    body = {"name": name, "trace": trace, "region": {"name": "train_step", "occurrences": {"first": first, "last": last}},
+            "hardware": {"gpu": "auto", "num_gpus": gpus, "precision": "bf16"}, "model": {"preset": "llama-3-8b"},
+            "workload": {"mode": "training", "seq_len": 1024, "global_batch": 1}}
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps(body))
+    return path
 
 
-def measure_size(work: Path, millions: int) -> dict:
-    trace = make_trace(work, millions)
-    jobs = make_jobs(work, trace)
-    cache, out = work / "cache", work / "reports"
+def mfu(out: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "pipeline.cli", "run", "--out", str(out), *args]
+
+
+def floor(trace: Path) -> float:
+    return float(child([sys.executable, str(HERE / "floor.py"), str(trace)])[2].split()[-1])
+
+
+def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = True) -> dict:
+    trace = synth(work / f"synth-{millions:g}m.sqlite", RANKS, STEPS, KERNELS[millions])
+    jobs = work / f"jobs-{millions:g}m"
+    jobs.mkdir(exist_ok=True)
+    one = job(jobs, "one", f"../{trace.name}", FIRST, LAST, RANKS)
+    batch = [job(jobs, f"batch-{i:02d}", f"../{trace.name}", 1 + i % 16, 10 + i % 16, RANKS) for i in range(JOBS)]
+    cache, out = work / f"cache-{millions:g}m", work / "reports"
     shutil.rmtree(cache, ignore_errors=True)
-    mfu = [sys.executable, "-m", "pipeline.cli", "run", "--out", str(out)]
-    row = {"millions": millions, "kernels": millions * 1_000_000, "bytes": trace.stat().st_size,
-           "runtime_rows": json.loads(Path(f"{trace}.truth.json").read_text())["runtime_rows"]}
-    row["a"] = timed([sys.executable, str(HERE / "floor.py"), str(trace)])
-    row["b"] = timed(mfu + ["--no-cache", str(jobs[0])])
-    row["c"] = timed(mfu + ["--cache", str(cache), *map(str, jobs)])
-    row["d"] = timed(mfu + ["--cache", str(cache), *map(str, jobs)])
-    row["d1"] = timed(mfu + ["--cache", str(cache), str(jobs[0])])
-    row["cache_bytes"] = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
+    child(mfu(out, "--cache", str(cache), str(one)))                  # builds the cache for `warm`
+    runs: dict[str, list] = {k: [] for k in ("floor", "cold", "warm", "batch")}
+    for _ in range(repeat):
+        runs["floor"].append((floor(trace), 0.0))
+        runs["cold"].append(child(mfu(out, "--no-cache", str(one)))[:2])
+        runs["warm"].append(child(mfu(out, "--cache", str(cache), str(one)))[:2])
+        if batch_too:
+            shutil.rmtree(cache / "batch", ignore_errors=True)        # a cold cache: the batch reads the trace
+            runs["batch"].append(child(mfu(out, "--cache", str(cache / "batch"), *map(str, batch)))[:2])
+    row = {k: (statistics.median(t for t, _ in v), max(m for _, m in v)) if v else (math.nan, math.nan)
+           for k, v in runs.items()}
+    row["phases"] = json.loads(child([sys.executable, str(HERE / "phases.py"), "--no-cache", "--out", str(out),
+                                      str(one)])[2].splitlines()[-1])
+    row.update(millions=millions, window=int(millions * 1e6 * (LAST - FIRST + 1) / STEPS), bytes=trace.stat().st_size)
     return row
 
 
-def exponent(rows: list[dict], key: str) -> float | None:
-    """Least-squares slope of log(time) on log(kernels): 1.0 is linear growth."""
-    if len(rows) < 2:
-        return None
-    xs = [math.log(r["kernels"]) for r in rows]
-    ys = [math.log(r[key][0]) for r in rows]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+def selection(work: Path, repeat: int) -> dict[str, float]:
+    """One rank x 20,000 steps x 10 kernels: 2,000 vs 20,000 selected occurrences (linear: about 10x)."""
+    trace = synth(work / "synth-steps.sqlite", 1, 20_000, 10)
+    folder = work / "jobs-steps"
+    folder.mkdir(exist_ok=True)
+    small, large = (job(folder, f"occ{n}", f"../{trace.name}", 1, n, 1) for n in (2_000, 20_000))
+    times: dict[str, list[float]] = {"2000": [], "20000": []}
+    for _ in range(repeat):
+        times["2000"].append(child(mfu(work / "reports", "--no-cache", str(small)))[0])
+        times["20000"].append(child(mfu(work / "reports", "--no-cache", str(large)))[0])
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
-def table(rows: list[dict]) -> str:
-    head = ("| kernels | trace GB | (a) floor s / MB | (b) run s / MB | (c) 20 jobs cold s / MB | "
-            "(d) 20 jobs warm s / MB | (d1) 1 job warm s | b/a | c/b | d/b | d1/b | rows/s (b) |")
-    lines = [head, "|" + "---|" * 12]
+def multi_file(work: Path, repeat: int) -> dict[str, float]:
+    """8 rank files (1 rank x 25 steps x 10,000 kernels each) in one job: -j 2 against -j 1."""
+    folder = work / "ranks"
+    folder.mkdir(exist_ok=True)
+    files = [synth(folder / f"rank{i}.sqlite", 1, STEPS, 10_000) for i in range(8)]
+    one = job(folder, "ranks", [f.name for f in files], FIRST, LAST, 8)
+    times: dict[str, list[float]] = {"-j 1": [], "-j 2": []}
+    for _ in range(repeat):
+        for j in ("1", "2"):
+            times[f"-j {j}"].append(child(mfu(work / "reports", "--no-cache", "-j", j, str(one)))[0])
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) -> str:
+    lines = ["| kernels | window | trace GB | floor s | cold s / MB | warm s | 20 jobs s / MB | cold/floor | "
+             "warm/floor | 20 jobs/cold |", "|" + "---|" * 10]
     for r in rows:
-        rate = (r["kernels"] + r["runtime_rows"]) / r["b"][0]
-        cell = lambda k: f"{r[k][0]:.2f} / {r[k][1]:.0f}"
-        lines.append(f"| {r['millions']} M | {r['bytes'] / 1e9:.2f} | {cell('a')} | {cell('b')} | {cell('c')} | "
-                     f"{cell('d')} | {r['d1'][0]:.2f} | {r['b'][0] / r['a'][0]:.2f} | {r['c'][0] / r['b'][0]:.2f} | "
-                     f"{r['d'][0] / r['b'][0]:.2f} | {r['d1'][0] / r['b'][0]:.2f} | {rate / 1e6:.2f} M |")
-    return "\n".join(lines)
-
-
-def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{platform.system()} {platform.release()}, {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM; "
-            f"Python {platform.python_version()}, DuckDB {duckdb.__version__}; 1-min load average at the end: {load:.1f}")
+        lines.append(f"| {r['millions']:g} M | {r['window'] / 1e6:g} M | {r['bytes'] / 1e9:.2f} | {r['floor'][0]:.2f} | "
+                     f"{r['cold'][0]:.2f} / {r['cold'][1]:.0f} | {r['warm'][0]:.2f} | "
+                     f"{r['batch'][0]:.2f} / {r['batch'][1]:.0f} | {r['cold'][0] / r['floor'][0]:.2f} | "
+                     f"{r['warm'][0] / r['floor'][0]:.2f} | {r['batch'][0] / r['cold'][0]:.2f} |")
+    lines += ["", "Phases of one cold run (seconds; `other` = start-up imports, job loading, peak, result):", "",
+              "| kernels | read | attribution | analyses | flops | render | other | total |", "|" + "---|" * 8]
+    for r in rows:
+        p = r["phases"]["phases_s"]
+        lines.append(f"| {r['millions']:g} M | " + " | ".join(f"{p.get(k, 0.0):.2f}" for k in
+                     ("read", "attribution", "analyses", "flops", "render", "other")) + f" | {r['phases']['total_s']:.2f} |")
+    if sel:
+        lines += ["", f"Selection: 2,000 occurrences {sel['2000']:.2f} s, 20,000 occurrences {sel['20000']:.2f} s "
+                  f"(ratio {sel['20000'] / sel['2000']:.2f} for 10x the occurrences)"]
+    if multi:
+        lines += ["", f"8 rank files in one job: -j 1 {multi['-j 1']:.2f} s, -j 2 {multi['-j 2']:.2f} s "
+                  f"(ratio {multi['-j 2'] / multi['-j 1']:.2f})"]
+    load = os.getloadavg()[0]
+    lines += ["", f"Median of {repeat} alternating runs. Machine: {platform.system()} {platform.release()}, "
+              f"{os.cpu_count()} cores, Python {platform.python_version()}, DuckDB {duckdb.__version__}; "
+              f"1-minute load average at the end: {load:.1f}"]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1,5,20", help="millions of kernels, comma-separated")
+    ap.add_argument("--sizes", default="2", help="millions of kernels, comma-separated: 0.5, 2, 8")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating runs per measurement (median)")
+    ap.add_argument("--skip", default="", help="comma-separated: selection, multi-file, batch-above-2 (the "
+                    "20-job batch only up to 2 M kernels)")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "mfu-bench",
-                    help="where traces, jobs, cache and reports go (traces are kept for reruns)")
-    ap.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+                    help="where traces, jobs, caches and reports go (traces are kept for reruns)")
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for millions in (int(s) for s in args.sizes.split(",")):
-        rows.append(measure_size(args.workdir, millions))
-        print(table(rows[-1:]).splitlines()[-1], flush=True)
-    fits = {k: exponent(rows, k) for k in ("a", "b", "c")}
-    text = (f"{table(rows)}\n\nFitted exponent of time on kernel count (1.0 = linear): "
-            + ", ".join(f"({k}) {v:.2f}" for k, v in fits.items() if v is not None)
-            + f"\n\nMachine: {machine()}\n")
+    skip = set(args.skip.split(","))
+    rows: list[dict] = []
+    for millions in (float(s) for s in args.sizes.split(",")):
+        rows.append(measure_size(args.workdir, millions, args.repeat,
+                                 batch_too=not ("batch-above-2" in skip and millions > 2)))
+        print(report(rows[-1:], None, None, args.repeat), flush=True)
+    sel = None if "selection" in skip else selection(args.workdir, args.repeat)
+    multi = None if "multi-file" in skip else multi_file(args.workdir, args.repeat)
+    text = report(rows, sel, multi, args.repeat)
     print(text)
-    args.results.with_suffix(".last.md").write_text(text)
-    print(f"table written to {args.results.with_suffix('.last.md')}; copy it into {args.results.name}")
+    (HERE / "RESULTS.last.md").write_text(text)
 
 
 if __name__ == "__main__":
