@@ -12,7 +12,9 @@ Format 2 (FORMAT_VERSION) stores with each row the run's optional label (e.g. a 
 and the per-occurrence samples, and marks the row with the format it was written in;
 `table_version` tells a format from the columns. A format-1 DuckDB file is migrated in
 place when a run is appended, and in memory when it is read; format-1 Parquet files are
-read as they are. Between consecutive runs of a job the same noise-aware test as the
+read as they are. Within format 2 a nullable column may be added (the job's MFU threshold,
+`mfu_pct_wall_min`, for the charts' threshold line): it is no part of what tells a format, and
+history_migrate.sql adds it, NULL, to a table written before it existed. Between consecutive runs of a job the same noise-aware test as the
 compare gate (pipeline/gate.py) flags the run where MFU or step time changed.
 """
 
@@ -107,7 +109,7 @@ def _append_db(db: Path, results: list[dict[str, Any]], label: str | None) -> in
 
 
 def _require_version(con: duckdb.DuckDBPyConnection, path: Path, database: str | None) -> int:
-    """The table's format, migrating format 1 to the current one; a table that is no history is refused."""
+    """The table's format, migrating an older table to the current columns; a table that is no history is refused."""
     version = table_version(con, database)
     if version is None:
         raise UsageError(f"{path}: not an mfu history (the columns of its `history` table match no history "
@@ -115,8 +117,7 @@ def _require_version(con: duckdb.DuckDBPyConnection, path: Path, database: str |
     if version > FORMAT_VERSION:
         raise UsageError(f"{path}: history format {version} is newer than this mfu-pipeline reads "
                          f"({FORMAT_VERSION}); upgrade mfu-pipeline")
-    if version < FORMAT_VERSION:
-        queries.run(con, "history_migrate")
+    queries.run(con, "history_migrate")          # adds only missing columns: format 1, or format 2 before a column
     return version
 
 
@@ -168,7 +169,9 @@ def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, An
                     tokens_per_s=r["metrics"]["tokens_per_s"],
                     straggler_s=(r.get("straggler") or {}).get("total_s"), label=label,
                     samples_field=field if steps else None, step_samples_s=steps or None,
-                    mfu_samples_pct=gate.mfu_samples(r) or None, format_version=FORMAT_VERSION)
+                    mfu_samples_pct=gate.mfu_samples(r) or None, format_version=FORMAT_VERSION,
+                    mfu_pct_wall_min=next((t["limit"] for t in r.get("thresholds") or []
+                                           if t["name"] == "mfu_pct_wall_min"), None))
 
 
 def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:

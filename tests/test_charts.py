@@ -125,3 +125,35 @@ def test_history_overlays_jobs_on_labelled_axes():
     assert dots["a, run 1 (v1): 40.00 %"] < dots["a, run 2 (abc1234): 38.00 %"] < dots["b, run 2 (abc1234): 30.00 %"]
     ticks = [float(t.text) for t in svg.iter("text") if t.get("text-anchor") == "end"]
     assert ticks == sorted(ticks) and ticks[0] <= 30.0 and ticks[-1] >= 40.0 and ticks[0] >= 0
+
+
+def test_history_threshold_line_per_job_at_its_value():
+    def run(n, mfu, limit=None):
+        return {"run": n, "label": None, "mfu_pct_wall": mfu, "step_time_median_s": 1.0, "mfu_pct_wall_min": limit}
+    doc = {"jobs": [{"name": "a", "runs": [run(1, 40.0), run(2, 38.0, 45.0)]},
+                    {"name": "b", "runs": [run(1, 31.0, 20.0), run(2, 30.0)]},     # threshold dropped: none now
+                    {"name": "c", "runs": [run(2, 35.0, 33.0)]}]}
+    svg = ET.fromstring(charts.history_charts(doc)["history-mfu.svg"])
+    # y axis by hand: values 30..45 padded by 15 % of the span (2.25) -> ticks 25, 30, ..., 50 every 5;
+    # plot top = 14 + 18 * 1 legend row = 32, height 170, so y(v) = 202 - (v - 25) / 25 * 170
+    ticks = [t.text for t in svg.iter("text") if t.get("text-anchor") == "end" and t.text[0].isdigit()]
+    assert ticks == ["25", "30", "35", "40", "45", "50"]
+    y = {v: 202 - (v - 25) / 25 * 170 for v in (45.0, 33.0)}                       # 66.0 and 147.6
+    grid = {float(t.text): float(line.get("y1")) for t, line in zip(
+        [t for t in svg.iter("text") if t.get("text-anchor") == "end" and t.text[0].isdigit()],
+        [ln for ln in svg.findall("line") if ln.get("stroke") == charts.COLORS["grid"]])}
+    assert grid[25.0] == pytest.approx(202.0) and grid[50.0] == pytest.approx(32.0)
+    lines = {g.find("title").text: g.find("line") for g in svg.iter("g") if g.get("class") == "threshold"}
+    assert set(lines) == {"a threshold 45.00\u00a0%", "c threshold 33.00\u00a0%"}
+    colors = [p.get("stroke") for p in svg.findall("polyline")]                   # a, b, c in order
+    for (name, v), color in zip((("a", 45.0), ("c", 33.0)), (colors[0], colors[2])):
+        line = lines[f"{name} threshold {v:.2f}\u00a0%"]
+        assert float(line.get("y1")) == float(line.get("y2")) == pytest.approx(y[v], abs=0.05)
+        assert line.get("stroke") == color and line.get("stroke-dasharray")
+
+
+def test_history_without_thresholds_draws_no_threshold_line():
+    def run(n, mfu):
+        return {"run": n, "label": None, "mfu_pct_wall": mfu, "step_time_median_s": 1.0, "mfu_pct_wall_min": None}
+    made = charts.history_charts({"jobs": [{"name": "a", "runs": [run(1, 40.0), run(2, 38.0)]}]})
+    assert all("threshold" not in svg for svg in made.values())

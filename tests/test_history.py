@@ -15,9 +15,11 @@ from pipeline.cli import main
 from pipeline.job.documents import validator
 from pipeline.errors import UsageError
 from pipeline.history import append
+from pipeline.report.charts import history_charts
 from tests import fake_results
 from tests.test_batch import write
 from tests.test_sql_history_append import V1_DDL, V1_ROW
+from tests.test_sql_history_migrate import V2_DDL
 
 
 def test_appended_twice_and_rendered(synth_trace, tmp_path, capsys):
@@ -254,3 +256,29 @@ def test_changes_between_consecutive_runs_are_flagged_where_they_happen(tmp_path
     assert f"⚑ **regression**: step time (median) {step['change_pct']:+.2f} % (worse), p = {step['test']['p_value']:.3g}" in md
     # a threshold above the 10 % shift flags nothing
     assert history.trend(folder, 20.0)["jobs"][0]["flagged_runs"] == []
+
+
+@pytest.mark.parametrize("name", ["old.duckdb", "old-folder"])
+def test_mfu_threshold_is_stored_and_older_format_2_rows_read_as_null(tmp_path, name):
+    """A format-2 history written before thresholds were kept (no mfu_pct_wall_min column) is read
+    and appended to; its rows have no threshold, the new run has the job's, and the chart draws it."""
+    path = tmp_path / name
+    with duckdb.connect(str(path) if name.endswith(".duckdb") else ":memory:") as con:
+        con.execute(V2_DDL)
+        con.execute("INSERT INTO history VALUES (1, 'a', ?, ?, 'ok', 40.0, 40.0, 1.0, 1000.0, NULL, NULL, "
+                    "'step_time_s', [1.0, 1.0, 1.0], [40.0, 40.0, 40.0], 2)", ["c" * 64, "ab" * 32])
+        if not name.endswith(".duckdb"):
+            path.mkdir()
+            con.table("history").write_parquet(str(path / "run-000001.parquet"))
+    assert [r["mfu_pct_wall_min"] for r in history.trend(path)["jobs"][0]["runs"]] == [None]
+    gated = {**fake("a", 41.0), "thresholds": [{"name": "hfu_pct_wall_min", "limit": 50.0, "value": 41.0,
+                                                 "passed": False},
+                                                {"name": "mfu_pct_wall_min", "limit": 35.0, "value": 41.0,
+                                                 "passed": True}]}
+    assert append(path, [gated, fake("b", 30.0)]) == 2
+    doc = history.trend(path)
+    assert doc["format_version"] == 2
+    assert [[r["mfu_pct_wall_min"] for r in j["runs"]] for j in doc["jobs"]] == [[None, 35.0], [None]]
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    svg = history_charts(doc)["history-mfu.svg"]
+    assert svg.count('class="threshold"') == 1 and "a threshold 35.00" in svg     # job b has none

@@ -303,15 +303,18 @@ def _run_axis(runs: list[dict[str, Any]]) -> tuple[list[int], dict[int, str]]:
     return numbers, labels
 
 
-def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str) -> str | None:
+def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str,
+          limit_key: str | None = None) -> str | None:
     """One figure over the runs, one line per job (overlaid), on labelled axes: x = run number with
-    its label under it, y = the figure with round ticks; points carry their value in a tooltip."""
-    series = [(j["name"], [(x["run"], x[key]) for x in j["runs"] if x[key] is not None]) for j in jobs]
-    series = [(n, pts) for n, pts in series if pts]
+    its label under it, y = the figure with round ticks; points carry their value in a tooltip.
+    With `limit_key`, a job whose latest run has that threshold gets a dashed line at it in its colour."""
+    series = [(j["name"], [(x["run"], x[key]) for x in j["runs"] if x[key] is not None],
+               j["runs"][-1].get(limit_key) if limit_key else None) for j in jobs]
+    series = [s for s in series if s[1]]
     if not series:
         return None
     numbers, labels = _run_axis([x for j in jobs for x in j["runs"]])
-    vals = [v for _, pts in series for _, v in pts]
+    vals = [v for _, pts, _ in series for _, v in pts] + [lim for *_, lim in series if lim is not None]
     col = column(vals, unit)
     lo, hi = min(vals), max(vals)
     pad = (hi - lo) * 0.15 or abs(hi) * 0.02 or 1.0
@@ -329,8 +332,12 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
             body.append(_text(sx[n], top + plot_h + 16, str(n), "middle"))
             if labels[n]:
                 body.append(_text(sx[n], top + plot_h + 31, labels[n][:10], "middle", "", ' font-size="11"'))
-    for k, (name, pts) in enumerate(series):
+    taken: list[tuple[float, ...]] = []
+    for k, (name, pts, limit) in enumerate(series):
         color, lx, ly = PALETTE[k % len(PALETTE)], left + 200 * (k % 3), 14 + 18 * (k // 3)
+        if limit is not None:
+            body.append(_limit_line(f"{name[:22]} threshold {col(limit)}{NBSP}{col.unit}", sy(limit), left,
+                                    w - right, color, taken))
         body.append(_line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"') + _text(lx + 21, ly, name[:22]))
         body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
                     + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>')
@@ -343,9 +350,22 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
 
 
+def _limit_line(text: str, y: float, x1: float, x2: float, color: str, taken: list[tuple[float, ...]]) -> str:
+    """A threshold as a dashed line across the plot, labelled at its right end; labels of thresholds
+    close together are stacked downwards instead of drawn over each other."""
+    ty = y - 4
+    while any(_overlaps(_box(x2 - 4, ty, text, "end"), t) for t in taken):
+        ty += FONT + 2
+    taken.append(_box(x2 - 4, ty, text, "end"))
+    return (f'<g class="threshold"><title>{_e(text)}</title>' + _line(x1, y, x2, y, color, ' stroke-dasharray="6 4"')
+            + _text(x2 - 4, ty, text, "end", "lbl", f' fill="{color}"') + "</g>")
+
+
 def history_charts(doc: dict[str, Any]) -> dict[str, str]:
-    """MFU of every job on one chart, then each job's median step time (jobs differ in scale)."""
-    made = {"history-mfu.svg": trend(doc["jobs"], "mfu_pct_wall", "history", "MFU, wall", "%")}
+    """MFU of every job on one chart with each job's threshold line, then each job's median step time
+    (jobs differ in scale)."""
+    made = {"history-mfu.svg": trend(doc["jobs"], "mfu_pct_wall", "history", "MFU, wall", "%",
+                                       "mfu_pct_wall_min")}
     for i, j in enumerate(doc["jobs"], 1):
         made[f"history-step-{i}.svg"] = trend([j], "step_time_median_s", "history", "step time, median", "s")
     return {name: svg for name, svg in made.items() if svg}

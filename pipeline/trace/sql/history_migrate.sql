@@ -1,9 +1,12 @@
 -- reads: history
 -- creates: -
--- Bring a format-1 history table (the columns up to straggler_s) to format 2. Its rows keep what they
--- had: no label, no samples (the change detection says "cannot decide" for them), format_version 1.
-ALTER TABLE history ADD COLUMN label VARCHAR;
-ALTER TABLE history ADD COLUMN samples_field VARCHAR;
-ALTER TABLE history ADD COLUMN step_samples_s DOUBLE[];
-ALTER TABLE history ADD COLUMN mfu_samples_pct DOUBLE[];
-ALTER TABLE history ADD COLUMN format_version INTEGER DEFAULT 1;
+-- Bring an older history table to the current columns; each column is added only when missing, so it
+-- runs on any table history.table_version accepts. A format-1 table (the columns up to straggler_s):
+-- its rows keep what they had, no label, no samples (the change detection says "cannot decide" for
+-- them), format_version 1. A format-2 table from before the MFU threshold was kept: threshold NULL.
+ALTER TABLE history ADD COLUMN IF NOT EXISTS label VARCHAR;
+ALTER TABLE history ADD COLUMN IF NOT EXISTS samples_field VARCHAR;
+ALTER TABLE history ADD COLUMN IF NOT EXISTS step_samples_s DOUBLE[];
+ALTER TABLE history ADD COLUMN IF NOT EXISTS mfu_samples_pct DOUBLE[];
+ALTER TABLE history ADD COLUMN IF NOT EXISTS format_version INTEGER DEFAULT 1;
+ALTER TABLE history ADD COLUMN IF NOT EXISTS mfu_pct_wall_min DOUBLE;
