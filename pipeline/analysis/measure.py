@@ -47,10 +47,10 @@ def measure(trace: Trace, region: Region) -> Measurement:
         raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
                          "capture with `--trace=cuda`")
     warnings: list[dict[str, str]] = []
-    found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts"},
+    found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
                       name=region.name, match=region.match, domain=region.domain)
     counts = _process_counts(found["region_counts"])
-    warnings += _nested_warning(found["nested_counts"])
+    warnings += _nested_warning(found["nested_counts"]) + _unclosed_warning(found["unclosed_counts"])
     if not counts:
         raise TraceError(_not_found(trace, region))
     most = max(counts.values())
@@ -76,13 +76,27 @@ def measure(trace: Trace, region: Region) -> Measurement:
 
 def _nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Matching ranges inside another matching range of their process were folded into it (SEMANTICS §6)."""
+    return _left_out("nested_occurrences", rows, "nested", "lie inside another matching range of the same process",
+                     "only the outermost count as occurrences, since the inner ones' work is inside them already")
+
+
+def _unclosed_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Matching ranges with no end (pushes never popped) are no occurrences: say so rather than drop them silently."""
     if not rows:
         return []
-    per = ", ".join(f"pid {r['pid']}: {r['nested']}" for r in rows)
-    return [{"code": "nested_occurrences", "message":
-             f"{sum(r['nested'] for r in rows)} matching range(s) lie inside another matching range of the same "
-             f"process ({per}; e.g. '{rows[0]['example']}'); only the outermost count as occurrences, since the "
-             "inner ones' work is inside them already"}]
+    return _left_out(
+        "unclosed_ranges", rows, "unclosed", "were never closed",
+        f"they are not counted as occurrences: the capture probably ended inside the step (the first starts at "
+        f"{rows[0]['first_start_ns']} ns); select occurrences before it")
+
+
+def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
+    """One warning for matching ranges the selection left out, counted per process, with an example name."""
+    if not rows:
+        return []
+    per = ", ".join(f"pid {r['pid']}: {r[column]}" for r in rows)
+    return [{"code": code, "message": f"{sum(r[column] for r in rows)} matching range(s) {what} "
+                                      f"({per}; e.g. '{rows[0]['example']}'); {why}"}]
 
 
 def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:

@@ -1,5 +1,5 @@
--- reads: ranges
--- creates: region_ranges, nested_ranges
+-- reads: range_events
+-- creates: region_ranges, nested_ranges, unclosed_ranges
 -- Every NVTX range matching the job's region, numbered per process (SEMANTICS §3):
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.
@@ -10,10 +10,13 @@
 -- A matching range inside another matching range of the same process (it ends no later than
 -- one that started before it) is not an occurrence: its work is inside the outer one already
 -- (SEMANTICS §6). Such ranges go to `nested_ranges`, so the report can say what was folded.
+-- A matching range never closed (end NULL: the capture ended inside it) is no occurrence; it
+-- goes to `unclosed_ranges`, so the report can say it was not counted. Its NULL end adds nothing
+-- to the running max, so the other ranges' nesting is what it would be without it.
 CREATE OR REPLACE TEMP TABLE matched_ranges AS
 WITH matched AS (
     SELECT *
-    FROM ranges
+    FROM range_events
     WHERE CASE $match
               WHEN 'exact' THEN name = $name
               WHEN 'prefix' THEN starts_with(name, $name)
@@ -30,6 +33,9 @@ FROM matched;
 CREATE OR REPLACE TEMP TABLE nested_ranges AS
 SELECT global_pid, pid, global_tid, start_ns, end_ns, name FROM matched_ranges WHERE nested;
 
+CREATE OR REPLACE TEMP TABLE unclosed_ranges AS
+SELECT global_pid, pid, global_tid, start_ns, name FROM matched_ranges WHERE end_ns IS NULL;
+
 CREATE OR REPLACE TEMP TABLE region_ranges AS
 SELECT
     row_number() OVER w AS occurrence,
@@ -41,7 +47,7 @@ SELECT
     name,
     lead(start_ns) OVER w - start_ns AS period_ns
 FROM matched_ranges
-WHERE NOT nested
+WHERE NOT nested AND end_ns IS NOT NULL
 WINDOW w AS (PARTITION BY global_pid ORDER BY start_ns, end_ns DESC, global_tid);
 
 DROP TABLE matched_ranges;

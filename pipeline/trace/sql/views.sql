@@ -1,5 +1,5 @@
 -- reads: raw_nvtx, raw_strings, raw_runtime, raw_kernel, raw_graph_trace, raw_gpu
--- creates: nvtx_domains, ranges, launches, kernels, gpus
+-- creates: nvtx_domains, range_events, ranges, launches, kernels, gpus
 -- Normalized views over the raw_* views that pipeline/trace.py maps from the export.
 -- Units in names; ids decoded per SEMANTICS §2:
 --   pid = (globalTid >> 24) & 0xFFFFFF, tid = globalTid & 0xFFFFFF,
@@ -14,8 +14,9 @@ FROM raw_nvtx AS n
 LEFT JOIN raw_strings AS s ON s.id = n.textId
 WHERE n.eventType = 75;
 
--- NVTX ranges: push/pop (59), start/end (60), NVTXT imports (70, 71); marks have no end.
-CREATE OR REPLACE TEMP VIEW ranges AS
+-- NVTX range events: push/pop (59), start/end (60), NVTXT imports (70, 71), closed or not
+-- (end NULL: a push never popped, e.g. the capture ended inside it). Marks are not ranges.
+CREATE OR REPLACE TEMP VIEW range_events AS
 SELECT
     n.start AS start_ns,
     n."end" AS end_ns,
@@ -30,8 +31,11 @@ LEFT JOIN raw_strings AS s ON s.id = n.textId
 LEFT JOIN nvtx_domains AS d
        ON d.domain_id = n.domainId
       AND d.global_pid = n.globalTid & ~CAST(16777215 AS BIGINT)
-WHERE n.eventType IN (59, 60, 70, 71)
-  AND n."end" IS NOT NULL;
+WHERE n.eventType IN (59, 60, 70, 71);
+
+-- NVTX ranges: the closed ones; region_ranges.sql reports the unclosed ones that match the region.
+CREATE OR REPLACE TEMP VIEW ranges AS
+SELECT * FROM range_events WHERE end_ns IS NOT NULL;
 
 CREATE OR REPLACE TEMP VIEW launches AS
 SELECT
