@@ -59,20 +59,8 @@ def plan(job_files: list[Path]) -> tuple[list[list[Job]], list[Row]]:
     return list(groups.values()), failed
 
 
-def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None,
-              map_files: ranks.MapFiles = ranks.inline_map) -> list[Row]:
-    """Worker: open the group's traces once (through the cache when given), run and write each job; never raise.
-
-    A group of one multi-file job runs in the parent instead, its files as tasks of map_files (_spread).
-    """
-    if _spread(jobs):
-        try:
-            res, folder = run_to_folder(jobs[0], Path(out_root), cache_dir=Path(cache_dir) if cache_dir else None,
-                                        map_files=map_files)
-            return [_ok(jobs[0].path, res, folder, int(exit_code(res)))]
-        except Exception as exc:  # noqa: BLE001 - a failed row, as for any job
-            interrupts.reraise_if_pending()
-            return [_failed(jobs[0].path, integrity.explain(exc, jobs[0].trace_files()))]
+def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None) -> list[Row]:
+    """Worker: open the group's traces once (through the cache when given), run and write each job; never raise."""
     try:
         ts = ranks.open_set(jobs[0].trace_files(), materialize=len(jobs) > 1,
                             cache_dir=Path(cache_dir) if cache_dir else None)
@@ -107,16 +95,12 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
         shown(row)
     for r in rows:
         tick(r)
-    tasks = sum(len(g[0].trace_files()) if _spread(g) else 1 for g in groups)
-    workers = max(1, min(workers or os.cpu_count() or 1, tasks or 1))
-    cache, out = (str(Path(cache_dir).resolve()) if cache_dir else None), str(Path(out_root).resolve())
+    workers = max(1, min(workers or os.cpu_count() or 1, len(groups) or 1))
+    cache = str(Path(cache_dir).resolve()) if cache_dir else None
     try:
         with pool(engine, workers) as (submit, gather):
-            def map_files(fn: Callable, arglists: list[tuple]) -> list[Any]:
-                return [f.result() for f in [submit(fn, *a) for a in arglists]]
-            futures = [submit(run_group, g, out, cache) for g in groups if not _spread(g)]
-            spread = [run_group(g, out, cache, map_files) for g in groups if _spread(g)]
-            for done in [*spread, *gather(futures)]:
+            futures = [submit(run_group, g, str(Path(out_root).resolve()), cache) for g in groups]
+            for done in gather(futures):
                 for r in done:
                     rows.append(_as_given(r, job_files, out_root))
                     tick(r)
@@ -129,11 +113,6 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
         raise
     order = {str(p): i for i, p in enumerate(job_files)}
     return sorted(rows, key=lambda r: order.get(r["job"], total))
-
-
-def _spread(group: list[Job]) -> bool:
-    """A job of its own over several files: its per-file extractions are the tasks, not the job."""
-    return len(group) == 1 and len(group[0].trace_files()) > 1
 
 
 def _as_given(row: Row, job_files: list[Path], out_root: Path) -> Row:

@@ -28,16 +28,14 @@ from pipeline.report import publish, render, result
 NUMERATOR_KEYS = ("flops_per_step", "hardware_flops_per_step")   # an explicit numerator, not an architecture
 
 
-def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None,
-            map_files: ranks.MapFiles = ranks.inline_map) -> dict[str, Any]:
+def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None) -> dict[str, Any]:
     """Measure the job's region in its trace(s) and compute every figure of the report.
 
     `shared`: trace files already opened for several jobs of a batch (each file read once).
-    `map_files`: runs a multi-file job's per-file extractions (the executor's tasks; inline by default).
     """
     _raise(checks.job_problems(job))                 # config mistakes surface before the trace is read
     model, fl, numerator_warnings = _numerator(job)
-    sm, where, trace_sha256 = _measure(job, shared, cache_dir, map_files)
+    sm, where, trace_sha256 = _measure(job, shared, cache_dir)
     m = sm.measurement
     if (not_intervals := checks.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
@@ -74,20 +72,12 @@ def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, st
                        + checks.repeated_files(job.repeated_trace_files()))
 
 
-def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
-             map_files: ranks.MapFiles) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
-    """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash.
-
-    A job of its own over several files extracts each file as a task of map_files; a shared set is read in turn.
-    """
-    rules = _class_rules(job)
-    sm = None
-    if shared is None and len(job.trace_files()) > 1:
-        ts, sm = ranks.measure_files(job, rules, cache_dir, map_files)
-    else:
-        ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
+def _measure(job: Job, shared: ranks.TraceSet | None,
+             cache_dir: Path | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
+    """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash."""
+    ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        sm = sm or ranks.measure_set(ts, job, rules)
+        sm = ranks.measure_set(ts, job, _class_rules(job))
         where = classes.measure_all(ts.traces[0], sm.measurement, job.analysis.get("figures", []))
         return sm, where, ts.sha256()
     finally:
@@ -110,10 +100,9 @@ def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak)
     return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks)
 
 
-def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None,
-                  map_files: ranks.MapFiles = ranks.inline_map) -> tuple[dict[str, Any], Path]:
+def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None) -> tuple[dict[str, Any], Path]:
     """run_job, then the report folder out_root/<job name> (all files or none)."""
-    res = run_job(job, shared=shared, cache_dir=cache_dir, map_files=map_files)
+    res = run_job(job, shared=shared)
     folder = Path(out_root) / job.name
     publish.replace_folder(folder, render.render_all(res))
     return res, folder

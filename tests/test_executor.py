@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 
 from pipeline.batch import run_batch
-from pipeline.analysis import ranks
-from pipeline.run import load_checked, run_job
 from pipeline.errors import UsageError
 from pipeline.executor import pool
 from pipeline.trace.synth import SynthSpec, generate
@@ -74,21 +72,3 @@ def test_unknown_engine_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown executor"):
         with pool("spark://x", 1):
             pass
-
-
-def test_multi_file_job_extracts_each_file_as_a_task(batch, tmp_path):
-    """A job of its own over three files: one extraction task per file, same bytes inline and on 2 workers."""
-    _, job_files = batch
-    calls = []
-
-    def spy(fn, arglists):
-        calls.append([Path(a[0]).name for a in arglists])
-        return ranks.inline_map(fn, arglists)
-    run_job(load_checked(job_files[2]), map_files=spy)
-    assert calls == [["rank0.sqlite", "rank1.sqlite", "rank2.sqlite"]]
-    inline = run_batch([job_files[2]], tmp_path / "a", workers=1)
-    procs = run_batch([job_files[2]], tmp_path / "b", workers=2)
-    assert _codes(inline) == _codes(procs) == [("job2.yaml", 0)]
-    a, b = (tmp_path / d / "job2" / "result.json" for d in "ab")
-    assert a.read_bytes() == b.read_bytes()
-    assert len(json.loads(a.read_text())["trace"]["files"]) == 3

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +106,9 @@ def measure_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetMeasure
         prepare(trace)
         m = measure(trace, job.region)
         classes.classify(trace, m, rules)
-        files.append(_file_entry(ts.con, trace, labels[i], m))
+        files.append({"label": labels[i], "sha256": trace.sha256, "nsys_version": trace.nsys_version,
+                      "export_schema_version": trace.export_schema_version, "devices": m.devices_used,
+                      "gpu_rows": queries.run(ts.con, "gpu_rows") if trace.has("raw_gpu") else None})
         if len(ts.traces) == 1:
             own = {r["global_pid"]: (0, r["global_pid"]) for r in m.ranks}
             _label_ranks(m.ranks, queries.run(ts.con, "rank_union"), own, labels)
@@ -117,75 +117,6 @@ def measure_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetMeasure
         queries.run(ts.con, "classify_collect", file=i)
         per.append(m)
     return _combine(ts, per, files, labels)
-
-
-MapFiles = Callable[[Callable, list[tuple]], list[Any]]   # map(fn, argument tuples) -> results in order
-_KEPT = ("region_ranges", "attributed", "classified")     # what one file's extraction hands to the combination
-
-
-def inline_map(fn: Callable, arglists: list[tuple]) -> list[Any]:
-    return [fn(*a) for a in arglists]
-
-
-def extract(path: str, job: Job, rules: list[classes.Rule], cache_dir: str | None,
-            into: str) -> tuple[Measurement, dict[str, Any], Trace]:
-    """Task: one file of a multi-file job, measured and classified on its own connection.
-
-    Its compact tables go to the DuckDB file `into` (exact types, no round trip through Python
-    rows); the measurement and the file's identity come back to the parent, which combines.
-    """
-    ts = open_set([Path(path)], cache_dir=Path(cache_dir) if cache_dir else None)
-    try:
-        trace = ts.use(0)
-        prepare(trace)
-        m = measure(trace, job.region)
-        classes.classify(trace, m, rules)
-        entry = _file_entry(ts.con, trace, job.file_label(Path(path)), m)
-        ts.con.execute(f"ATTACH {_literal(into)} AS kept")
-        for table in _KEPT:
-            ts.con.execute(f"CREATE TABLE kept.{table} AS SELECT * FROM {table}")
-        ts.con.execute("DETACH kept")
-        trace.sha256                                  # noqa: B018 - hashed here, not in the parent
-        return m, entry, replace(trace, con=None)
-    finally:
-        ts.close()
-
-
-def measure_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
-                  map_files: MapFiles) -> tuple[TraceSet, SetMeasurement]:
-    """A multi-file job: each file extracted as its own task (map_files), combined here as measure_set does.
-
-    The hand-over files live in the temp folder: workers of a remote Dask cluster must share it (TMPDIR).
-    """
-    paths, labels = job.trace_files(), [job.file_label(p) for p in job.trace_files()]
-    with tempfile.TemporaryDirectory(prefix="mfu-files-") as tmp:
-        done = map_files(extract, [(str(p), job, rules, str(cache_dir) if cache_dir else None,
-                                    str(Path(tmp) / f"f{i}.duckdb")) for i, p in enumerate(paths)])
-        ts = TraceSet(con=connect(), paths=list(paths), materialized=True)
-        try:
-            for i, (_, _, trace) in enumerate(done):
-                ts.traces.append(replace(trace, con=ts.con))
-                ts.con.execute(f"ATTACH {_literal(str(Path(tmp) / f'f{i}.duckdb'))} AS kept (READ_ONLY)")
-                for table in _KEPT:
-                    ts.con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT * FROM kept.{table}")
-                ts.con.execute("DETACH kept")
-                queries.run(ts.con, "rank_collect", file=i)
-                queries.run(ts.con, "classify_collect", file=i)
-            return ts, _combine(ts, [d[0] for d in done], [d[1] for d in done], labels)
-        except BaseException:
-            ts.close()
-            raise
-
-
-def _literal(path: str) -> str:
-    """ATTACH takes no parameters: the path is spliced as a literal, quotes doubled (as trace/open.py does)."""
-    return "'" + path.replace("'", "''") + "'"
-
-
-def _file_entry(con: Any, trace: Trace, label: str, m: Measurement) -> dict[str, Any]:
-    return {"label": label, "sha256": trace.sha256, "nsys_version": trace.nsys_version,
-            "export_schema_version": trace.export_schema_version, "devices": m.devices_used,
-            "gpu_rows": queries.run(con, "gpu_rows") if trace.has("raw_gpu") else None}
 
 
 def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: list[str]) -> SetMeasurement:
