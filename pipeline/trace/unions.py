@@ -47,12 +47,15 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     """Per grouping and group: union, summed durations, count and last end, as table columns.
 
     Key columns of a group past its grouping's columns hold MISSING (NULL in the stored table).
+    `rows` is consumed: each column is popped, so its fetched copy is freed once sorted (the
+    window of an 8 M-kernel trace is 3.2 M rows per column).
     """
-    start = np.asarray(rows["start_ns"], dtype=np.int64)
-    end = np.asarray(rows["end_ns"], dtype=np.int64)
+    start = np.asarray(rows.pop("start_ns"), dtype=np.int64)
     order = np.argsort(start, kind="stable")
-    start, end = start[order], end[order]
-    codes = {c: _codes(np.asarray(rows[c], dtype=np.int64)[order]) for g in groupings for c in g.columns}
+    start = start[order]
+    end = np.asarray(rows.pop("end_ns"), dtype=np.int64)[order]
+    columns = dict.fromkeys(c for g in groupings for c in g.columns)
+    codes = {c: _codes(np.asarray(rows.pop(c), dtype=np.int64)[order]) for c in columns}
     parts = [_grouping(g, start, end, codes) for g in groupings]
     names = ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")
     if not parts:
