@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline import interrupts
 from pipeline.errors import UsageError
+from pipeline.trace.open import remove_orphaned_spills
 
 Submit = Callable[..., Any]                       # submit(fn, *args) -> a future
 Gather = Callable[[Iterable[Any]], Iterator[Any]]  # results in completion order
@@ -64,8 +65,11 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         with interrupts.children_ignore_sigint():  # this process stops them on Ctrl-C
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
-        with cluster, Client(cluster) as client:
-            yield _dask(client, dask_completed)
+        try:
+            with cluster, Client(cluster) as client:
+                yield _dask(client, dask_completed)
+        finally:                                   # after the workers stopped: what a killed one spilled
+            remove_orphaned_spills()
     else:
         with _connect(Client, spec) as client:
             yield _dask(client, dask_completed)

@@ -80,6 +80,7 @@ ESSENTIAL = {
 # DuckDB's working memory; beyond it, sorts, joins and temp tables spill to disk. Without a limit
 # an 8 M-kernel trace peaked at 1.9 GB RSS; with it, under 1 GB (bench/RESULTS.md).
 MEMORY_LIMIT = "512MB"
+SPILL_PREFIX = "mfu-duckdb-spill-"
 
 
 def connect() -> duckdb.DuckDBPyConnection:
@@ -88,10 +89,10 @@ def connect() -> duckdb.DuckDBPyConnection:
     Its memory is capped (MEMORY_LIMIT); beyond it DuckDB spills into a folder of its own under
     the system temp folder, not its default `.tmp` in the working directory, which may sit beside
     the user's trace. DuckDB creates that folder only when it spills and removes it on close, so
-    a run that does not spill (or is killed before it would) leaves nothing behind; the random
-    name keeps connections, processes and users apart.
+    a run that does not spill leaves nothing behind; the random name keeps connections and users
+    apart, the process id lets remove_orphaned_spills() clear up after a killed worker.
     """
-    spill = Path(tempfile.gettempdir()) / f"mfu-duckdb-spill-{secrets.token_hex(8)}"
+    spill = Path(tempfile.gettempdir()) / f"{SPILL_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
     con = duckdb.connect(config={
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
@@ -102,6 +103,25 @@ def connect() -> duckdb.DuckDBPyConnection:
         con.execute(f"LOAD '{scanner}'")
     queries.run(con, "macros")
     return con
+
+
+def remove_orphaned_spills() -> None:
+    """Remove spill folders of processes that no longer run: a worker killed while DuckDB spilled
+    (a Dask worker stopped by its nanny) never closes its connection, so DuckDB never removes them."""
+    for folder in Path(tempfile.gettempdir()).glob(SPILL_PREFIX + "*"):
+        pid = folder.name.removeprefix(SPILL_PREFIX).split("-")[0]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:                 # another user's process: alive, and not ours to clear
+        return True
+    return True
 
 
 @contextlib.contextmanager

@@ -1,0 +1,37 @@
+"""DuckDB's spill folder: capped memory spills under the system temp folder, never beside the
+trace, and folders of killed processes are cleared (trace/open.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from pipeline.trace import open as trace_open
+
+
+def test_connection_is_capped_and_spills_under_the_temp_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    con = trace_open.connect()
+    limit, folder = con.execute("SELECT current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
+    assert limit.endswith("MiB") and float(limit.split()[0]) < 600          # 512 MB = 488.2 MiB
+    assert folder.startswith(str(tmp_path / trace_open.SPILL_PREFIX))
+    con.execute("SET memory_limit = '20MB'")                                 # force a spill
+    con.execute("CREATE TEMP TABLE t AS SELECT range AS i, random() AS r FROM range(3000000)")
+    assert con.execute("SELECT count(*) FROM (SELECT * FROM t ORDER BY r)").fetchone() == (3000000,)
+    con.close()
+    assert list(tmp_path.iterdir()) == []                                    # DuckDB removed its folder
+
+
+def test_only_folders_of_dead_processes_are_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / f"{trace_open.SPILL_PREFIX}{dead.pid}-0123"
+    mine = tmp_path / f"{trace_open.SPILL_PREFIX}{os.getpid()}-4567"
+    other = tmp_path / "unrelated-folder"
+    for folder in (gone, mine, other):
+        (folder / "sub").mkdir(parents=True)
+    trace_open.remove_orphaned_spills()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, other.name])
