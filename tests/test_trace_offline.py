@@ -20,6 +20,8 @@ def test_scanner_is_loaded_from_the_wheel_with_auto_install_off() -> None:
     try:
         assert con.execute("SELECT current_setting('autoinstall_known_extensions'), "
                            "current_setting('autoload_known_extensions')").fetchone() == (False, False)
+        # unsigned loading was allowed for the scanner's LOAD only: off again for anything after it
+        assert con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone() == (False,)
         scanner = con.execute("SELECT loaded FROM duckdb_extensions() "
                               "WHERE list_contains(aliases, 'sqlite')").fetchall()
     finally:
