@@ -77,8 +77,8 @@ def _measure(job: Job, shared: ranks.TraceSet | None,
     """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash."""
     ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        sm = ranks.measure_set(ts, job, _class_rules(job))
-        where = classes.measure_all(ts.traces[0], sm.measurement, job.analysis.get("figures", []))
+        built = ranks.build_set(ts, job, _class_rules(job))
+        sm, where = ranks.analyse_set(ts, built, job.analysis.get("figures", []))
         return sm, where, ts.sha256()
     finally:
         if shared is None:

@@ -19,7 +19,7 @@ import pytest
 from pipeline.trace import queries
 from pipeline.job.config import Region
 from pipeline.errors import TraceError
-from pipeline.analysis.measure import measure
+from tests.measuring import measure
 from pipeline.trace.open import open_trace
 
 ALL_TRACES = [

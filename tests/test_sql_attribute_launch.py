@@ -5,7 +5,7 @@ from __future__ import annotations
 from nsys_export import Export, gpid, gtid
 from pipeline.trace import queries
 from pipeline.job.config import Region
-from pipeline.analysis.measure import measure
+from tests.measuring import measure
 
 A_MAIN, A_WORKER, B_MAIN = gtid(100, 100), gtid(100, 101), gtid(200, 200)
 A, B = gpid(100), gpid(200)

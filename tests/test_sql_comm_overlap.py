@@ -10,10 +10,11 @@ from __future__ import annotations
 import pytest
 
 from pipeline.trace import queries
-from pipeline.analysis.classes import classify, communication, load_rules
+from pipeline.analysis.classes import communication
 from pipeline.job.config import Region
-from pipeline.analysis.measure import measure, prepare
+from pipeline.analysis.measure import prepare
 from pipeline.trace.open import open_trace
+from tests.measuring import measure
 from tests.sqlfixtures import classified
 
 
@@ -44,7 +45,6 @@ def test_against_synthetic_ground_truth(synth_trace, spec):
     try:
         prepare(trace)
         m = measure(trace, Region("train_step", "exact", None, 1, None, "process", "step"))
-        classify(trace, m, load_rules())
         got = communication(trace, m)
     finally:
         trace.con.close()

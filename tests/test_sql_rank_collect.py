@@ -6,7 +6,7 @@ import duckdb
 
 from pipeline.trace import queries
 
-RANGES = ("CREATE OR REPLACE TEMP TABLE region_ranges AS SELECT * FROM (VALUES (1, 16777216, 1, 16777217, 0, 10, "
+RANGES = ("CREATE OR REPLACE TEMP TABLE selected_ranges AS SELECT * FROM (VALUES (1, 16777216, 1, 16777217, 0, 10, "
           "'s', NULL)) AS t(occurrence, global_pid, pid, global_tid, start_ns, end_ns, name, period_ns)")
 KERNELS = ("CREATE OR REPLACE TEMP TABLE attributed AS SELECT * FROM (VALUES (1, 16777216, 0, 7, 1, {s}, {e})) "
            "AS t(occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns)")

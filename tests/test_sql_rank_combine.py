@@ -25,5 +25,5 @@ def test_colliding_pids_and_devices_get_separate_keys():
         {"kind": "rank", "file": 0, "original": GPID, "key": 1},
         {"kind": "rank", "file": 1, "original": GPID, "key": 2},
     ]
-    assert con.execute("SELECT global_pid, pid FROM region_ranges ORDER BY 1").fetchall() == [(1, 4000), (2, 4000)]
+    assert con.execute("SELECT global_pid, pid FROM selected_ranges ORDER BY 1").fetchall() == [(1, 4000), (2, 4000)]
     assert con.execute("SELECT global_pid, device_id FROM attributed ORDER BY 1").fetchall() == [(1, 0), (2, 1)]

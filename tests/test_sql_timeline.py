@@ -11,8 +11,8 @@ from tests.sqlfixtures import classified
 
 def _con(rows, ranges):
     con = classified(rows)
-    con.execute("CREATE TABLE region_ranges (occurrence BIGINT, pid BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    con.executemany("INSERT INTO region_ranges VALUES (?, ?, ?, ?)", ranges)
+    con.execute("CREATE TABLE selected_ranges (occurrence BIGINT, pid BIGINT, start_ns BIGINT, end_ns BIGINT)")
+    con.executemany("INSERT INTO selected_ranges VALUES (?, ?, ?, ?)", ranges)
     return con
 
 

@@ -75,12 +75,6 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
     return rules
 
 
-def classify(trace: Trace, m: Measurement, rules: list[Rule]) -> None:
-    """Build the `classified` table (attributed kernels with a class, plus attributed memory ops) and its unions."""
-    chain.run(trace.con, {"attribute_memops", "classify", "classified_unions"}, mode=m.attribution,
-              comm_class=COMM_CLASS, **classify_params(rules))
-
-
 def classify_params(rules: list[Rule], said: PrecisionRules | None = None) -> dict[str, list[str]]:
     """The parameters of classify.sql: class rules in order, then the precision rules (§5)."""
     said = said or load_precision_rules()
@@ -146,7 +140,7 @@ def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
 def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything issue #5 reads from the `classified` table, while the connection is open.
 
-    ranks.measure_set builds that table (per file, then combined), so one file and several
+    ranks.build_set builds that table (per file, then combined), so one file and several
     files are read by the same queries.
     """
     classes = kernel_classes(trace, m.totals["wall_ns"])

@@ -1,14 +1,20 @@
 """Times per occurrence from a trace: region selection, kernel attribution, sum/union (SEMANTICS §3-6).
 
-All arithmetic on kernels happens in the SQL files; this module decides which
-queries apply to this trace (attribution fallback) and turns "no such region"
-or "not that many occurrences" into errors a user can act on.
+Two steps with a small seam between them: `build_window` reads the trace and leaves the
+window tables (selected occurrences, their attributed and classified kernels and memory
+operations) plus a `Window`; `analyse` reads only those tables. A batch can build one window
+and analyse it per job; several files build one window each, combined in between (ranks.py).
+All arithmetic on kernels happens in the SQL files; this module decides which queries apply
+to this trace (attribution fallback) and turns "no such region" or "not that many
+occurrences" into errors a user can act on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+import duckdb
 
 from pipeline.trace import chain, queries
 from pipeline.job.config import Region
@@ -38,8 +44,29 @@ def prepare(trace: Trace) -> None:
     queries.run(trace.con, "views")
 
 
-def measure(trace: Trace, region: Region) -> Measurement:
-    """Select the job's occurrences and compute their times; raise TraceError when impossible."""
+@dataclass
+class Window:
+    """What building the window leaves beside its tables, for `analyse` to read.
+
+    The tables (selected_ranges, attributed, unlaunched, attributed_memops, classified) each
+    have an `occurrence` column, so a window built over more occurrences than a job selects can
+    be cut down to the job's before it is analysed; `unattributed` is keyed by occurrence too.
+    """
+
+    attribution: str                       # what was used (may differ from requested, with a warning)
+    first: int
+    last: int
+    counts_per_process: dict[str, int]     # process label ("pid", or "pid@host" when pids repeat) -> ranges
+    unattributed: dict[int, dict[str, int]]  # occurrence -> kernel_count, kernel_sum_ns without a launch row
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+
+def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) -> Window:
+    """Select the job's occurrences, attribute their kernels and memory operations, classify them.
+
+    The only step that reads the trace's kernel, launch and memory tables; raise TraceError
+    when the region cannot be measured. `classify_params`: classes.classify_params.
+    """
     if not trace.has("raw_nvtx"):
         raise TraceError(f"{trace.path}: the trace has no NVTX_EVENTS table, so it has no regions; "
                          "capture with `nsys profile --trace=nvtx,cuda` and mark the step with an NVTX range")
@@ -61,17 +88,30 @@ def measure(trace: Trace, region: Region) -> Measurement:
                          f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
     attribution = _attribution(trace, region.attribution, warnings)
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
-             "attributed_unions", "kernel_union", "occurrence_times", "occurrence_spans", "occurrence_totals",
-             "device_times", "rank_times"}
-    rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread")
+             "attribute_memops", "classify"}
+    rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
+                     mode=attribution, **classify_params)
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
+    return Window(attribution, region.first, last, counts, unattributed, warnings)
+
+
+def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> Measurement:
+    """Times per occurrence, device and rank, and over all occurrences, from the window tables alone."""
+    rows = chain.run(con, {"attributed_unions", "kernel_union", "occurrence_times", "occurrence_spans",
+                           "occurrence_totals", "device_times", "rank_times", "rank_union", "classified_unions"},
+                     comm_class=comm_class)
+    warnings = list(window.warnings)
     totals = rows["occurrence_totals"][0]
-    assemble_occurrences(rows["occurrence_times"], rows["device_times"], unattributed, counts, warnings, totals)
+    assemble_occurrences(rows["occurrence_times"], rows["device_times"], window.unattributed,
+                         window.counts_per_process, warnings, totals)
+    union = {(u["occurrence"], u["global_pid"]): u["union_ns"] for u in rows["rank_union"]}
+    for r in rows["rank_times"]:
+        r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)
     used = sorted({d["device_id"] for d in rows["device_times"]})
-    return Measurement(attribution, region.first, last, rows["occurrence_times"], rows["rank_times"], used, counts,
-                       warnings, totals)
+    return Measurement(window.attribution, window.first, window.last, rows["occurrence_times"], rows["rank_times"],
+                       used, window.counts_per_process, warnings, totals)
 
 
 def _nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:

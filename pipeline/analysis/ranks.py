@@ -1,13 +1,13 @@
 """Several trace files as one job: one file per rank (or node), measured in turn, combined in SQL.
 
 Multi-node jobs write one export per rank. Each file is attached on one DuckDB
-connection in turn, measured exactly as a single file is (measure.py), and its
-matched ranges and attributed kernels are kept (rank_collect.sql), and its kernels are
-classified against its own string table and kept too (classify_collect.sql). The combined
-tables key ranks by (file, process) and devices by (file, device), because pids
-and device ids repeat across hosts (rank_combine.sql); the ordinary queries then
-run on the combination (class, overlap and pattern times included), so every figure means
-what it means for one file.
+connection in turn and its window built exactly as a single file's is (measure.build_window:
+its kernels classified against its own string table); its selected ranges and attributed
+kernels are kept (rank_collect.sql), and its classified kernels too (classify_collect.sql).
+The combined tables key ranks by (file, process) and devices by (file, device), because pids
+and device ids repeat across hosts (rank_combine.sql); the one analysis (measure.analyse,
+classes.measure_all) then runs on the combination, so every figure means what it means for
+one file.
 
 A TraceSet can also be shared by several jobs of a batch: its files are then
 copied into DuckDB once (`materialize`), so each file is read once, not per job.
@@ -25,12 +25,8 @@ from pipeline.analysis import classes
 from pipeline.trace import cache
 from pipeline.trace import chain, queries
 from pipeline.job.config import Job
-from pipeline.analysis.measure import Measurement, assemble_occurrences, measure, prepare
+from pipeline.analysis.measure import Measurement, Window, analyse, build_window, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
-
-# Warnings measure.py derives per occurrence; for several files they are derived again on the combination.
-_COMBINED_CODES = {"occurrence_missing_ranks", "gpu_outlasts_range", "no_kernels", "unattributed_kernels",
-                   "occurrences_overlap"}
 
 
 @dataclass
@@ -93,71 +89,82 @@ class SetMeasurement:
     device_labels: dict[int, str]               # device id in the measurement -> what the user knows it as
 
 
-def measure_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetMeasurement:
-    """Measure the job's region in every file and classify its kernels; combine when there are several.
+@dataclass
+class SetWindow:
+    """The window of every file (combined when several) and how to name its ranks and devices.
+
+    rank_of / device_of map the combined keys back to (file index, id in that file); None
+    for one file, whose keys are its own ids.
+    """
+
+    window: Window
+    files: list[dict[str, Any]]                 # per file: label, sha256, versions, gpu rows (devices: None yet)
+    labels: list[str]
+    rank_of: dict[int, tuple[int, int]] | None = None
+    device_of: dict[int, tuple[int, int]] | None = None
+
+
+def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
+    """Build the job's window in every file; combine the windows when there are several.
 
     Classifying here, while each file is in use, resolves kernel names against that file's own
     string table: ids differ per file, so the combined kernels cannot be named afterwards.
     """
     labels = [job.file_label(p) for p in ts.paths]
+    params = classes.classify_params(rules)
     files, per = [], []
     for i, trace in enumerate(ts.traces):
         ts.use(i)
         prepare(trace)
-        m = measure(trace, job.region)
-        classes.classify(trace, m, rules)
+        per.append(build_window(trace, job.region, params))
         files.append({"label": labels[i], "sha256": trace.sha256, "nsys_version": trace.nsys_version,
-                      "export_schema_version": trace.export_schema_version, "devices": m.devices_used,
+                      "export_schema_version": trace.export_schema_version, "devices": None,
                       "gpu_rows": queries.run(ts.con, "gpu_rows") if trace.has("raw_gpu") else None})
-        if len(ts.traces) == 1:
-            own = {r["global_pid"]: (0, r["global_pid"]) for r in m.ranks}
-            _label_ranks(m.ranks, queries.run(ts.con, "rank_union"), own, labels)
-            return SetMeasurement(m, files, {d: str(d) for d in m.devices_used})
-        queries.run(ts.con, "rank_collect", file=i)
-        queries.run(ts.con, "classify_collect", file=i)
-        per.append(m)
+        if len(ts.traces) > 1:
+            chain.run(ts.con, {"rank_collect", "classify_collect"}, file=i)
+    if len(per) == 1:
+        return SetWindow(per[0], files, labels)
     return _combine(ts, per, files, labels)
 
 
-def _combine(ts: TraceSet, per: list[Measurement], files: list[dict], labels: list[str]) -> SetMeasurement:
-    """Rerun the per-occurrence queries on the combined ranges and kernels of every file.
+def analyse_set(ts: TraceSet, built: SetWindow,
+                figures: list[dict[str, Any]]) -> tuple[SetMeasurement, dict[str, Any]]:
+    """Every figure of the window tables: times, ranks, devices, then the where-the-time-goes sections."""
+    m = analyse(ts.con, built.window, classes.COMM_CLASS)
+    rank_of = built.rank_of or {r["global_pid"]: (0, r["global_pid"]) for r in m.ranks}
+    _label_ranks(m.ranks, rank_of, built.labels)
+    device_of = built.device_of or {d: (0, d) for d in m.devices_used}
+    files = [{**f, "devices": [device_of[d][1] for d in m.devices_used if device_of[d][0] == i]}
+             for i, f in enumerate(built.files)]
+    several = len(built.labels) > 1
+    labels = {d: f"{built.labels[device_of[d][0]]}:{device_of[d][1]}" if several else str(d)
+              for d in m.devices_used}
+    sm = SetMeasurement(m, files, labels)
+    return sm, classes.measure_all(ts.traces[0], m, figures)
 
-    The combined `classified` table is built here too, on the same rank and device keys.
-    """
-    first, last = min(m.first for m in per), max(m.last for m in per)
-    rows = chain.run(ts.con, {"rank_combine", "classify_combine", "classified_unions", "attributed_unions",
-                              "kernel_union", "select_occurrences", "occurrence_times", "occurrence_spans",
-                              "occurrence_totals", "device_times", "rank_times", "rank_union"},
-                     first=first, last=last, comm_class=classes.COMM_CLASS)
-    keys = rows["rank_combine"]
-    rank_of = {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"}
-    device_labels = {k["key"]: f"{labels[k['file']]}:{k['original']}" for k in keys if k["kind"] == "device"}
-    occurrences, devices, ranks = rows["occurrence_times"], rows["device_times"], rows["rank_times"]
-    _label_ranks(ranks, rows["rank_union"], rank_of, labels)
+
+def _combine(ts: TraceSet, per: list[Window], files: list[dict], labels: list[str]) -> SetWindow:
+    """One window of several files' collected windows, on combined rank and device keys."""
+    keys = chain.run(ts.con, {"rank_combine", "classify_combine"})["rank_combine"]
     unattributed: dict[int, dict[str, int]] = {}
-    for m in per:
-        for o in m.occurrences:
-            u = unattributed.setdefault(o["occurrence"], {"kernel_count": 0, "kernel_sum_ns": 0})
-            u["kernel_count"] += o["unattributed_kernel_count"]
-            u["kernel_sum_ns"] += o["unattributed_kernel_sum_ns"]
-    counts = {f"{labels[i]}:{pid}": n for i, m in enumerate(per) for pid, n in m.counts_per_process.items()}
-    warnings = [{**w, "message": f"{labels[i]}: {w['message']}"}
-                for i, m in enumerate(per) for w in m.warnings if w["code"] not in _COMBINED_CODES]
-    totals = rows["occurrence_totals"][0]
-    assemble_occurrences(occurrences, devices, unattributed, counts, warnings, totals)
-    used = sorted({d["device_id"] for d in devices})
-    attribution = ", ".join(sorted({m.attribution for m in per}))
-    return SetMeasurement(Measurement(attribution, first, last, occurrences, ranks, used, counts, warnings, totals),
-                          files, device_labels)
+    for w in per:
+        for k, u in w.unattributed.items():
+            mine = unattributed.setdefault(k, {"kernel_count": 0, "kernel_sum_ns": 0})
+            mine["kernel_count"] += u["kernel_count"]
+            mine["kernel_sum_ns"] += u["kernel_sum_ns"]
+    counts = {f"{labels[i]}:{pid}": n for i, w in enumerate(per) for pid, n in w.counts_per_process.items()}
+    warnings = [{**w, "message": f"{labels[i]}: {w['message']}"} for i, win in enumerate(per) for w in win.warnings]
+    window = Window(", ".join(sorted({w.attribution for w in per})), min(w.first for w in per),
+                    max(w.last for w in per), counts, unattributed, warnings)
+    return SetWindow(window, files, labels,
+                     {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"},
+                     {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "device"})
 
 
-def _label_ranks(ranks: list[dict], unions: list[dict], rank_of: dict[int, tuple[int, int]],
-                 labels: list[str]) -> None:
-    """Give each rank row its file, a printable rank name and its own kernel union."""
-    union = {(u["occurrence"], u["global_pid"]): u["union_ns"] for u in unions}
+def _label_ranks(ranks: list[dict], rank_of: dict[int, tuple[int, int]], labels: list[str]) -> None:
+    """Give each rank row its file and a printable rank name."""
     several = len(labels) > 1
     for r in ranks:
         file, _ = rank_of[r["global_pid"]]
         r["file"] = labels[file]
         r["rank"] = f"{labels[file]}:{r['pid']}" if several else str(r["pid"])
-        r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)

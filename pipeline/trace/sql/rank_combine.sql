@@ -1,6 +1,6 @@
 -- reads: all_ranges, all_attributed
--- creates: rank_keys, device_keys, region_ranges, attributed
--- Combine the files collected by rank_collect.sql into the region_ranges and attributed
+-- creates: rank_keys, device_keys, selected_ranges, attributed
+-- Combine the files collected by rank_collect.sql into the selected_ranges and attributed
 -- tables every later query reads. pids and device ids repeat across files (each node has
 -- its device 0, pids collide across hosts), so a rank is (file, global_pid) and a device is
 -- (file, device_id); both get a dense surrogate key here, mapped back through rank_keys and
@@ -11,7 +11,7 @@ FROM (SELECT DISTINCT file, global_pid FROM all_ranges);
 CREATE OR REPLACE TEMP TABLE device_keys AS
 SELECT file, device_id, row_number() OVER (ORDER BY file, device_id) - 1 AS device_key
 FROM (SELECT DISTINCT file, device_id FROM all_attributed WHERE device_id IS NOT NULL);
-CREATE OR REPLACE TEMP TABLE region_ranges AS
+CREATE OR REPLACE TEMP TABLE selected_ranges AS
 SELECT r.occurrence, k.rank_key AS global_pid, r.pid, r.global_tid, r.start_ns, r.end_ns, r.name, r.period_ns
 FROM all_ranges AS r
 JOIN rank_keys AS k ON k.file = r.file AND k.global_pid = r.global_pid;

@@ -1,4 +1,4 @@
--- reads: region_ranges, classified
+-- reads: selected_ranges, classified
 -- creates: -
 -- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
 -- device in $devices, the islands of compute, communication and memory activity, the idle
@@ -8,7 +8,7 @@
 -- nanoseconds from the step's start (the earliest range start, as for the wall: SEMANTICS §5).
 WITH span AS (
     SELECT min(start_ns) AS t0_ns, max(end_ns) AS range_end_ns
-    FROM region_ranges
+    FROM selected_ranges
     WHERE occurrence = $occurrence
 ),
 wall AS (
