@@ -16,11 +16,12 @@ Dask is an optional extra (`pip install 'mfu-pipeline[dask]'`), imported only he
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:                  # imported where a pool starts: a one-worker run needs no process pool
+    from concurrent.futures import ProcessPoolExecutor
 
 from pipeline import interrupts
 from pipeline.errors import UsageError
@@ -53,6 +54,7 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         if workers <= 1:
             yield (lambda fn, *a: _Done(fn(*a))), (lambda fs: (f.result() for f in fs))
             return
+        from concurrent.futures import as_completed
         with _local_pool(workers) as ex:
             yield (lambda fn, *a: ex.submit(interrupts.guarded, fn, *a)), \
                 (lambda fs: (f.result() for f in as_completed(list(fs))))
@@ -62,6 +64,7 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
     except ImportError as exc:
         raise UsageError("the dask executor needs the optional extra: pip install 'mfu-pipeline[dask]'") from exc
     if spec == "dask-local":
+        import logging
         with interrupts.children_ignore_sigint():  # this process stops them on Ctrl-C
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
@@ -82,6 +85,7 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     On Ctrl-C or SIGTERM the workers get SIGTERM: each removes its temp files and exits (interrupts.py),
     and is joined so nothing of theirs is left behind when this process exits.
     """
+    from concurrent.futures import ProcessPoolExecutor
     ex = ProcessPoolExecutor(max_workers=workers, initializer=interrupts.worker_init)
     try:
         yield ex

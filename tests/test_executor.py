@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,17 @@ def test_unknown_engine_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown executor"):
         with pool("spark://x", 1):
             pass
+
+
+def test_one_worker_starts_no_process_pool(batch, tmp_path):
+    """A single-worker run never imports a process pool or Dask: only a pool that starts pays for them."""
+    root, job_files = batch
+    script = ("import sys\n"
+              "from pipeline.cli import main\n"
+              "code = main(['run', '--no-cache', '--out', sys.argv[1], sys.argv[2]])\n"
+              "print(code, sorted(m for m in ('multiprocessing', 'concurrent.futures.process', 'distributed', "
+              "'dask') if m in sys.modules))\n")
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out"), str(job_files[0])],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
+    assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr
