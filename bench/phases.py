@@ -1,14 +1,29 @@
-"""One `mfu run` in this process with per-phase timers (bench/run_bench.py runs it as a child).
+"""One `mfu run` (one job or a batch) in this process with per-phase timers (bench/run_bench.py runs it as a child).
 
-Prints JSON: wall seconds per phase and per SQL file. Phases:
+Prints JSON, last line: wall seconds per phase and per SQL file, and where they were spent:
+  process_s  outside any trace group: start-up imports, loading the job files, the index
+  shared_s   inside a trace group but outside every job: opening the files, anything a batch
+             builds once for all its jobs
+  per_job_s  inside the jobs (`run_to_folder`, else `run_job`), summed over them; job_s lists
+             each job's wall time, so a batch shows its shared part against its per-job part
+Phases (each second counts in exactly one: a timer nested in another takes its time out):
+  startup      imports before the command runs (the interpreter's own start is not counted)
+  job          reading and checking job files
   read         opening the files and the region's ranges (views, region_ranges, selection)
-  attribution  kernels and memory operations to occurrences, and their classes
+  attribution  kernels and memory operations to occurrences, and their classes (the window)
   analyses     unions, times, kernel classes, overlap, top kernels, precision, roofline inputs
   flops        the numerator (model FLOPs)
-  render       report files (Markdown, HTML, JSON)
-  other        the rest: start-up imports, job loading, peak, result assembly
-The timers wrap module functions by name; a name that no longer exists is skipped (its time
-then counts as `other`), so the benchmark keeps running while the code moves.
+  peak         the GPU catalog and the peak (the denominator)
+  render       report files as text (Markdown, HTML, JSON, SVG charts)
+  publish      report folders swapped in, status records
+  index        the output folder's index (rendered and written), rebuilt once per command
+  other        the rest: result assembly, checks, glue
+SQL files are timed by name (sql_s); a name not listed below counts in the phase of the
+function that ran it (attribution inside build_window, analyses elsewhere), so a renamed or
+new query lands in a sensible phase. Functions are wrapped by name wherever a module bound
+them; a name that no longer exists is skipped (its time then counts in the enclosing phase),
+so the benchmark keeps running while the code moves. A batch runs in this process: pass -j 1.
+  python bench/phases.py --no-cache --out DIR JOB.yaml [JOB.yaml ...]
 """
 
 from __future__ import annotations
@@ -20,58 +35,127 @@ from collections import defaultdict
 
 START = time.perf_counter()
 
-from pipeline.trace import queries  # noqa: E402  (after START: imports count as `other`)
+import pipeline.batch  # noqa: E402,F401  (after START: imports count as `startup`)
+import pipeline.cli  # noqa: E402
+import pipeline.report.index  # noqa: E402,F401
+import pipeline.run  # noqa: E402,F401
+from pipeline.trace import queries  # noqa: E402
 
-READ = {"views", "region_ranges", "region_counts", "nested_counts", "select_occurrences", "gpu_rows", "macros"}
+READ = {"views", "region_ranges", "region_counts", "nested_counts", "unclosed_counts", "select_occurrences",
+        "gpu_rows", "macros"}
 ATTRIBUTION = {"attribute_launch", "attribute_window", "attribute_memops", "unattributed", "classify",
                "classify_collect", "classify_combine", "rank_collect", "rank_combine"}
+# (module, function, phase): wrapped where present
+WRAPPED = [
+    ("pipeline.run", "load_checked", "job"), ("pipeline.job.extends", "is_base", "job"),
+    ("pipeline.analysis.ranks", "open_set", "read"),
+    ("pipeline.analysis.ranks", "build_set", "attribution"), ("pipeline.analysis.measure", "build_window", "attribution"),
+    ("pipeline.analysis.ranks", "analyse_set", "analyses"), ("pipeline.analysis.ranks", "measure_set", "analyses"),
+    ("pipeline.analysis.classes", "measure_all", "analyses"),
+    ("pipeline.run", "resolved_model", "flops"), ("pipeline.run", "job_flops", "flops"),
+    ("pipeline.hardware.catalog", "load_catalog", "peak"), ("pipeline.hardware.detect", "resolve_job_peak", "peak"),
+    ("pipeline.report.render", "render_all", "render"), ("pipeline.report.render", "write_files", "render"),
+    ("pipeline.report.publish", "replace_folder", "publish"), ("pipeline.report.publish", "record", "publish"),
+    ("pipeline.report.index", "write_index", "index"),
+]
+WHOLE = {"index", "publish"}          # phases that keep the time of functions they call (the index's render)
+GROUP = ("pipeline.batch", "run_group")
+JOB = [("pipeline.run", "run_to_folder"), ("pipeline.run", "run_job")]   # the outermost one is a job
 
-phase_s: dict[str, float] = defaultdict(float)
+totals: dict[str, dict[str, float]] = {k: defaultdict(float) for k in ("process", "shared", "per_job")}
 sql_s: dict[str, float] = defaultdict(float)
+job_s: list[float] = []
+stack: list[list] = []                 # [phase, start, seconds taken by nested timers]
+
+
+def _where() -> str:
+    kinds = {frame[0] for frame in stack}
+    return "per_job" if "<job>" in kinds else "shared" if "<group>" in kinds else "process"
+
+
+def _enter(phase: str) -> None:
+    stack.append([phase, time.perf_counter(), 0.0])
+
+
+def _leave() -> float:
+    """Close the innermost timer: its time minus its nested timers' goes to its phase, where it ran."""
+    phase, start, nested = stack[-1]
+    elapsed = time.perf_counter() - start
+    totals[_where()]["other" if phase.startswith("<") else phase] += elapsed - nested   # a boundary's glue
+    stack.pop()
+    if stack:
+        stack[-1][2] += elapsed
+    return elapsed
 
 
 def timed(phase: str, fn):
     def wrapper(*args, **kw):
-        t = time.perf_counter()
+        if any(frame[0] in WHOLE for frame in stack):
+            return fn(*args, **kw)
+        outermost = phase == "<job>" and _where() != "per_job"
+        _enter(phase)
         try:
             return fn(*args, **kw)
         finally:
-            phase_s[phase] += time.perf_counter() - t
+            elapsed = _leave()
+            if outermost:
+                job_s.append(elapsed)
+    wrapper.__wrapped__ = fn
     return wrapper
 
 
 def timed_sql(fn):
     def wrapper(con, name, /, **params):
-        t = time.perf_counter()
+        outer = stack[-1][0] if stack and stack[-1][0] in ("read", "attribution", "analyses") else "analyses"
+        _enter("read" if name in READ else "attribution" if name in ATTRIBUTION else outer)
+        start = time.perf_counter()
         try:
             return fn(con, name, **params)
         finally:
-            dt = time.perf_counter() - t
-            sql_s[name] += dt
-            phase_s["read" if name in READ else "attribution" if name in ATTRIBUTION else "analyses"] += dt
+            sql_s[name] += time.perf_counter() - start
+            _leave()
     return wrapper
 
 
-def patch(module: str, name: str, phase: str) -> None:
-    mod = sys.modules.get(module) or __import__(module, fromlist=[name])
-    if hasattr(mod, name):
-        setattr(mod, name, timed(phase, getattr(mod, name)))
+def patch(module: str, name: str, phase: str) -> bool:
+    """Wrap module.name, and every binding of the same function in pipeline's loaded modules."""
+    mod = sys.modules.get(module)
+    if mod is None:
+        try:
+            mod = __import__(module, fromlist=[name])
+        except ImportError:
+            return False
+    fn = getattr(mod, name, None)
+    if fn is None:
+        return False
+    wrapped = timed(phase, fn)
+    for other in list(sys.modules.values()):
+        if getattr(other, "__name__", "").startswith("pipeline") and getattr(other, name, None) is fn:
+            setattr(other, name, wrapped)
+    return True
 
 
 def main(argv: list[str]) -> None:
     queries.run = timed_sql(queries.run)
-    patch("pipeline.analysis.ranks", "open_set", "read")
-    patch("pipeline.run", "job_flops", "flops")
-    patch("pipeline.report.render", "render_all", "render")
-    patch("pipeline.report.render", "write_files", "render")
-    from pipeline import cli
+    for module, name, phase in WRAPPED:
+        patch(module, name, phase)
+    patch(*GROUP, "<group>")
+    for module, name in JOB:
+        patch(module, name, "<job>")
+    totals["process"]["startup"] = time.perf_counter() - START
     try:
-        cli.main(["run", *argv])
+        pipeline.cli.main(["run", *argv])
     except SystemExit:
         pass
     total = time.perf_counter() - START
-    phase_s["other"] = total - sum(phase_s.values())
-    print(json.dumps({"total_s": total, "phases_s": dict(phase_s), "sql_s": dict(sql_s)}))
+    counted = sum(sum(t.values()) for t in totals.values())
+    totals["process"]["other"] += total - counted
+    phases: dict[str, float] = defaultdict(float)
+    for t in totals.values():
+        for k, v in t.items():
+            phases[k] += v
+    print(json.dumps({"total_s": total, "phases_s": dict(phases), "sql_s": dict(sql_s), "jobs": len(job_s),
+                      "job_s": job_s, **{f"{k}_s": dict(v) for k, v in totals.items()}}))
 
 
 if __name__ == "__main__":

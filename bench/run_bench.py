@@ -11,7 +11,8 @@ the measurements alternating within a repetition so load changes hit them all al
   warm    the same job with the Parquet cache already built
   batch   20 jobs on the same trace in one `mfu run` (windows steps 1-10 ... 16-25, all inside it),
           cache cold (the batch builds it: the trace is read once for all 20)
-and, once per size, the phases of one cold run (bench/phases.py). Also, at the smallest size
+and, once per size, the phases of one cold run and of the batch (bench/phases.py: per phase, and
+for the batch its shared part against each job's own part). Also, at the smallest size
 selection: one job over 20,000 occurrences vs 2,000 (1 rank x 20,000 steps x 10 kernels), and
 multi-file: 8 rank files in one job, `-j 2` vs `-j 1`. Writes bench/RESULTS.last.md.
   python bench/run_bench.py [--sizes 2] [--repeat 3] [--workdir DIR]
@@ -39,6 +40,7 @@ REPO = HERE.parent
 RANKS, STEPS, FIRST, LAST, JOBS = 8, 25, 8, 17, 20
 KERNELS = {0.5: 2_500, 2: 10_000, 8: 40_000}          # per step and rank, by millions of kernels
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+PHASES = ("startup", "job", "read", "attribution", "analyses", "flops", "peak", "render", "publish", "index", "other")
 
 
 def child(cmd: list[str]) -> tuple[float, float, str]:
@@ -76,6 +78,11 @@ def mfu(out: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "pipeline.cli", "run", "--out", str(out), *args]
 
 
+def phases(*args: str) -> dict:
+    """bench/phases.py's timers for one `mfu run` in a child (its last line of output)."""
+    return json.loads(child([sys.executable, str(HERE / "phases.py"), *args])[2].splitlines()[-1])
+
+
 def floor(trace: Path) -> float:
     return float(child([sys.executable, str(HERE / "floor.py"), str(trace)])[2].split()[-1])
 
@@ -99,8 +106,10 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
             runs["batch"].append(child(mfu(out, "--cache", str(cache / "batch"), *map(str, batch)))[:2])
     row = {k: (statistics.median(t for t, _ in v), max(m for _, m in v)) if v else (math.nan, math.nan)
            for k, v in runs.items()}
-    row["phases"] = json.loads(child([sys.executable, str(HERE / "phases.py"), "--no-cache", "--out", str(out),
-                                      str(one)])[2].splitlines()[-1])
+    row["phases"] = phases("--no-cache", "--out", str(out), str(one))
+    if batch_too:                       # the same batch in one process (-j 1: it is one trace group anyway)
+        shutil.rmtree(cache / "batch", ignore_errors=True)
+        row["batch_phases"] = phases("-j", "1", "--cache", str(cache / "batch"), "--out", str(out), *map(str, batch))
     row.update(millions=millions, window=int(millions * 1e6 * (LAST - FIRST + 1) / STEPS), bytes=trace.stat().st_size)
     return row
 
@@ -139,12 +148,25 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
                      f"{r['cold'][0]:.2f} / {r['cold'][1]:.0f} | {r['warm'][0]:.2f} | "
                      f"{r['batch'][0]:.2f} / {r['batch'][1]:.0f} | {r['cold'][0] / r['floor'][0]:.2f} | "
                      f"{r['warm'][0] / r['floor'][0]:.2f} | {r['batch'][0] / r['cold'][0]:.2f} |")
-    lines += ["", "Phases of one cold run (seconds; `other` = start-up imports, job loading, peak, result):", "",
-              "| kernels | read | attribution | analyses | flops | render | other | total |", "|" + "---|" * 8]
+    lines += ["", "Phases of one cold run (seconds, in-process timers, bench/phases.py):", "",
+              "| kernels | " + " | ".join(PHASES) + " | total |", "|" + "---|" * (len(PHASES) + 2)]
     for r in rows:
         p = r["phases"]["phases_s"]
-        lines.append(f"| {r['millions']:g} M | " + " | ".join(f"{p.get(k, 0.0):.2f}" for k in
-                     ("read", "attribution", "analyses", "flops", "render", "other")) + f" | {r['phases']['total_s']:.2f} |")
+        lines.append(f"| {r['millions']:g} M | " + " | ".join(f"{p.get(k, 0.0):.2f}" for k in PHASES)
+                     + f" | {r['phases']['total_s']:.2f} |")
+    batches = [r for r in rows if "batch_phases" in r]
+    if batches:
+        lines += ["", f"The {JOBS}-job batch in one process (seconds): `once` = start-up, job files and index; "
+                  "`shared` = inside the trace group but outside every job (opening the trace, work shared "
+                  "between jobs); `per job` = the jobs' own time, median and sum, then the sum by phase:", "",
+                  "| kernels | total | once | shared | per job median | per job sum | "
+                  + " | ".join(PHASES[2:]) + " |", "|" + "---|" * (len(PHASES) + 4)]
+        for r in batches:
+            b = r["batch_phases"]
+            lines.append(f"| {r['millions']:g} M | {b['total_s']:.2f} | {sum(b['process_s'].values()):.2f} | "
+                         f"{sum(b['shared_s'].values()):.2f} | {statistics.median(b['job_s']):.2f} | "
+                         f"{sum(b['job_s']):.2f} | " + " | ".join(f"{b['per_job_s'].get(k, 0.0):.2f}"
+                                                             for k in PHASES[2:]) + " |")
     if sel:
         lines += ["", f"Selection: 2,000 occurrences {sel['2000']:.2f} s, 20,000 occurrences {sel['20000']:.2f} s "
                   f"(ratio {sel['20000'] / sel['2000']:.2f} for 10x the occurrences)"]
