@@ -24,14 +24,15 @@ def test_every_file_declares_what_it_reads_and_creates():
 
 def test_creators_run_before_readers_whatever_order_is_given():
     wanted = ["rank_times", "occurrence_times", "kernel_union", "attribute_launch", "select_occurrences",
-              "region_ranges", "device_times", "unattributed", "views", "attributed_unions"]
+              "region_ranges", "device_times", "unattributed", "views", "window_unions", "classify"]
     got = chain.order(wanted)
     assert sorted(got) == sorted(wanted)
     for i, f in enumerate(got):
         for later in got[i + 1:]:
             assert not (chain.header(later)[1] & chain.header(f)[0]), f"{later} creates what {f} reads"
     assert got.index("views") < got.index("region_ranges") < got.index("select_occurrences") \
-        < got.index("attribute_launch") < got.index("attributed_unions") < got.index("kernel_union") \
+        < got.index("attribute_launch") < got.index("classify") < got.index("window_unions") \
+        < got.index("kernel_union") \
         < got.index("occurrence_times")
 
 
@@ -41,7 +42,7 @@ def test_two_creators_of_one_table_in_one_call_are_refused():
 
 
 def test_a_cycle_is_refused():
-    # rank_collect reads `attributed`, which rank_combine creates from what rank_collect creates
+    # rank_collect reads `selected_ranges`, which rank_combine creates from what rank_collect creates
     with pytest.raises(ValueError, match="cycle"):
         chain.order(["rank_collect", "rank_combine"])
 

@@ -1,27 +1,26 @@
-"""kernel_union.sql: union, sum and count of attributed kernels, over all devices and per device."""
+"""kernel_union.sql: union, sum and count of attributed kernels, over all devices and per device
+(computed in window_unions.sql, memory operations left out)."""
 
 from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 from pipeline.trace import chain
-from pipeline.trace.open import connect
+from tests.sqlfixtures import merge, plant
 
 Kernel = tuple[int, int, int, int]      # occurrence, device, start, end
 
 
 def _union_rows(kernels: list[Kernel]) -> dict[tuple[int, int | None], tuple[int, int, int, int]]:
-    """(occurrence, device or None) -> (union, sum, count, last end), from an `attributed` table planted by hand."""
-    con = connect()
-    con.execute("CREATE TEMP TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    planted = {name: np.array(col, dtype=np.int64).reshape(-1)          # one insert, not one per row
-               for name, col in zip(("occurrence", "device_id", "start_ns", "end_ns"), zip(*kernels))}
-    con.execute("INSERT INTO attributed SELECT occurrence, 1, device_id, 7, 1, start_ns, end_ns FROM planted")
-    chain.run(con, {"attributed_unions", "kernel_union"})
+    """(occurrence, device or None) -> (union, sum, count, last end), from a `classified` table planted by hand.
+
+    A memory copy beside every kernel (same occurrence, device and time) must change nothing: kernels only.
+    """
+    con = plant([(o, 1, d, "k", "gemm", s, e) for o, d, s, e in kernels]
+                + [(o, 1, d, "[CUDA memcpy]", "memory", s, e + 7) for o, d, s, e in kernels])
+    chain.run(con, {"kernel_union"})
     rows = con.execute("SELECT occurrence, device_id, union_ns, sum_ns, kernel_count, last_end_ns "
                        "FROM kernel_union").fetchall()
     con.close()
@@ -55,18 +54,7 @@ def test_devices_and_occurrences_are_separate() -> None:
     }
 
 
-def _merge(intervals: list[tuple[int, int]]) -> int:
-    """Reference union: sort, extend the current island while the next starts at or before its end."""
-    islands: list[list[int]] = []
-    for s, e in sorted(intervals):
-        if islands and s <= islands[-1][1]:
-            islands[-1][1] = max(islands[-1][1], e)
-        else:
-            islands.append([s, e])
-    return sum(e - s for s, e in islands)
-
-
-def test_random_intervals_against_sort_and_merge() -> None:
+def test_random_intervals_against_sort_andmerge() -> None:
     rng = random.Random(20240611)
     kernels: list[Kernel] = []
     for _ in range(3000):
@@ -75,7 +63,7 @@ def test_random_intervals_against_sort_and_merge() -> None:
     rows = _union_rows(kernels)
     for occ in (1, 2, 3):
         mine = [(s, e) for o, _, s, e in kernels if o == occ]
-        assert rows[(occ, None)][:3] == (_merge(mine), sum(e - s for s, e in mine), len(mine))
+        assert rows[(occ, None)][:3] == (merge(mine), sum(e - s for s, e in mine), len(mine))
         for dev in range(4):
             on_dev = [(s, e) for o, d, s, e in kernels if o == occ and d == dev]
-            assert rows[(occ, dev)][0] == _merge(on_dev), (occ, dev)
+            assert rows[(occ, dev)][0] == merge(on_dev), (occ, dev)

@@ -1,4 +1,4 @@
-"""rank_collect.sql: each file's ranges and kernels kept under its index; file 0 starts afresh."""
+"""rank_collect.sql: each file's selected ranges kept under its index; file 0 starts afresh."""
 
 from __future__ import annotations
 
@@ -6,15 +6,12 @@ import duckdb
 
 from pipeline.trace import queries
 
-RANGES = ("CREATE OR REPLACE TEMP TABLE selected_ranges AS SELECT * FROM (VALUES (1, 16777216, 1, 16777217, 0, 10, "
+RANGES = ("CREATE OR REPLACE TEMP TABLE selected_ranges AS SELECT * FROM (VALUES (1, 16777216, 1, 16777217, {s}, 10, "
           "'s', NULL)) AS t(occurrence, global_pid, pid, global_tid, start_ns, end_ns, name, period_ns)")
-KERNELS = ("CREATE OR REPLACE TEMP TABLE attributed AS SELECT * FROM (VALUES (1, 16777216, 0, 7, 1, {s}, {e})) "
-           "AS t(occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns)")
 
 
 def collect(con, file: int, start: int) -> None:
-    con.execute(RANGES)
-    con.execute(KERNELS.format(s=start, e=start + 5))
+    con.execute(RANGES.format(s=start))
     queries.run(con, "rank_collect", file=file)
 
 
@@ -22,8 +19,7 @@ def test_files_accumulate_and_file_zero_clears():
     con = duckdb.connect()
     collect(con, 0, 1)
     collect(con, 1, 2)
-    assert con.execute("SELECT file, start_ns FROM all_attributed ORDER BY file").fetchall() == [(0, 1), (1, 2)]
-    assert con.execute("SELECT file, global_pid FROM all_ranges ORDER BY file").fetchall() == [
-        (0, 16777216), (1, 16777216)]
+    assert con.execute("SELECT file, global_pid, start_ns FROM all_ranges ORDER BY file").fetchall() == [
+        (0, 16777216, 1), (1, 16777216, 2)]
     collect(con, 0, 3)          # the next job on a shared connection
-    assert con.execute("SELECT file, start_ns FROM all_attributed").fetchall() == [(0, 3)]
+    assert con.execute("SELECT file, start_ns FROM all_ranges").fetchall() == [(0, 3)]

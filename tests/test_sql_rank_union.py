@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import duckdb
-
-from pipeline.trace import chain
+from pipeline.trace import queries
+from tests.sqlfixtures import plant
 
 
 def test_union_per_rank_and_occurrence():
-    con = duckdb.connect()
-    con.execute("CREATE TEMP TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    rows = [(1, 10, 0, 7, 1, 0, 100), (1, 10, 0, 13, 1, 50, 150),   # overlap: union 150
-            (1, 10, 0, 7, 1, 150, 160),                              # touching: merges, 160
-            (1, 10, 0, 7, 1, 200, 210),                              # gap: +10 -> 170
-            (1, 20, 1, 7, 1, 0, 1000),                               # another rank, same occurrence
-            (2, 10, 0, 7, 1, 500, 530)]
-    con.executemany("INSERT INTO attributed VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    got = chain.run(con, {"attributed_unions", "rank_union"})["rank_union"]
-    assert got == [{"occurrence": 1, "global_pid": 10, "union_ns": 170},
-                   {"occurrence": 1, "global_pid": 20, "union_ns": 1000},
-                   {"occurrence": 2, "global_pid": 10, "union_ns": 30}]
+    con = plant([(1, 10, 0, "a", "gemm", 0, 100), (1, 10, 0, "b", "gemm", 50, 150),   # overlap: union 150
+                 (1, 10, 0, "a", "gemm", 150, 160),                                   # touching: merges, 160
+                 (1, 10, 0, "a", "gemm", 200, 210),                                   # gap: +10 -> 170
+                 (1, 10, 0, "[CUDA memcpy]", "memory", 300, 400),                     # copies are not kernels
+                 (1, 20, 1, "a", "gemm", 0, 1000),                                    # another rank, same occurrence
+                 (2, 10, 0, "a", "gemm", 500, 530)])
+    assert queries.run(con, "rank_union") == [{"occurrence": 1, "global_pid": 10, "union_ns": 170},
+                                              {"occurrence": 1, "global_pid": 20, "union_ns": 1000},
+                                              {"occurrence": 2, "global_pid": 10, "union_ns": 30}]

@@ -99,8 +99,8 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
 
 def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> Measurement:
     """Times per occurrence, device and rank, and over all occurrences, from the window tables alone."""
-    rows = chain.run(con, {"attributed_unions", "kernel_union", "occurrence_times", "occurrence_spans",
-                           "occurrence_totals", "device_times", "rank_times", "rank_union", "classified_unions"},
+    rows = chain.run(con, {"window_unions", "kernel_union", "occurrence_times", "occurrence_spans",
+                           "occurrence_totals", "device_times", "rank_times", "rank_union"},
                      comm_class=comm_class)
     warnings = list(window.warnings)
     totals = rows["occurrence_totals"][0]

@@ -1,4 +1,4 @@
--- reads: all_classified, device_keys
+-- reads: all_classified, rank_keys, device_keys
 -- creates: classified
 -- The combined `classified` table of several files (collected by classify_collect.sql), on
 -- the keys rank_combine.sql gave ranks and devices, so class_times, top_kernels,

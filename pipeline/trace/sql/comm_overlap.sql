@@ -1,20 +1,21 @@
--- reads: classified_unions
+-- reads: window_unions
 -- creates: -
 -- Communication overlap and idle time per device (issue #5), kernels only, over all selected
--- occurrences at once (SEMANTICS §6). Three unions per device (classified_unions.sql): every
--- kernel ('busy'), compute kernels (comm = 0), communication kernels (comm = 1). Then
+-- occurrences at once (SEMANTICS §6). Three unions per device (window_unions.sql, kernel = 1):
+-- every kernel ('total_device', the busy time), compute kernels ('part', comm = 0),
+-- communication kernels ('part', comm = 1). Then
 --   exposed = busy - compute      communication time with no compute kernel running
 --   hidden  = comm - exposed      communication time under some compute kernel
 --   idle    = wall - busy         no kernel at all, inside the occurrences' wall
 -- $wall_ns is the total wall (union of the occurrence envelopes, occurrence_totals.sql) and
 -- $devices the devices to report, so a device with no kernel shows its whole wall as idle.
 WITH unions AS (
-    SELECT CASE WHEN scope = 'busy' THEN k2 ELSE k3 END AS device_id,
-           sum(union_ns) FILTER (WHERE scope = 'busy') AS busy_ns,
+    SELECT CASE WHEN scope = 'total_device' THEN k2 ELSE k3 END AS device_id,
+           sum(union_ns) FILTER (WHERE scope = 'total_device') AS busy_ns,
            sum(union_ns) FILTER (WHERE scope = 'part' AND k2 = 0) AS compute_ns,
            sum(union_ns) FILTER (WHERE scope = 'part' AND k2 = 1) AS comm_ns
-    FROM classified_unions
-    WHERE scope IN ('busy', 'part') AND k1 = 1
+    FROM window_unions
+    WHERE scope IN ('total_device', 'part') AND k1 = 1
     GROUP BY ALL
 ),
 per_device AS (

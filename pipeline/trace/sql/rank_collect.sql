@@ -1,14 +1,10 @@
--- reads: selected_ranges, attributed
--- creates: all_ranges, all_attributed
--- Keep the current file's selected ranges and attributed kernels before the next file is
--- attached on the same connection: several trace files (one per rank or node) are measured
--- in turn and combined by rank_combine.sql. $file is the file's 0-based position; file 0
--- clears what an earlier job on a shared connection left behind.
+-- reads: selected_ranges
+-- creates: all_ranges
+-- Keep the current file's selected ranges before the next file is attached on the same
+-- connection: several trace files (one per rank or node) are measured in turn and combined by
+-- rank_combine.sql (their classified kernels: classify_collect.sql). $file is the file's 0-based
+-- position; file 0 clears what an earlier job on a shared connection left behind.
 CREATE TEMP TABLE IF NOT EXISTS all_ranges AS
 SELECT CAST(NULL AS INTEGER) AS file, * FROM selected_ranges WHERE false;
-CREATE TEMP TABLE IF NOT EXISTS all_attributed AS
-SELECT CAST(NULL AS INTEGER) AS file, * FROM attributed WHERE false;
 DELETE FROM all_ranges WHERE $file = 0;
-DELETE FROM all_attributed WHERE $file = 0;
 INSERT INTO all_ranges SELECT $file, * FROM selected_ranges;
-INSERT INTO all_attributed SELECT $file, * FROM attributed;

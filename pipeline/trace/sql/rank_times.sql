@@ -1,11 +1,12 @@
--- reads: selected_ranges, attributed
+-- reads: selected_ranges, window_unions
 -- creates: -
 -- Per process (rank) and occurrence: its own range, the end of the kernels it launched,
--- and its step period (start of its next matching range minus this one's start).
+-- and its step period (start of its next matching range minus this one's start). Its kernels'
+-- last end and count come with its union (window_unions.sql, scope 'rank').
 WITH k AS (
-    SELECT occurrence, global_pid, max(end_ns) AS last_end_ns, count(*) AS kernel_count
-    FROM attributed
-    GROUP BY occurrence, global_pid
+    SELECT k2 AS occurrence, k3 AS global_pid, last_end_ns, interval_count AS kernel_count
+    FROM window_unions
+    WHERE scope = 'rank' AND k1 = 1
 )
 SELECT
     r.occurrence,

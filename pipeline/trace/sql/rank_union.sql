@@ -1,8 +1,8 @@
--- reads: attributed_unions
+-- reads: window_unions
 -- creates: -
 -- Per rank (process) and selected occurrence: the union of the kernel intervals it launched,
--- its own "GPU busy" time (SEMANTICS §5; computed with the other unions in attributed_unions.sql).
-SELECT k1 AS occurrence, nullif(k2, -1) AS global_pid, union_ns
-FROM attributed_unions
-WHERE scope = 'rank'
+-- its own "GPU busy" time (SEMANTICS §5; computed with the other unions in window_unions.sql).
+SELECT k2 AS occurrence, nullif(k3, -1) AS global_pid, union_ns
+FROM window_unions
+WHERE scope = 'rank' AND k1 = 1
 ORDER BY occurrence, global_pid;

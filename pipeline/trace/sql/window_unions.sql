@@ -1,0 +1,26 @@
+-- reads: classified
+-- creates: class_ids, window_unions
+-- unions (window_unions): occurrence = kernel, occurrence; device = kernel, occurrence, device_id; rank = kernel, occurrence, global_pid; total = kernel; total_device = kernel, device_id; part = kernel, comm, device_id; class = class_id; class_device = class_id, device_id
+-- Every union the report needs, from one sorted copy of the window (trace/unions.py): the
+-- classified kernels and memory operations are fetched and sorted once. kernel = 1 for kernels,
+-- 0 for memory operations; the first five groupings are read with kernel = 1 only:
+--   occurrence    per occurrence, over all devices ("at least one GPU busy", SEMANTICS §5)
+--   device        per occurrence and device
+--   rank          per occurrence and process (rank_union.sql, rank_times.sql)
+--   total         over all selected occurrences at once (SEMANTICS §6: overlapping occurrences
+--                 count once), and total_device the same per device (occurrence_totals.sql; it is
+--                 also the busy time of comm_overlap.sql)
+--   part          per device, split by communication or not (comm = class is $comm_class), for
+--                 comm_overlap.sql
+-- and over kernels and memory operations alike, per class across devices and per class and
+-- device, over all selected occurrences (class_times.sql). Classes get integer ids (class_ids).
+-- Keys must be integers: a missing device or process is -1 here.
+CREATE OR REPLACE TEMP TABLE class_ids AS
+SELECT class, row_number() OVER (ORDER BY class) AS class_id
+FROM (SELECT DISTINCT class FROM classified);
+
+SELECT CAST(c.kind = 'kernel' AS BIGINT) AS kernel, c.occurrence, coalesce(c.device_id, -1) AS device_id,
+       coalesce(c.global_pid, -1) AS global_pid, CAST(c.class = $comm_class AS BIGINT) AS comm, i.class_id,
+       c.start_ns, c.end_ns
+FROM classified AS c
+JOIN class_ids AS i ON i.class = c.class;
