@@ -39,7 +39,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RANKS, STEPS, FIRST, LAST, JOBS = 8, 25, 8, 17, 20
 KERNELS = {0.5: 2_500, 2: 10_000, 8: 40_000}          # per step and rank, by millions of kernels
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+# Children keep Python's bytecode cache, as an installed package has it: with PYTHONDONTWRITEBYTECODE
+# from the shell each of them would compile the package's sources again (about 0.05 s of every run).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(REPO)}
 PHASES = ("startup", "job", "read", "attribution", "analyses", "flops", "peak", "render", "publish", "index", "other")
 
 
