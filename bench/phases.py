@@ -44,12 +44,13 @@ from pipeline.trace import queries  # noqa: E402
 READ = {"views", "region_ranges", "region_counts", "nested_counts", "unclosed_counts", "select_occurrences",
         "gpu_rows", "macros"}
 ATTRIBUTION = {"attribute_launch", "attribute_window", "attribute_memops", "unattributed", "classify",
-               "classify_collect", "classify_combine", "rank_collect", "rank_combine"}
+               "classify_collect", "classify_combine", "rank_collect", "rank_combine", "window_cut"}
 # (module, function, phase): wrapped where present
 WRAPPED = [
     ("pipeline.run", "load_checked", "job"), ("pipeline.job.extends", "is_base", "job"),
     ("pipeline.analysis.ranks", "open_set", "read"),
-    ("pipeline.analysis.ranks", "build_set", "attribution"), ("pipeline.analysis.measure", "build_window", "attribution"),
+    ("pipeline.analysis.sharing", "build", "attribution"), ("pipeline.analysis.ranks", "build_set", "attribution"),
+    ("pipeline.analysis.measure", "build_window", "attribution"),
     ("pipeline.analysis.ranks", "analyse_set", "analyses"), ("pipeline.analysis.ranks", "measure_set", "analyses"),
     ("pipeline.analysis.classes", "measure_all", "analyses"),
     ("pipeline.run", "resolved_model", "flops"), ("pipeline.run", "job_flops", "flops"),
