@@ -80,12 +80,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
     warnings += _nested_warning(found["nested_counts"]) + _unclosed_warning(found["unclosed_counts"])
     if not counts:
         raise TraceError(_not_found(trace, region))
-    most = max(counts.values())
-    last = region.last if region.last is not None else most
-    if region.first > most or last > most:
-        per = ", ".join(f"pid {p}: {n}" for p, n in sorted(counts.items()))
-        raise TraceError(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
-                         f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job")
+    _, last = occurrence_range(trace, region, counts)
     attribution = _attribution(trace, region.attribution, warnings)
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
              "attribute_memops", "classify"}
@@ -95,6 +90,29 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
     return Window(attribution, region.first, last, counts, unattributed, warnings)
+
+
+class MissingOccurrences(TraceError):
+    """The region has fewer occurrences than asked; `most` is how many the busiest process has."""
+
+    def __init__(self, message: str, most: int):
+        super().__init__(message)
+        self.most = most
+
+
+def occurrence_range(trace: Trace, region: Region, counts: dict[str, int]) -> tuple[int, int]:
+    """The region's first..last occurrence (last: the most any process has, when not given), or why not.
+
+    Also how a window shared by several jobs (analysis/sharing.py) checks each job.
+    """
+    most = max(counts.values())
+    last = region.last if region.last is not None else most
+    if region.first > most or last > most:
+        per = ", ".join(f"pid {p}: {n}" for p, n in sorted(counts.items()))
+        raise MissingOccurrences(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
+                                 f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job",
+                                 most)
+    return region.first, last
 
 
 def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> Measurement:
