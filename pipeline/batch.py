@@ -3,9 +3,11 @@
 Jobs are loaded first (a broken job file becomes one failed row, exit 3), then
 grouped by the trace files they read. A group runs in one worker process on one
 DuckDB connection with its files copied in once (ranks.open_set(materialize)),
-so a trace shared by five jobs is read once, not five times. Groups run in
-parallel (`--jobs N`). Every job ends as a summary row; the exit code of the
-batch is the worst one.
+so a trace shared by five jobs is read once, not five times. Within a group, jobs
+whose windows would be built from the same inputs share one window built over all
+their occurrences (analysis/sharing.py), so selection, attribution and classification
+run once, not once per job. Groups run in parallel (`--jobs N`). Every job ends as a
+summary row; the exit code of the batch is the worst one.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from pipeline import interrupts
-from pipeline.analysis import ranks
+from pipeline.analysis import classes, ranks, sharing
 from pipeline.trace import integrity
 from pipeline.job.config import Job
 from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.report import publish
-from pipeline.run import exit_code, load_checked, run_to_folder
+from pipeline.run import class_rules, exit_code, load_checked, run_to_folder
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
 from pipeline.executor import check_engine, pool
 
@@ -70,15 +72,50 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None) -> l
         return [_failed(job.path, exc) for job in jobs]
     rows = []
     try:
+        for same, rules in sharing_sets(jobs):
+            rows += _run_sharing(ts, same, rules, Path(out_root))
+    finally:
+        ts.close()
+    return rows
+
+
+def sharing_sets(jobs: list[Job]) -> list[tuple[list[Job], list[classes.Rule] | None]]:
+    """The group's jobs in sets that build the same window (sharing.key), each with its class rules.
+
+    A job whose key cannot be made (several files, a broken class rule) is a set of its own
+    (rules None): it builds its own window, and meets its own error there.
+    """
+    sets: dict[Any, tuple[list[Job], list[classes.Rule] | None]] = {}
+    for job in jobs:
+        try:
+            rules: list[classes.Rule] | None = class_rules(job)
+            key = sharing.key(job, rules)
+        except MfuError:
+            rules, key = None, None
+        sets.setdefault(key if key is not None else id(job), ([], rules))[0].append(job)
+    return list(sets.values())
+
+
+def _run_sharing(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule] | None, out_root: Path) -> list[Row]:
+    """Build one window for the set (when several share it), then run and write each job on it; never raise."""
+    window = None
+    if len(jobs) > 1 and rules is not None:
+        try:
+            window = sharing.build(ts, jobs, rules)
+        except Exception:  # noqa: BLE001 - each job then builds its own window and meets its own error there
+            interrupts.reraise_if_pending()
+    rows = []
+    try:
         for job in jobs:
             try:
-                res, folder = run_to_folder(job, Path(out_root), shared=ts)
+                res, folder = run_to_folder(job, out_root, shared=ts, window=window)
                 rows.append(_ok(job.path, res, folder, int(exit_code(res))))
             except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
                 interrupts.reraise_if_pending()
                 rows.append(_failed(job.path, integrity.explain(exc, job.trace_files())))
     finally:
-        ts.close()
+        if window is not None:
+            window.close()
     return rows
 
 

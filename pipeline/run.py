@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import checks
-from pipeline.analysis import classes, figures, metrics, precision, ranks
+from pipeline.analysis import classes, figures, metrics, precision, ranks, sharing
 from pipeline.errors import ConfigError, ExitCode, TraceError
 from pipeline.hardware.catalog import Catalog, load_catalog
 from pipeline.hardware.detect import Peak, peak_at, resolve_job_peak
@@ -28,14 +28,16 @@ from pipeline.report import publish, render, result
 NUMERATOR_KEYS = ("flops_per_step", "hardware_flops_per_step")   # an explicit numerator, not an architecture
 
 
-def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None) -> dict[str, Any]:
+def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None,
+            window: sharing.SharedWindow | None = None) -> dict[str, Any]:
     """Measure the job's region in its trace(s) and compute every figure of the report.
 
     `shared`: trace files already opened for several jobs of a batch (each file read once).
+    `window`: a window built for several jobs of a batch, this one among them (built once).
     """
     _raise(checks.job_problems(job))                 # config mistakes surface before the trace is read
     model, fl, numerator_warnings = _numerator(job)
-    sm, where, trace_sha256 = _measure(job, shared, cache_dir)
+    sm, where, trace_sha256 = _measure(job, shared, cache_dir, window)
     m = sm.measurement
     if (not_intervals := checks.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
@@ -72,16 +74,16 @@ def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, st
                        + checks.repeated_files(job.repeated_trace_files()))
 
 
-def _measure(job: Job, shared: ranks.TraceSet | None,
-             cache_dir: Path | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
+def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
+             window: sharing.SharedWindow | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
     """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash."""
-    ts = shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
+    ts = window.ts if window else shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        built = ranks.build_set(ts, job, _class_rules(job))
+        built = window.cut(job) if window else ranks.build_set(ts, job, class_rules(job))
         sm, where = ranks.analyse_set(ts, built, job.analysis.get("figures", []))
         return sm, where, ts.sha256()
     finally:
-        if shared is None:
+        if shared is None and window is None:
             ts.close()
 
 
@@ -100,9 +102,10 @@ def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak)
     return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks)
 
 
-def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None) -> tuple[dict[str, Any], Path]:
+def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None,
+                  window: sharing.SharedWindow | None = None) -> tuple[dict[str, Any], Path]:
     """run_job, then the report folder out_root/<job name> (all files or none)."""
-    res = run_job(job, shared=shared)
+    res = run_job(job, shared=shared, window=window)
     folder = Path(out_root) / job.name
     publish.replace_folder(folder, render.render_all(res))
     return res, folder
@@ -173,7 +176,7 @@ def _packed(wl: dict[str, Any]) -> list[int] | None:
     return list(wl["seq_lens"]) * wl["global_batch"] if "seq_lens" in wl else None
 
 
-def _class_rules(job: Job) -> list[classes.Rule]:
+def class_rules(job: Job) -> list[classes.Rule]:
     """Kernel-class rules, the job's first; a broken pattern is located in the job file."""
     with _in_job_file(job):
         return classes.load_rules(job.analysis.get("kernel_classes"))

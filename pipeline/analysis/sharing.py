@@ -1,0 +1,83 @@
+"""One window for the jobs of a batch that would each build the same one (issue #10).
+
+Building a window (measure.build_window: selection, attribution, memory operations,
+classification) is the part of a job that reads the trace; analysing it reads only the
+window tables. Jobs on one trace file whose build reads the same inputs (`key`) get one
+window over every occurrence any of them selects (the earliest first .. the latest last),
+and each job analyses the rows of its own occurrences (window_cut.sql). Occurrences are
+numbered per process over every matching range, whatever the selection, and an occurrence's
+rows do not depend on which others were selected (tests/test_shared_window.py): each job's
+figures are those of its own run, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
+
+from pipeline.analysis import classes, ranks
+from pipeline.analysis.measure import MissingOccurrences, occurrence_range
+from pipeline.job.config import Job, Region
+from pipeline.trace import queries
+
+
+def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:
+    """What building the job's window reads besides its occurrences; None: the job builds its own.
+
+    ranks.build_set reads the trace file, the region but its occurrences, the attribution asked
+    for and classify.sql's parameters (class rules, job's first, then the precision rules). Several
+    files are not shared: their labels, per-file occurrence checks and combination are per job.
+    """
+    files = job.trace_files()
+    if len(files) != 1:
+        return None
+    r = job.region
+    params = classes.classify_params(rules)
+    return (str(files[0]), r.name, r.match, r.domain, r.attribution,
+            tuple((name, tuple(values)) for name, values in sorted(params.items())))
+
+
+@dataclass
+class SharedWindow:
+    """A window built for several jobs, kept as shared_* tables on the trace set's connection until `close`."""
+
+    ts: ranks.TraceSet
+    built: ranks.SetWindow
+
+    def cut(self, job: Job) -> ranks.SetWindow:
+        """The job's own window: its occurrences checked as its own build would, their rows as the window tables."""
+        window = self.built.window
+        first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
+        queries.run(self.ts.con, "window_cut", first=first, last=last)
+        own = replace(window, first=first, last=last,
+                      unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
+        label = job.file_label(self.ts.paths[0])
+        return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
+
+    def close(self) -> None:
+        """Drop the shared tables and the job views: the connection's next job builds its own window."""
+        queries.run(self.ts.con, "window_unshare")
+
+
+def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> SharedWindow:
+    """One window over every occurrence of `jobs` (equal keys); raises what building it raises.
+
+    Jobs asking for occurrences the trace lacks are left out of it (each meets its own error
+    when cut), so they do not cost the others their shared window.
+    """
+    try:
+        built = ranks.build_set(ts, replace(jobs[0], region=_spanning(jobs)), rules)
+    except MissingOccurrences as exc:
+        fit = [j for j in jobs if j.region.first <= exc.most and (j.region.last or exc.most) <= exc.most]
+        if not fit or len(fit) == len(jobs):
+            raise
+        built = ranks.build_set(ts, replace(jobs[0], region=_spanning(fit)), rules)
+    queries.run(ts.con, "window_share")
+    return SharedWindow(ts, built)
+
+
+def _spanning(jobs: list[Job]) -> Region:
+    """The region of the jobs' window: the earliest first .. the latest last (None: to the last occurrence)."""
+    lasts = [j.region.last for j in jobs]
+    return replace(jobs[0].region, first=min(j.region.first for j in jobs),
+                   last=None if None in lasts else max(lasts))

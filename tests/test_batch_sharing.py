@@ -1,0 +1,139 @@
+"""Jobs of a batch that would build the same window share one (issue #10): the same reports as alone.
+
+A batch groups its jobs by trace; within a group, jobs whose window is built from the same
+inputs (sharing.key) get one window over all their occurrences, and each job analyses its own.
+Every job's result.json must equal, byte for byte, the one it gets when run on its own.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.analysis import classes, ranks, sharing
+from pipeline.batch import run_batch
+from pipeline.run import class_rules, load_checked
+
+# 8 steps, back to back (no gap) with GPU work running 1.5 ms past each range: occurrences overlap
+# in time, kernels launched in one step run inside the next; every 7th launch row is missing.
+SPEC = {"steps": 8, "ranks": 2, "kernels_per_step": 30, "step_gap_ns": 0, "drop_launch_every": 7}
+
+
+def write(folder: Path, name: str, trace: Path | list[str], first: int, last: int | None = None, **over) -> Path:
+    occurrences = {"first": first, **({} if last is None else {"last": last})}
+    body = {"name": name, "trace": trace if isinstance(trace, list) else str(trace),
+            "region": {"name": "train_step", "occurrences": occurrences, **over.pop("region", {})},
+            "hardware": {"gpu": "auto", "num_gpus": 2, "precision": "bf16", **over.pop("hardware", {})},
+            "model": {"flops_per_step": 4.0e+13}, "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8},
+            **over}
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.fixture
+def jobs(synth_trace, tmp_path):
+    trace, _ = synth_trace(**SPEC)
+    rule = {"analysis": {"kernel_classes": [{"class": "mine", "pattern": "RMSNorm"}]}}
+    return trace, [
+        write(tmp_path, "a", trace, 1, 3),
+        write(tmp_path, "b", trace, 2, 5, analysis={"figures": [{"name": "gemm", "kernels": "gemm", "flops": 1e12}]}),
+        write(tmp_path, "c", trace, 4),                                            # to the last occurrence
+        write(tmp_path, "thread", trace, 2, 6, region={"attribution": "thread"}),  # another key: its own window
+        write(tmp_path, "rules", trace, 3, 4, **rule),                             # another key: its own window
+        write(tmp_path, "d", trace, 5, 8),
+        write(tmp_path, "scope", trace, 2, 3, hardware={"num_gpus": 1}),            # fails after measuring (exit 3)
+    ]
+
+
+def _alone(files: list[Path], out: Path) -> list[dict]:
+    rows = []
+    for f in files:
+        rows += run_batch([f], out, workers=1, progress=io.StringIO())
+    return rows
+
+
+def _same_reports(rows: list[dict], alone: list[dict], out: Path, out_alone: Path) -> None:
+    assert [(r["job"], r["exit_code"], r["status"]) for r in rows] == \
+        [(r["job"], r["exit_code"], r["status"]) for r in alone]
+    assert [r["reason"] for r in rows] == [r["reason"] for r in alone]
+    for r in rows:
+        if r["status"] in ("ok", "threshold", "invalid"):
+            name = Path(r["report"]).name
+            assert (out / name / "result.json").read_bytes() == (out_alone / name / "result.json").read_bytes(), name
+
+
+def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypatch):
+    _, files = jobs
+    alone = _alone(files, tmp_path / "alone")
+    built: list[tuple[int, int | None]] = []
+    real = ranks.build_set
+    monkeypatch.setattr(ranks, "build_set", lambda ts, job, rules: built.append(
+        (job.region.first, job.region.last)) or real(ts, job, rules))
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    assert [r["status"] for r in rows] == ["ok"] * 6 + ["error"] and rows[-1]["exit_code"] == 3
+    _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
+    # one window for a, b, c, d and scope (steps 1 to the last), one each for thread and rules
+    assert sorted(built, key=repr) == sorted([(1, None), (2, 6), (3, 4)], key=repr)
+    res = json.loads((tmp_path / "together/c/result.json").read_text())
+    assert [o["index"] for o in res["occurrences"]] == [4, 5, 6, 7, 8]
+    codes = {w["code"] for w in res["warnings"]}
+    assert {"unattributed_kernels", "occurrences_overlap"} <= codes          # the cases sharing could get wrong
+
+
+def test_a_job_asking_for_missing_occurrences_gets_its_own_error(jobs, tmp_path, monkeypatch):
+    trace, files = jobs
+    files = [files[0], write(tmp_path, "far", trace, 6, 12), files[5]]
+    alone = _alone(files, tmp_path / "alone")
+    built: list[tuple[int, int | None]] = []
+    real = ranks.build_set
+    monkeypatch.setattr(ranks, "build_set", lambda ts, job, rules: built.append(
+        (job.region.first, job.region.last)) or real(ts, job, rules))
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    assert [r["exit_code"] for r in rows] == [0, 4, 0]
+    assert "fewer occurrences than asked (6..12)" in rows[1]["reason"]
+    _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
+    assert built[-1] == (1, 8)                            # the other two still share one window
+
+
+def _key(folder: Path, trace: Path, name: str = "k", **over):
+    job = load_checked(write(folder, name, trace, 1, 2, **over))
+    return sharing.key(job, class_rules(job))
+
+
+def test_the_key_holds_what_building_the_window_reads(synth_trace, tmp_path):
+    trace, _ = synth_trace(**SPEC)
+    other, _ = synth_trace(**SPEC, seed=1)
+    base = _key(tmp_path, trace)
+    assert base is not None
+    # occurrences, model, hardware, thresholds and figures are read after the window is built
+    assert _key(tmp_path, trace, "other_name", hardware={"num_gpus": 1}, thresholds={"mfu_pct_wall_min": 50},
+                analysis={"figures": [{"name": "g", "kernels": "gemm", "flops": 1e12}]}) == base
+    different = [_key(tmp_path, other), _key(tmp_path, trace, region={"name": "train_ste", "match": "prefix"}),
+                 _key(tmp_path, trace, region={"match": "contains"}),
+                 _key(tmp_path, trace, region={"domain": "PyTorch"}),
+                 _key(tmp_path, trace, region={"attribution": "thread"}),
+                 _key(tmp_path, trace, region={"attribution": "window"}),
+                 _key(tmp_path, trace, analysis={"kernel_classes": [{"class": "mine", "pattern": "gemm"}]}),
+                 _key(tmp_path, trace, analysis={"kernel_classes": [{"class": "mine", "pattern": "gemm2"}]})]
+    assert None not in different and len({base, *different}) == len(different) + 1
+
+
+def test_the_key_holds_the_precision_rules(synth_trace, tmp_path, monkeypatch):
+    trace, _ = synth_trace(**SPEC)
+    base = _key(tmp_path, trace)
+    said = classes.load_precision_rules()
+    monkeypatch.setattr(classes, "load_precision_rules",
+                        lambda *a: classes.PrecisionRules(said.classes, said.rules[1:]))
+    assert _key(tmp_path, trace) != base
+
+
+def test_several_files_are_not_shared(synth_trace, tmp_path):
+    """Their labels, per-file occurrence checks and combination are per job: each builds its own window."""
+    trace, _ = synth_trace(**SPEC)
+    other, _ = synth_trace(**SPEC, seed=1)
+    two = load_checked(write(tmp_path, "two", [str(trace), str(other)], 1, 2))
+    assert len(two.trace_files()) == 2 and sharing.key(two, class_rules(two)) is None
