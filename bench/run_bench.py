@@ -99,7 +99,9 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     shutil.rmtree(cache, ignore_errors=True)
     child(mfu(out, "--cache", str(cache), str(one)))                  # builds the cache for `warm`
     runs: dict[str, list] = {k: [] for k in ("floor", "cold", "warm", "batch")}
+    load = []
     for _ in range(repeat):
+        load.append(os.getloadavg()[0])
         runs["floor"].append((floor(trace), 0.0))
         runs["cold"].append(child(mfu(out, "--no-cache", str(one)))[:2])
         runs["warm"].append(child(mfu(out, "--cache", str(cache), str(one)))[:2])
@@ -108,6 +110,8 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
             runs["batch"].append(child(mfu(out, "--cache", str(cache / "batch"), *map(str, batch)))[:2])
     row = {k: (statistics.median(t for t, _ in v), max(m for _, m in v)) if v else (math.nan, math.nan)
            for k, v in runs.items()}
+    row["cold_mb"] = [m for _, m in runs["cold"]]
+    row["load"] = load + [os.getloadavg()[0]]
     row["phases"] = phases("--no-cache", "--out", str(out), str(one))
     if batch_too:                       # the same batch in one process (-j 1: it is one trace group anyway)
         shutil.rmtree(cache / "batch", ignore_errors=True)
@@ -150,6 +154,10 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
                      f"{r['cold'][0]:.2f} / {r['cold'][1]:.0f} | {r['warm'][0]:.2f} | "
                      f"{r['batch'][0]:.2f} / {r['batch'][1]:.0f} | {r['cold'][0] / r['floor'][0]:.2f} | "
                      f"{r['warm'][0] / r['floor'][0]:.2f} | {r['batch'][0] / r['cold'][0]:.2f} |")
+    lines += ["", "1-minute load average at the start of each repetition and at the end: " + "; ".join(
+        f"{r['millions']:g} M {' / '.join(f'{x:.1f}' for x in r['load'])}" for r in rows)]
+    lines += ["", "Peak RSS of each cold run (MB): " + "; ".join(
+        f"{r['millions']:g} M {' / '.join(f'{m:.0f}' for m in r['cold_mb'])}" for r in rows)]
     lines += ["", "Phases of one cold run (seconds, in-process timers, bench/phases.py):", "",
               "| kernels | " + " | ".join(PHASES) + " | total |", "|" + "---|" * (len(PHASES) + 2)]
     for r in rows:
