@@ -1,4 +1,4 @@
-"""A hand-made `classified` table (and its unions) for the SQL tests of issue #5 (no trace needed)."""
+"""A hand-made `classified` table, its names and its unions for the SQL tests of issue #5 (no trace needed)."""
 
 from __future__ import annotations
 
@@ -6,21 +6,27 @@ import duckdb
 
 from pipeline.trace import queries
 
-COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name VARCHAR, class VARCHAR, " \
-          "kind VARCHAR, start_ns BIGINT, end_ns BIGINT, precision VARCHAR"
-TYPES = [c.split()[1] for c in COLUMNS.split(", ")]
+COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT"
+NAME_COLUMNS = "name_id BIGINT, name VARCHAR, class VARCHAR, kind VARCHAR, precision VARCHAR"
+# a classified row as the tests write it: the name's columns resolved
+RESOLVED = "SELECT c.*, n.name, n.class, n.kind, n.precision FROM classified AS c JOIN kernel_names AS n USING (name_id)"
 
 
 def plant(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, global_pid, device_id, name, class, start_ns, end_ns[, precision]); kind follows the
-    class. One insert (a column list per parameter), then the window's unions, as measure.analyse runs them."""
-    full = [(o, g, d, n, c, "memory" if c == "memory" else "kernel", s, e, *(p or [None]))
+    class. `kernel_names` gets one id per distinct (name, class, kind, precision), `classified` one insert
+    (a column list per parameter); then the window's unions, as measure.analyse runs them."""
+    full = [(o, g, d, (n, c, "memory" if c == "memory" else "kernel", *(p or [None])), s, e)
             for o, g, d, n, c, s, e, *p in rows]
+    ids = {name: i for i, name in enumerate(dict.fromkeys(r[3] for r in full), start=1)}
     con = duckdb.connect()
+    con.execute(f"CREATE TABLE kernel_names ({NAME_COLUMNS})")
     con.execute(f"CREATE TABLE classified ({COLUMNS})")
     if full:
-        con.execute("INSERT INTO classified SELECT " + ", ".join(f"unnest(?::{t}[])" for t in TYPES),
-                    [list(col) for col in zip(*full)])
+        con.executemany("INSERT INTO kernel_names VALUES (?, ?, ?, ?, ?)", [(i, *name) for name, i in ids.items()])
+        columns = zip(*[(o, g, d, ids[name], s, e) for o, g, d, name, s, e in full])
+        con.execute("INSERT INTO classified SELECT " + ", ".join("unnest(?::BIGINT[])" for _ in range(6)),
+                    [list(col) for col in columns])
     queries.run(con, "window_unions", comm_class="communication")
     return con
 

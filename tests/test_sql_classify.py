@@ -13,6 +13,7 @@ from pipeline.trace import queries
 from pipeline.analysis.classes import PrecisionRules, Rule, classify_params, load_rules
 from pipeline.analysis.measure import prepare
 from pipeline.trace.open import open_trace
+from tests.sqlfixtures import RESOLVED
 
 
 def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
@@ -34,11 +35,11 @@ NO_PRECISIONS = PrecisionRules((), ())
 
 def _classes(con, classes, patterns, said: PrecisionRules = NO_PRECISIONS) -> dict[str, str]:
     queries.run(con, "classify", **classify_params([Rule(c, p) for c, p in zip(classes, patterns)], said))
-    return dict(con.execute("SELECT name, class FROM classified").fetchall())
+    return dict(con.execute(f"SELECT name, class FROM ({RESOLVED})").fetchall())
 
 
 def _precisions(con) -> dict[str, str | None]:
-    return dict(con.execute("SELECT name, precision FROM classified").fetchall())
+    return dict(con.execute(f"SELECT name, precision FROM ({RESOLVED})").fetchall())
 
 
 def test_first_matching_rule_wins_and_the_rest_is_other():
@@ -46,8 +47,22 @@ def test_first_matching_rule_wins_and_the_rest_is_other():
     got = _classes(con, ["attention", "gemm"], ["flash", "gemm"])
     assert got == {"my_gemm_flash": "attention", "plain_gemm": "gemm", "mystery": "other",
                    "[CUDA memcpy]": "memory"}
-    kinds = dict(con.execute("SELECT class, kind FROM classified").fetchall())
+    kinds = dict(con.execute(f"SELECT class, kind FROM ({RESOLVED})").fetchall())
     assert kinds["memory"] == "memory" and kinds["gemm"] == "kernel"
+
+
+def test_rows_carry_an_integer_name_id_and_each_name_is_spelled_once():
+    con = _con(["gemm_a", "relu"])
+    con.execute("INSERT INTO attributed SELECT occurrence, global_pid, device_id, stream_id, name_id, start_ns + 100, "
+                "end_ns + 100, graph_id, detail_id FROM attributed")          # every kernel twice
+    _classes(con, ["gemm"], ["gemm"])
+    types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                             "WHERE table_name = 'classified'").fetchall())
+    assert "VARCHAR" not in types.values() and types["name_id"] == "BIGINT"
+    assert con.execute("SELECT name, class, kind FROM kernel_names ORDER BY name_id").fetchall() == [
+        ("[CUDA memcpy]", "memory", "memory"), ("gemm_a", "gemm", "kernel"), ("relu", "other", "kernel")]
+    assert con.execute("SELECT name_id, count(*) FROM classified GROUP BY ALL ORDER BY 1").fetchall() == [
+        (1, 1), (2, 2), (3, 2)]
 
 
 def test_no_rules_leaves_every_kernel_other():
@@ -169,7 +184,7 @@ def test_shipped_rules_on_real_kernel_names():
     names = list(REAL_NAMES)
     con = _con(names)
     queries.run(con, "classify", **classify_params(rules))
-    got = {n: (c, p) for n, c, p in con.execute("SELECT name, class, precision FROM classified").fetchall()}
+    got = {n: (c, p) for n, c, p in con.execute(f"SELECT name, class, precision FROM ({RESOLVED})").fetchall()}
     assert {n: got[n][0] for n in names} == {n: c for n, (c, _) in REAL_NAMES.items()}
     assert {n: got[n][1] for n in names} == {n: p for n, (_, p) in REAL_NAMES.items()}
 
@@ -202,7 +217,7 @@ def test_the_demangled_name_can_say_the_precision_the_short_name_does_not():
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
     queries.run(con, "classify", **classify_params(load_rules()))
-    got = con.execute("SELECT start_ns, class, precision FROM classified ORDER BY start_ns").fetchall()
+    got = con.execute(f"SELECT start_ns, class, precision FROM ({RESOLVED}) ORDER BY start_ns").fetchall()
     assert [(c, p) for _, c, p in got] == list(pairs.values())
 
 
@@ -219,7 +234,7 @@ def _classify_whole_trace(path) -> list[tuple]:
                           "\"end\" AS end_ns FROM raw_memcpy")
         queries.run(trace.con, "classify", **classify_params(load_rules()))
         return trace.con.execute("SELECT name, class, kind, device_id, end_ns - start_ns, precision "
-                                 "FROM classified").fetchall()
+                                 f"FROM ({RESOLVED})").fetchall()
     finally:
         trace.con.close()
 

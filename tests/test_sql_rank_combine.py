@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from pipeline.trace import queries
-from tests.sqlfixtures import COLUMNS
+from tests.sqlfixtures import COLUMNS, NAME_COLUMNS
 
 GPID = 1 << 48 | 4000 << 24     # the same process key in both files (two hosts, same pid)
 
@@ -15,12 +15,14 @@ def test_colliding_pids_and_devices_get_separate_keys():
     con.execute("CREATE TEMP TABLE all_ranges (file INTEGER, occurrence BIGINT, global_pid BIGINT, pid BIGINT, "
                 "global_tid BIGINT, start_ns BIGINT, end_ns BIGINT, name VARCHAR, period_ns BIGINT)")
     con.execute(f"CREATE TEMP TABLE all_classified (file INTEGER, {COLUMNS})")
+    con.execute(f"CREATE TEMP TABLE all_kernel_names (file INTEGER, {NAME_COLUMNS})")
     for f in (0, 1):
         con.execute("INSERT INTO all_ranges VALUES (?, 1, ?, 4000, ?, 0, 100, 's', NULL)", [f, GPID, GPID | 4000])
-        con.execute("INSERT INTO all_classified VALUES (?, 1, ?, 0, 'k', 'gemm', 'kernel', 10, 20, NULL)", [f, GPID])
+        con.execute("INSERT INTO all_kernel_names VALUES (?, 1, 'k', 'gemm', 'kernel', NULL)", [f])
+        con.execute("INSERT INTO all_classified VALUES (?, 1, ?, 0, 1, 10, 20)", [f, GPID])
     # a device that only copied gets no key here (classify_combine.sql keys it after the kernel devices)
-    con.execute("INSERT INTO all_classified VALUES (0, 1, ?, 5, '[CUDA memcpy]', 'memory', 'memory', 10, 20, NULL)",
-                [GPID])
+    con.execute("INSERT INTO all_kernel_names VALUES (0, 2, '[CUDA memcpy]', 'memory', 'memory', NULL)")
+    con.execute("INSERT INTO all_classified VALUES (0, 1, ?, 5, 2, 10, 20)", [GPID])
     keys = queries.run(con, "rank_combine")
     assert keys == [
         {"kind": "device", "file": 0, "original": 0, "key": 0},

@@ -8,6 +8,7 @@ import duckdb
 import numpy as np
 
 from pipeline.trace import queries, unions
+from tests.sqlfixtures import classified
 
 
 def per_group(rows: list[tuple[int, int, int]], spec: str = "g = g") -> list[tuple]:
@@ -77,9 +78,7 @@ def test_random_against_sort_and_merge():
 
 
 def test_a_sql_file_declaring_unions_stores_them():
-    con = duckdb.connect()
-    con.execute("CREATE TEMP TABLE classified AS SELECT * FROM (VALUES (0, 'x', 5, 15), (0, 'x', 10, 30)) "
-                "AS t(device_id, name, start_ns, end_ns)")
+    con = classified([(1, 0, "x", "gemm", 5, 15), (1, 0, "x", "gemm", 10, 30), (1, 0, "y", "gemm", 0, 99)])
     assert queries.run(con, "pattern_unions", pattern="x") == []
     assert con.execute("SELECT scope, k1, k2, k3, union_ns, sum_ns, interval_count, last_end_ns "
                        "FROM pattern_unions").fetchall() == [("device", 0, None, None, 25, 30, 2, 30)]

@@ -51,6 +51,7 @@ class Window:
     The tables (selected_ranges, attributed, unlaunched, attributed_memops, classified) each
     have an `occurrence` column, so a window built over more occurrences than a job selects can
     be cut down to the job's before it is analysed; `unattributed` is keyed by occurrence too.
+    `kernel_names` (what classified.name_id stands for) is a dictionary, kept whole.
     """
 
     attribution: str                       # what was used (may differ from requested, with a warning)

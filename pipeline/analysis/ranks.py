@@ -2,8 +2,8 @@
 
 Multi-node jobs write one export per rank. Each file is attached on one DuckDB
 connection in turn and its window built exactly as a single file's is (measure.build_window:
-its kernels classified against its own string table); its selected ranges and attributed
-kernels are kept (rank_collect.sql), and its classified kernels too (classify_collect.sql).
+its kernels classified against its own string table); its selected ranges are kept
+(rank_collect.sql), and its classified kernels with their names too (classify_collect.sql).
 The combined tables key ranks by (file, process) and devices by (file, device), because pids
 and device ids repeat across hosts (rank_combine.sql); the one analysis (measure.analyse,
 classes.measure_all) then runs on the combination, so every figure means what it means for

@@ -1,5 +1,5 @@
 -- reads: attributed, attributed_memops, raw_strings
--- creates: classified
+-- creates: kernel_names, classified
 -- Each attributed kernel gets the class of the first rule whose RE2 pattern matches its
 -- name ($classes[i] / $patterns[i], tested in list order), else 'other'; attributed memory
 -- copies and sets are class 'memory'. Names are matched once each, not once per kernel.
@@ -10,9 +10,12 @@
 -- else 'unknown' (never guessed); NULL for every other class. Tested once per distinct pair.
 -- A CUDA graph launch recorded as one row (attributed.graph_id set, SEMANTICS §4) has no
 -- kernel name: it is '[CUDA graph <graphId>]', class 'cuda_graph', whatever the rules say.
--- Strings are resolved once per distinct (short, demangled) id pair; kernel rows join the
--- verdicts on those integer ids, never on the (long) name strings.
-CREATE OR REPLACE TEMP TABLE classified AS
+-- Strings are resolved once per distinct (short, demangled, graph) id triple (`judged_keys`).
+-- `classified` carries no string: each row's name_id points into `kernel_names`, one row per
+-- distinct (name, class, kind, precision) with a dense id in that order, which the queries that
+-- print or match a name join (top_kernels, precision_times, pattern_unions, ...). Kernel rows
+-- reach their name_id through the integer ids of the trace, never through the name strings.
+CREATE OR REPLACE TEMP TABLE judged_keys AS
 WITH rules AS (
     SELECT i AS priority, $classes[i] AS class, $patterns[i] AS pattern
     FROM range(1, len($classes) + 1) AS t(i)
@@ -21,15 +24,15 @@ precision_rules AS (
     SELECT i AS priority, $precisions[i] AS precision, $precision_patterns[i] AS pattern
     FROM range(1, len($precisions) + 1) AS t(i)
 ),
-keyed AS (
-    SELECT a.*, CASE WHEN a.graph_id IS NULL THEN coalesce(a.name_id, -1) END AS name_key,
-           coalesce(a.detail_id, -1) AS detail_key
-    FROM attributed AS a
+keys AS (
+    SELECT DISTINCT coalesce(name_id, -1) AS name_key, coalesce(detail_id, -1) AS detail_key,
+           coalesce(graph_id, -1) AS graph_key
+    FROM attributed
 ),
 spelled AS (
     SELECT k.name_key, k.detail_key,
            coalesce(s.value, '[unnamed kernel]') AS name, coalesce(d.value, '') AS detail
-    FROM (SELECT DISTINCT name_key, detail_key FROM keyed WHERE name_key IS NOT NULL) AS k
+    FROM (SELECT DISTINCT name_key, detail_key FROM keys WHERE graph_key = -1) AS k
     LEFT JOIN raw_strings AS s ON s.id = k.name_key
     LEFT JOIN raw_strings AS d ON d.id = k.detail_key
 ),
@@ -47,21 +50,40 @@ said AS (
     FROM spelled AS n
     JOIN precision_rules AS p ON regexp_matches(n.name || ' ' || n.detail, p.pattern)
     GROUP BY n.name_key, n.detail_key
-),
-judged AS (
-    SELECT n.name_key, n.detail_key, n.name, coalesce(m.class, 'other') AS class,
-           CASE WHEN list_contains($precision_classes, coalesce(m.class, 'other'))
-                THEN coalesce(s.precision, 'unknown') END AS precision
-    FROM spelled AS n
-    LEFT JOIN matched AS m ON m.name = n.name
-    LEFT JOIN said AS s ON s.name_key = n.name_key AND s.detail_key = n.detail_key
 )
-SELECT k.occurrence, k.global_pid, k.device_id,
-       CASE WHEN k.graph_id IS NOT NULL THEN '[CUDA graph ' || k.graph_id || ']' ELSE j.name END AS name,
-       CASE WHEN k.graph_id IS NOT NULL THEN 'cuda_graph' ELSE j.class END AS class, 'kernel' AS kind,
-       k.start_ns, k.end_ns, j.precision
-FROM keyed AS k
-LEFT JOIN judged AS j ON j.name_key = k.name_key AND j.detail_key = k.detail_key
+SELECT n.name_key, n.detail_key, -1 AS graph_key, n.name, coalesce(m.class, 'other') AS class, 'kernel' AS kind,
+       CASE WHEN list_contains($precision_classes, coalesce(m.class, 'other'))
+            THEN coalesce(s.precision, 'unknown') END AS precision
+FROM spelled AS n
+LEFT JOIN matched AS m ON m.name = n.name
+LEFT JOIN said AS s ON s.name_key = n.name_key AND s.detail_key = n.detail_key
 UNION ALL
-SELECT occurrence, global_pid, device_id, name, 'memory', 'memory', start_ns, end_ns, CAST(NULL AS VARCHAR)
-FROM attributed_memops;
+SELECT name_key, detail_key, graph_key, '[CUDA graph ' || graph_key || ']', 'cuda_graph', 'kernel', CAST(NULL AS VARCHAR)
+FROM keys
+WHERE graph_key <> -1;
+
+CREATE OR REPLACE TEMP TABLE kernel_names AS
+SELECT row_number() OVER (ORDER BY name, class, kind, precision NULLS FIRST) AS name_id, name, class, kind, precision
+FROM (SELECT name, class, kind, precision FROM judged_keys
+      UNION
+      SELECT name, 'memory', 'memory', CAST(NULL AS VARCHAR) FROM attributed_memops);
+
+CREATE OR REPLACE TEMP TABLE classified AS
+WITH key_ids AS (
+    SELECT j.name_key, j.detail_key, j.graph_key, n.name_id
+    FROM judged_keys AS j
+    JOIN kernel_names AS n
+      ON n.name = j.name AND n.class = j.class AND n.kind = j.kind
+     AND n.precision IS NOT DISTINCT FROM j.precision
+)
+SELECT a.occurrence, a.global_pid, a.device_id, k.name_id, a.start_ns, a.end_ns
+FROM attributed AS a
+JOIN key_ids AS k
+  ON k.name_key = coalesce(a.name_id, -1) AND k.detail_key = coalesce(a.detail_id, -1)
+ AND k.graph_key = coalesce(a.graph_id, -1)
+UNION ALL
+SELECT o.occurrence, o.global_pid, o.device_id, n.name_id, o.start_ns, o.end_ns
+FROM attributed_memops AS o
+JOIN kernel_names AS n ON n.name = o.name AND n.kind = 'memory';
+
+DROP TABLE judged_keys;

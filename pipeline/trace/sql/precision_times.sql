@@ -1,13 +1,20 @@
--- reads: classified
+-- reads: classified, kernel_names
 -- creates: -
 -- Time of the matrix kernels (the classes classify.sql gives a precision: gemm, attention,
 -- convolution) per precision their names say, 'unknown' included, over the selected
 -- occurrences: count, summed durations (GPU-time) and the $names names with the most time.
-WITH per_name AS (
-    SELECT precision, name, count(*) AS kernel_count, sum(end_ns - start_ns) AS sum_ns
+-- Rows are summed per name_id first (integers), then per precision and name (kernel_names).
+WITH per_id AS (
+    SELECT name_id, count(*) AS kernel_count, sum(end_ns - start_ns) AS sum_ns
     FROM classified
-    WHERE precision IS NOT NULL
-    GROUP BY precision, name
+    GROUP BY name_id
+),
+per_name AS (
+    SELECT n.precision, n.name, sum(p.kernel_count) AS kernel_count, sum(p.sum_ns) AS sum_ns
+    FROM per_id AS p
+    JOIN kernel_names AS n ON n.name_id = p.name_id
+    WHERE n.precision IS NOT NULL
+    GROUP BY n.precision, n.name
 )
 SELECT precision,
        CAST(sum(kernel_count) AS BIGINT) AS kernel_count,

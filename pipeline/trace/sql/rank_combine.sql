@@ -1,4 +1,4 @@
--- reads: all_ranges, all_classified
+-- reads: all_ranges, all_classified, all_kernel_names
 -- creates: rank_keys, device_keys, selected_ranges
 -- Combine the files collected by rank_collect.sql into the selected_ranges table every later
 -- query reads, and key the ranks and the devices that ran kernels for classify_combine.sql.
@@ -10,7 +10,10 @@ SELECT file, global_pid, row_number() OVER (ORDER BY file, global_pid) AS rank_k
 FROM (SELECT DISTINCT file, global_pid FROM all_ranges);
 CREATE OR REPLACE TEMP TABLE device_keys AS
 SELECT file, device_id, row_number() OVER (ORDER BY file, device_id) - 1 AS device_key
-FROM (SELECT DISTINCT file, device_id FROM all_classified WHERE kind = 'kernel' AND device_id IS NOT NULL);
+FROM (SELECT DISTINCT c.file, c.device_id
+      FROM all_classified AS c
+      JOIN all_kernel_names AS n ON n.file = c.file AND n.name_id = c.name_id
+      WHERE n.kind = 'kernel' AND c.device_id IS NOT NULL);
 CREATE OR REPLACE TEMP TABLE selected_ranges AS
 SELECT r.occurrence, k.rank_key AS global_pid, r.pid, r.global_tid, r.start_ns, r.end_ns, r.name, r.period_ns
 FROM all_ranges AS r

@@ -1,4 +1,4 @@
--- reads: selected_ranges, classified
+-- reads: selected_ranges, classified, kernel_names
 -- creates: -
 -- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
 -- device in $devices, the islands of compute, communication and memory activity, the idle
@@ -11,10 +11,15 @@ WITH span AS (
     FROM selected_ranges
     WHERE occurrence = $occurrence
 ),
+step AS (
+    SELECT c.device_id, c.start_ns, c.end_ns, n.kind, n.class
+    FROM classified AS c
+    JOIN kernel_names AS n ON n.name_id = c.name_id
+    WHERE c.occurrence = $occurrence
+),
 wall AS (
     SELECT t0_ns, range_end_ns,
-           greatest(range_end_ns, coalesce((SELECT max(end_ns) FROM classified
-                                            WHERE occurrence = $occurrence AND kind = 'kernel'), range_end_ns)) AS t1_ns
+           greatest(range_end_ns, coalesce((SELECT max(end_ns) FROM step WHERE kind = 'kernel'), range_end_ns)) AS t1_ns
     FROM span
 ),
 acts AS (
@@ -22,12 +27,12 @@ acts AS (
            CASE WHEN kind = 'memory' THEN 'memory'
                 WHEN class = $comm_class THEN 'communication' ELSE 'compute' END AS lane,
            start_ns, end_ns + $min_gap_ns AS end_ns
-    FROM classified
-    WHERE occurrence = $occurrence AND list_contains($devices, device_id)
+    FROM step
+    WHERE list_contains($devices, device_id)
     UNION ALL
     SELECT device_id, 'busy', start_ns, end_ns + $min_gap_ns
-    FROM classified
-    WHERE occurrence = $occurrence AND kind = 'kernel' AND list_contains($devices, device_id)
+    FROM step
+    WHERE kind = 'kernel' AND list_contains($devices, device_id)
 ),
 -- Islands (the union's extents, not only its length): sorted by start, an interval opens a new
 -- island when it starts after every interval before it in its lane has ended.

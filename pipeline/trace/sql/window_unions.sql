@@ -1,4 +1,4 @@
--- reads: classified
+-- reads: classified, kernel_names
 -- creates: class_ids, window_unions
 -- unions (window_unions): occurrence = kernel, occurrence; device = kernel, occurrence, device_id; rank = kernel, occurrence, global_pid; total = kernel; total_device = kernel, device_id; part = kernel, comm, device_id; class = class_id; class_device = class_id, device_id
 -- Every union the report needs, from one sorted copy of the window (trace/unions.py): the
@@ -15,12 +15,18 @@
 -- and over kernels and memory operations alike, per class across devices and per class and
 -- device, over all selected occurrences (class_times.sql). Classes get integer ids (class_ids).
 -- Keys must be integers: a missing device or process is -1 here.
+-- Kind and class come from each row's name (kernel_names, a few rows), joined on the integer name_id.
 CREATE OR REPLACE TEMP TABLE class_ids AS
 SELECT class, row_number() OVER (ORDER BY class) AS class_id
-FROM (SELECT DISTINCT class FROM classified);
+FROM (SELECT DISTINCT class FROM kernel_names);
 
-SELECT CAST(c.kind = 'kernel' AS BIGINT) AS kernel, c.occurrence, coalesce(c.device_id, -1) AS device_id,
-       coalesce(c.global_pid, -1) AS global_pid, CAST(c.class = $comm_class AS BIGINT) AS comm, i.class_id,
-       c.start_ns, c.end_ns
+WITH name_keys AS (
+    SELECT n.name_id, CAST(n.kind = 'kernel' AS BIGINT) AS kernel, CAST(n.class = $comm_class AS BIGINT) AS comm,
+           i.class_id
+    FROM kernel_names AS n
+    JOIN class_ids AS i ON i.class = n.class
+)
+SELECT k.kernel, c.occurrence, coalesce(c.device_id, -1) AS device_id, coalesce(c.global_pid, -1) AS global_pid,
+       k.comm, k.class_id, c.start_ns, c.end_ns
 FROM classified AS c
-JOIN class_ids AS i ON i.class = c.class;
+JOIN name_keys AS k ON k.name_id = c.name_id;
