@@ -82,3 +82,29 @@ def test_a_sql_file_declaring_unions_stores_them():
     assert queries.run(con, "pattern_unions", pattern="x") == []
     assert con.execute("SELECT scope, k1, k2, k3, union_ns, sum_ns, interval_count, last_end_ns "
                        "FROM pattern_unions").fetchall() == [("device", 0, None, None, 25, 30, 2, 30)]
+
+
+def _random_window(rng: random.Random, n: int) -> dict[str, np.ndarray]:
+    """Occurrences 1..6 whose intervals overlap each other's, many equal starts, two devices, three classes."""
+    occ = [rng.randint(1, 6) for _ in range(n)]
+    start = [1000 * o + rng.choice([0, 0, 100, rng.randint(-1500, 1500)]) for o in occ]
+    return {"occurrence": np.array(occ, dtype=np.int64), "start_ns": np.array(start, dtype=np.int64),
+            "end_ns": np.array([s + rng.choice([0, 1, 50, 700]) for s in start], dtype=np.int64),
+            "device_id": np.array([rng.randint(0, 1) for _ in range(n)], dtype=np.int64),
+            "class_id": np.array([rng.randint(1, 3) for _ in range(n)], dtype=np.int64)}
+
+
+def test_a_cut_of_one_sort_equals_computing_the_cut_rows():
+    """What a job of a shared window gets (sort once, cut per job) is what its own rows give."""
+    spec = unions.parse("occurrence = occurrence; device = occurrence, device_id; total = ; "
+                        "total_device = device_id; class_device = class_id, device_id")
+    rows = _random_window(random.Random(11), 4000)
+    done = unions.sort({k: v.copy() for k, v in rows.items()}, spec, by="occurrence")
+    for first, last in ((1, 6), (2, 4), (5, 5), (6, 6), (7, 9)):
+        keep = (rows["occurrence"] >= first) & (rows["occurrence"] <= last)
+        alone = unions.compute({k: v[keep] for k, v in rows.items()}, spec)
+        got = unions.cut(done, first, last)
+        assert got.keys() == alone.keys()
+        for name in alone:
+            assert np.array_equal(got[name], alone[name]), (first, last, name)
+        assert (first, last) == (7, 9) or len(alone["scope"]) > 0

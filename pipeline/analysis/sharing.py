@@ -4,7 +4,8 @@ Building a window (measure.build_window: selection, attribution, memory operatio
 classification) is the part of a job that reads the trace; analysing it reads only the
 window tables. Jobs on one trace file whose build reads the same inputs (`key`) get one
 window over every occurrence any of them selects (the earliest first .. the latest last),
-and each job analyses the rows of its own occurrences (window_cut.sql). Occurrences are
+and each job analyses the rows of its own occurrences (window_cut.sql), their unions cut from
+one sort of the whole window (trace/unions.py `cut`). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
 figures are those of its own run, byte for byte.
@@ -19,6 +20,7 @@ from pipeline.analysis import classes, ranks
 from pipeline.analysis.measure import MissingOccurrences, occurrence_range
 from pipeline.job.config import Job, Region
 from pipeline.trace import queries
+from pipeline.trace.unions import Sorted
 
 
 def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:
@@ -43,13 +45,15 @@ class SharedWindow:
 
     ts: ranks.TraceSet
     built: ranks.SetWindow
+    unions: Sorted                         # window_unions.sql's intervals, sorted once for every job
 
     def cut(self, job: Job) -> ranks.SetWindow:
         """The job's own window: its occurrences checked as its own build would, their rows as the window tables."""
         window = self.built.window
         first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
         queries.run(self.ts.con, "window_cut", first=first, last=last)
-        own = replace(window, first=first, last=last,
+        queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
+        own = replace(window, first=first, last=last, unions_made=True,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
@@ -72,8 +76,9 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
         if not fit or len(fit) == len(jobs):
             raise
         built = ranks.build_set(ts, replace(jobs[0], region=_spanning(fit)), rules)
+    unions = queries.sort_unions(ts.con, "window_unions", "occurrence", comm_class=classes.COMM_CLASS)
     queries.run(ts.con, "window_share")
-    return SharedWindow(ts, built)
+    return SharedWindow(ts, built, unions)
 
 
 def _spanning(jobs: list[Job]) -> Region:

@@ -9,6 +9,7 @@ derived from their headers by trace/chain.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -46,15 +47,40 @@ def run(con: duckdb.DuckDBPyConnection, query: str, /, **params: Any) -> list[di
     """
     rows: list[dict[str, Any]] = []
     spec = union_spec(query)
-    for i, stmt in enumerate(statements(query)):
-        wanted = {p: params[p] for p in set(_PARAM.findall(stmt))}
-        cur = con.execute(stmt, wanted) if wanted else con.execute(stmt)
-        if spec and i == len(statements(query)) - 1:
+    for cur, last in _executed(con, query, params):
+        if spec and last:
             _store(con, spec[0], unions.compute(cur.fetchnumpy(), spec[1]))
         elif cur.description:
             cols = [d[0] for d in cur.description]
             rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     return rows
+
+
+def sort_unions(con: duckdb.DuckDBPyConnection, query: str, by: str, /, **params: Any) -> unions.Sorted:
+    """Execute a `-- unions:` file but keep its intervals sorted for many cuts by occurrence (`store_cut`).
+
+    A window shared by a batch's jobs (analysis/sharing.py) is sorted once, not once per job.
+    """
+    spec = union_spec(query)
+    if spec is None:
+        raise ValueError(f"sql/{query}.sql declares no unions")
+    for cur, last in _executed(con, query, params):
+        if last:
+            return unions.sort(cur.fetchnumpy(), spec[1], by)
+    raise ValueError(f"sql/{query}.sql has no statement")
+
+
+def store_cut(con: duckdb.DuckDBPyConnection, query: str, done: unions.Sorted, first: int, last: int) -> None:
+    """The table `query`.sql creates, for occurrences first..last of what sort_unions sorted."""
+    _store(con, union_spec(query)[0], unions.cut(done, first, last))
+
+
+def _executed(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
+    """Each statement of `query`.sql executed with the parameters it mentions: (cursor, is it the last)."""
+    stmts = statements(query)
+    for i, stmt in enumerate(stmts):
+        wanted = {p: params[p] for p in set(_PARAM.findall(stmt))}
+        yield (con.execute(stmt, wanted) if wanted else con.execute(stmt)), i == len(stmts) - 1
 
 
 def _store(con: duckdb.DuckDBPyConnection, table: str, result: dict[str, Any]) -> None:

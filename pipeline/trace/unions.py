@@ -50,17 +50,86 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     `rows` is consumed: each column is popped, so its fetched copy is freed once sorted (the
     window of an 8 M-kernel trace is 3.2 M rows per column).
     """
+    start, end, codes, _ = _by_start(rows, groupings)
+    parts = []
+    for g in groupings:
+        group, perm = _order(g, codes, len(start))
+        parts.append(_reduce(g, group[perm], start[perm], end[perm], perm, codes))
+    return _table(parts)
+
+
+@dataclass
+class Sorted:
+    """A window's intervals sorted once, for the unions of any run of its occurrences (`cut`).
+
+    A batch's jobs share one window (analysis/sharing.py) and each needs the unions of its own
+    occurrences. A grouping keyed by the occurrence (each group inside one occurrence) is computed
+    once, whole, and cut by that key. Any other keeps its rows in group-then-start order (`perm`),
+    with each row's group and occurrence in that order: the rows of some occurrences, taken in
+    that order, are already in the order `compute` would sort them into, so a cut needs no sort.
+    """
+
+    groupings: list[Grouping]
+    start: np.ndarray
+    end: np.ndarray
+    codes: dict[str, tuple[np.ndarray, np.ndarray]]
+    whole: dict[int, tuple[int, dict[str, np.ndarray]]]                 # grouping -> (key position, its unions)
+    ordered: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]        # grouping -> (group, perm, occurrence)
+
+
+def sort(rows: dict[str, np.ndarray], groupings: list[Grouping], by: str) -> Sorted:
+    """Sort once for `cut`; `by` is the occurrence column (its values are what a cut keeps)."""
+    start, end, codes, order = _by_start(rows, groupings, keep=by)
+    occurrence = _compact(np.asarray(rows.pop(by), dtype=np.int64)[order])
+    done = Sorted(groupings, start, end, codes, {}, {})
+    for i, g in enumerate(groupings):
+        group, perm = _order(g, codes, len(start))
+        if by in g.columns:
+            done.whole[i] = (g.columns.index(by), _reduce(g, group[perm], start[perm], end[perm], perm, codes))
+        else:
+            done.ordered[i] = (_compact(group[perm]), _compact(perm), occurrence[perm])
+    return done
+
+
+def cut(done: Sorted, first: int, last: int) -> dict[str, np.ndarray]:
+    """What `compute` gives for the rows of occurrences first..last, without sorting them again."""
+    parts = []
+    for i, g in enumerate(done.groupings):
+        if i in done.whole:
+            position, table = done.whole[i]
+            keys = table[KEYS[position]]
+            keep = (keys >= first) & (keys <= last)
+            parts.append({name: column[keep] for name, column in table.items()})
+            continue
+        group, perm, occurrence = done.ordered[i]
+        keep = (occurrence >= first) & (occurrence <= last)
+        rows = perm[keep].astype(np.int64)
+        parts.append(_reduce(g, group[keep], done.start[rows], done.end[rows], rows, done.codes))
+    return _table(parts)
+
+
+def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], keep: str | None = None) -> tuple:
+    """start, end and each key column's codes in start order (stable), and that order."""
     start = np.asarray(rows.pop("start_ns"), dtype=np.int64)
     order = np.argsort(start, kind="stable")
     start = start[order]
     end = np.asarray(rows.pop("end_ns"), dtype=np.int64)[order]
     columns = dict.fromkeys(c for g in groupings for c in g.columns)
-    codes = {c: _codes(np.asarray(rows.pop(c), dtype=np.int64)[order]) for c in columns}
-    parts = [_grouping(g, start, end, codes) for g in groupings]
+    codes = {c: _codes(np.asarray(rows[c] if c == keep else rows.pop(c), dtype=np.int64)[order]) for c in columns}
+    return start, end, codes, order
+
+
+def _table(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     names = ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")
     if not parts:
         return {n: np.array([], dtype=str if n == "scope" else np.int64) for n in names}
     return {n: np.concatenate([p[n] for p in parts]) for n in names}
+
+
+def _compact(values: np.ndarray) -> np.ndarray:
+    """int32 when the values fit: a shared window keeps three such arrays per grouping."""
+    fits = not len(values) or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max)
+    return values.astype(np.int32) if fits else values
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,18 +137,22 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(values, return_inverse=True)
 
 
-def _grouping(g: Grouping, start: np.ndarray, end: np.ndarray,
-              codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
-    group, size = np.zeros(len(start), dtype=np.int64), 1
-    for c in g.columns:                                   # dense code of the key tuple, in key order
+def _order(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group (a dense code of its key tuple, in key order) and the rows by group, start order kept."""
+    group, size = np.zeros(n, dtype=np.int64), 1
+    for c in g.columns:
         distinct, code = codes[c]
         if size * len(distinct) >= 1 << 62:               # keep the combined code within int64
             _, group = np.unique(group, return_inverse=True)
             size = int(group.max()) + 1
         group, size = group * len(distinct) + code, size * len(distinct)
     # stable: start order kept within a group; 16-bit keys get numpy's radix sort (linear)
-    perm = np.argsort(group.astype(np.uint16) if size <= 1 << 16 else group, kind="stable")
-    grp, s, e = group[perm], start[perm], end[perm]
+    return group, np.argsort(group.astype(np.uint16) if size <= 1 << 16 else group, kind="stable")
+
+
+def _reduce(g: Grouping, grp: np.ndarray, s: np.ndarray, e: np.ndarray, rows: np.ndarray,
+            codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One grouping's unions from its rows in group-then-start order; `rows` says where each row's keys are."""
     first = np.ones(len(grp), dtype=bool)
     first[1:] = grp[1:] != grp[:-1]
     heads = np.flatnonzero(first)
@@ -97,7 +170,7 @@ def _grouping(g: Grouping, start: np.ndarray, end: np.ndarray,
     for i, name in enumerate(KEYS):
         if i < len(g.columns):
             distinct, code = codes[g.columns[i]]
-            out[name] = distinct[code[perm][heads]]
+            out[name] = distinct[code[rows[heads]]]
         else:
             out[name] = np.full(n, MISSING, dtype=np.int64)
     return out
