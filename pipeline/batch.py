@@ -6,8 +6,11 @@ DuckDB connection with its files copied in once (ranks.open_set(materialize)),
 so a trace shared by five jobs is read once, not five times. Within a group, jobs
 whose windows would be built from the same inputs share one window built over all
 their occurrences (analysis/sharing.py), so selection, attribution and classification
-run once, not once per job. Groups run in parallel (`--jobs N`). Every job ends as a
-summary row; the exit code of the batch is the worst one.
+run once, not once per job. Groups run in parallel (`--jobs N`). With fewer groups
+than workers, a job of its own over several files uses the spare ones: each file's
+window is built by a task of the same pool (ranks.build_files), the job combined
+here; with one worker nothing changes. Every job ends as a summary row; the exit
+code of the batch is the worst one.
 """
 
 from __future__ import annotations
@@ -61,11 +64,18 @@ def plan(job_files: list[Path]) -> tuple[list[list[Job]], list[Row]]:
     return list(groups.values()), failed
 
 
-def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None) -> list[Row]:
-    """Worker: open the group's traces once (through the cache when given), run and write each job; never raise."""
+def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None,
+              submit: ranks.Submit | None = None) -> list[Row]:
+    """Worker: open the group's traces once (through the cache when given), run and write each job; never raise.
+
+    With `submit` (a lone job over several files, given spare workers) it runs where it is called,
+    each file's window built by a task of `submit`.
+    """
+    cache = Path(cache_dir) if cache_dir else None
+    if submit is not None:
+        return [_job_row(jobs[0], Path(out_root), cache_dir=cache, submit=submit)]
     try:
-        ts = ranks.open_set(jobs[0].trace_files(), materialize=len(jobs) > 1,
-                            cache_dir=Path(cache_dir) if cache_dir else None)
+        ts = ranks.open_set(jobs[0].trace_files(), materialize=len(jobs) > 1, cache_dir=cache)
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         interrupts.reraise_if_pending()
         exc = integrity.explain(exc, jobs[0].trace_files())
@@ -104,19 +114,20 @@ def _run_sharing(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule] 
             window = sharing.build(ts, jobs, rules)
         except Exception:  # noqa: BLE001 - each job then builds its own window and meets its own error there
             interrupts.reraise_if_pending()
-    rows = []
     try:
-        for job in jobs:
-            try:
-                res, folder = run_to_folder(job, out_root, shared=ts, window=window)
-                rows.append(_ok(job.path, res, folder, int(exit_code(res))))
-            except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
-                interrupts.reraise_if_pending()
-                rows.append(_failed(job.path, integrity.explain(exc, job.trace_files())))
+        return [_job_row(job, out_root, shared=ts, window=window) for job in jobs]
     finally:
         if window is not None:
             window.close()
-    return rows
+
+
+def _job_row(job: Job, out_root: Path, **where: Any) -> Row:
+    try:
+        res, folder = run_to_folder(job, out_root, **where)
+        return _ok(job.path, res, folder, int(exit_code(res)))
+    except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
+        interrupts.reraise_if_pending()
+        return _failed(job.path, integrity.explain(exc, job.trace_files()))
 
 
 def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
@@ -132,12 +143,16 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
         shown(row)
     for r in rows:
         tick(r)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(groups) or 1))
-    cache = str(Path(cache_dir).resolve()) if cache_dir else None
+    requested = workers or os.cpu_count() or 1
+    spread = [len(groups) < requested and len(g) == 1 and len(g[0].trace_files()) > 1 for g in groups]
+    tasks = sum(len(g[0].trace_files()) if s else 1 for g, s in zip(groups, spread))
+    workers = max(1, min(requested, tasks or 1))
+    cache, out = (str(Path(cache_dir).resolve()) if cache_dir else None), str(Path(out_root).resolve())
     try:
         with pool(engine, workers) as (submit, gather):
-            futures = [submit(run_group, g, str(Path(out_root).resolve()), cache) for g in groups]
-            for done in gather(futures):
+            futures = [submit(run_group, g, out, cache) for g, s in zip(groups, spread) if not s]
+            here = [run_group(g, out, cache, submit) for g, s in zip(groups, spread) if s]
+            for done in [*here, *gather(futures)]:
                 for r in done:
                     rows.append(_as_given(r, job_files, out_root))
                     tick(r)

@@ -3,7 +3,8 @@
 A group is every job that reads the same trace files (batch.plan); measuring it needs
 nothing but those files, so groups are independent and a batch over hundreds of rank
 files is embarrassingly parallel. Each group returns a few summary rows; the reports
-are written by the worker into the output folder.
+are written by the worker into the output folder. A lone job over several files, given
+spare workers, sends one task per file instead (batch.run_batch, ranks.extract).
 
 Engines:
   local             this machine: inline with one worker, else a process pool (--jobs N)

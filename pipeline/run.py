@@ -29,15 +29,16 @@ NUMERATOR_KEYS = ("flops_per_step", "hardware_flops_per_step")   # an explicit n
 
 
 def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None,
-            window: sharing.SharedWindow | None = None) -> dict[str, Any]:
+            window: sharing.SharedWindow | None = None, submit: ranks.Submit | None = None) -> dict[str, Any]:
     """Measure the job's region in its trace(s) and compute every figure of the report.
 
     `shared`: trace files already opened for several jobs of a batch (each file read once).
     `window`: a window built for several jobs of a batch, this one among them (built once).
+    `submit`: spare workers of the run's executor; with several files, each file's window is built by one.
     """
     _raise(checks.job_problems(job))                 # config mistakes surface before the trace is read
     model, fl, numerator_warnings = _numerator(job)
-    sm, where, trace_sha256 = _measure(job, shared, cache_dir, window)
+    sm, where, trace_sha256 = _measure(job, shared, cache_dir, window, submit)
     m = sm.measurement
     if (not_intervals := checks.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
@@ -75,11 +76,17 @@ def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, st
 
 
 def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
-             window: sharing.SharedWindow | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
+             window: sharing.SharedWindow | None,
+             submit: ranks.Submit | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
     """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash."""
-    ts = window.ts if window else shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
+    spread = window is None and shared is None and submit is not None and len(job.trace_files()) > 1
+    if spread:
+        ts, built = ranks.build_files(job, class_rules(job), cache_dir, submit)
+    else:
+        ts = window.ts if window else shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        built = window.cut(job) if window else ranks.build_set(ts, job, class_rules(job))
+        if not spread:
+            built = window.cut(job) if window else ranks.build_set(ts, job, class_rules(job))
         sm, where = ranks.analyse_set(ts, built, job.analysis.get("figures", []))
         return sm, where, ts.sha256()
     finally:
@@ -103,9 +110,10 @@ def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak)
 
 
 def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None,
-                  window: sharing.SharedWindow | None = None) -> tuple[dict[str, Any], Path]:
+                  window: sharing.SharedWindow | None = None, cache_dir: Path | None = None,
+                  submit: ranks.Submit | None = None) -> tuple[dict[str, Any], Path]:
     """run_job, then the report folder out_root/<job name> (all files or none)."""
-    res = run_job(job, shared=shared, window=window)
+    res = run_job(job, shared=shared, cache_dir=cache_dir, window=window, submit=submit)
     folder = Path(out_root) / job.name
     publish.replace_folder(folder, render.render_all(res))
     return res, folder

@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from pipeline import batch as batch_module
 from pipeline.batch import run_batch
 from pipeline.errors import UsageError
 from pipeline.executor import pool
@@ -89,3 +91,78 @@ def test_one_worker_starts_no_process_pool(batch, tmp_path):
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out"), str(job_files[0])],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
     assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr
+
+
+def _job_file(root: Path, name: str, traces: list[str], last: int | None = None) -> Path:
+    occ = {"first": 1} | ({"last": last} if last else {})
+    body = {"name": name, "trace": traces, "region": {"name": "train_step", "occurrences": occ},
+            "hardware": {"gpu": "auto", "num_gpus": 2 * len(traces), "precision": "bf16"},
+            "model": {"flops_per_step": 4.0e+12}, "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}
+    (root / f"{name}.yaml").write_text(json.dumps(body))
+    return root / f"{name}.yaml"
+
+
+@pytest.fixture
+def submitted(monkeypatch) -> list[str]:
+    """The names of the functions run_batch hands to its executor, in order."""
+    names: list[str] = []
+    real = batch_module.pool
+
+    @contextmanager
+    def spying(engine, workers):
+        with real(engine, workers) as (submit, gather):
+            def spy(fn, *args):
+                names.append(fn.__name__)
+                return submit(fn, *args)
+            yield spy, gather
+    monkeypatch.setattr(batch_module, "pool", spying)
+    return names
+
+
+def test_lone_multi_file_job_measures_each_file_on_a_worker(batch, tmp_path, submitted):
+    """One job over three files: -j 1 measures them in turn; -j 2 gives each file its own task; same bytes."""
+    _, job_files = batch
+    inline = run_batch([job_files[2]], tmp_path / "a", workers=1)
+    assert submitted == ["run_group"]
+    submitted.clear()
+    procs = run_batch([job_files[2]], tmp_path / "b", workers=2)
+    assert submitted == ["extract"] * 3
+    assert _codes(inline) == _codes(procs) == [("job2.yaml", 0)]
+    a, b = (tmp_path / d / "job2" for d in "ab")
+    assert (a / "result.json").read_bytes() == (b / "result.json").read_bytes()
+    assert _reports(tmp_path / "a") == _reports(tmp_path / "b")
+    assert len(json.loads((a / "result.json").read_text())["trace"]["files"]) == 3
+
+
+def test_spare_workers_only_go_to_files_when_groups_are_fewer(batch, tmp_path, submitted):
+    """Four trace groups on two workers: each group is one task, as before (no pool inside a pool)."""
+    _, job_files = batch
+    run_batch(job_files, tmp_path / "out", workers=2)
+    assert submitted == ["run_group"] * 4
+
+
+def test_dask_local_measures_each_file_as_a_task(batch, tmp_path, submitted):
+    pytest.importorskip("distributed")
+    _, job_files = batch
+    run_batch([job_files[2]], tmp_path / "local", workers=1)
+    submitted.clear()
+    rows = run_batch([job_files[2]], tmp_path / "dask", workers=2, engine="dask-local")
+    assert submitted == ["extract"] * 3 and _codes(rows) == [("job2.yaml", 0)]
+    assert _reports(tmp_path / "dask") == _reports(tmp_path / "local") != {}
+
+
+def test_a_bad_file_fails_the_job_as_inline(batch, tmp_path):
+    """Per-file tasks report what measuring in turn reports: every file is opened before any is
+    measured, so an unreadable later file wins over an earlier file short of occurrences."""
+    root, _ = batch
+    generate(SynthSpec(ranks=2, steps=3, kernels_per_step=25, seed=7, first_pid=5000), root / "short.sqlite")
+    (root / "broken.sqlite").write_text("not a trace")
+    jobs = [_job_file(root, "short", ["rank0.sqlite", "short.sqlite"], last=5),
+            _job_file(root, "broken", ["rank0.sqlite", "short.sqlite", "rank1.sqlite", "broken.sqlite"], last=5)]
+    for job in jobs:
+        inline = run_batch([job], tmp_path / "a", workers=1)
+        procs = run_batch([job], tmp_path / "b", workers=2)
+        assert _codes(procs) == _codes(inline) == [(job.name, 4)]
+        assert procs[0]["reason"] == inline[0]["reason"]
+    assert "fewer occurrences" in run_batch([jobs[0]], tmp_path / "c", workers=2)[0]["reason"]
+    assert "broken.sqlite" in run_batch([jobs[1]], tmp_path / "c", workers=2)[0]["reason"]

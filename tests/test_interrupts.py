@@ -87,6 +87,22 @@ def test_interrupted_run_exits_with_one_line_and_leaves_nothing(slow_jobs, tmp_p
     assert "| one | interrupted (exit " in (tmp_path / "out/index.md").read_text()
 
 
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupted_multi_file_job_on_spare_workers(slow_jobs, tmp_path, how):
+    """One job over both traces with --jobs 2: its files are the workers' tasks when the signal comes."""
+    both = slow_jobs[0].parent / "both.yaml"
+    both.write_text(JOB.format(name="both", trace="[one.sqlite, two.sqlite]").replace("num_gpus: 2", "num_gpus: 4"))
+    proc = start([both], tmp_path / "out", tmp_path / "tmp")
+    time.sleep(2.0)
+    os.killpg(proc.pid, signal.SIGINT) if how == "ctrl-c" else os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == ((130, "interrupted\n") if how == "ctrl-c" else
+                                      (143, "terminated (signal 15)\n"))
+    assert group_gone(proc.pid, 5)
+    assert_nothing_left(tmp_path / "out", tmp_path / "tmp")
+    assert [(r["name"], r["status"]) for r in publish.read_records(tmp_path / "out")] == [("both", "interrupted")]
+
+
 def test_workers_die_with_a_killed_parent(slow_jobs, tmp_path):
     proc = start(slow_jobs, tmp_path / "out", tmp_path / "tmp")
     time.sleep(2.0)

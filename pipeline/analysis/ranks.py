@@ -11,19 +11,25 @@ one file.
 
 A TraceSet can also be shared by several jobs of a batch: its files are then
 copied into DuckDB once (`materialize`), so each file is read once, not per job.
+
+Given spare workers, build_files has each file's window built by a task instead (extract:
+its own connection, the same queries) and collects the tables the tasks hand back
+(trace/handover.py) as build_set collects its own; the combination is the same.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import interrupts
 from pipeline.analysis import classes
 from pipeline.trace import cache
-from pipeline.trace import chain, queries
+from pipeline.trace import chain, handover, queries
 from pipeline.job.config import Job
 from pipeline.analysis.measure import Measurement, Window, analyse, build_window, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
@@ -117,14 +123,101 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
         ts.use(i)
         prepare(trace)
         per.append(build_window(trace, job.region, params))
-        files.append({"label": labels[i], "sha256": trace.sha256, "nsys_version": trace.nsys_version,
-                      "export_schema_version": trace.export_schema_version, "devices": None,
-                      "gpu_rows": queries.run(ts.con, "gpu_rows") if trace.has("raw_gpu") else None})
+        files.append(_file_entry(trace, labels[i]))
         if len(ts.traces) > 1:
             chain.run(ts.con, {"rank_collect", "classify_collect"}, file=i)
     if len(per) == 1:
         return SetWindow(per[0], files, labels)
     return _combine(ts, per, files, labels)
+
+
+def _file_entry(trace: Trace, label: str) -> dict[str, Any]:
+    return {"label": label, "sha256": trace.sha256, "nsys_version": trace.nsys_version,
+            "export_schema_version": trace.export_schema_version, "devices": None,
+            "gpu_rows": queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None}
+
+
+# What one file's window leaves for the combination: the tables the collect files read.
+HANDED = sorted(chain.header("rank_collect")[0] | chain.header("classify_collect")[0])
+Submit = Callable[..., Any]                  # submit(fn, *args) -> a future (executor.pool's submit)
+
+
+@dataclass
+class Extracted:
+    """One file's window built by a task: what build_set keeps of it, its tables packed for the parent."""
+
+    window: Window
+    entry: dict[str, Any]
+    trace: Trace                                 # no connection: the parent gives it its own
+    tables: dict[str, handover.Packed]
+
+
+@dataclass
+class Unopened:
+    """A file its task could not open: in turn, every file is opened before any window is built."""
+
+    error: Exception
+
+
+def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path | None) -> Extracted | Unopened:
+    """Task: one file's window built on its own connection, as build_set builds it."""
+    try:
+        ts = open_set([path], cache_dir=cache_dir)
+    except Exception as exc:  # noqa: BLE001 - reported by the parent in the order build_set meets it
+        interrupts.reraise_if_pending()
+        return Unopened(exc)
+    try:
+        trace = ts.use(0)
+        prepare(trace)
+        window = build_window(trace, job.region, params)
+        entry = _file_entry(trace, job.file_label(path))
+        tables = {t: handover.pack(ts.con, t) for t in HANDED}
+        return Extracted(window, entry, replace(trace, con=None, digest=trace.sha256), tables)
+    finally:
+        ts.close()
+
+
+def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
+                submit: Submit) -> tuple[TraceSet, SetWindow]:
+    """build_set with each file's window built by a task of `submit`, collected and combined here.
+
+    Each finished file is collected while later files still run. Errors are raised once every
+    task ended, in build_set's order: an unopenable file first, then the first file (by
+    position) whose window failed.
+    """
+    paths = job.trace_files()
+    futures = [submit(extract, p, job, classes.classify_params(rules), cache_dir) for p in paths]
+    ts = TraceSet(con=connect(), paths=list(paths), materialized=True)
+    try:
+        done: list[Extracted | Unopened | Exception] = []
+        for i, f in enumerate(futures):
+            done.append(_outcome(f))
+            if all(isinstance(d, Extracted) for d in done):
+                _collect(ts.con, done[-1], i)
+        if failed := [d for d in done if not isinstance(d, Extracted)]:
+            first = min(failed, key=lambda d: not isinstance(d, Unopened))     # the earliest, unopened ones first
+            raise first.error if isinstance(first, Unopened) else first
+        ts.traces = [replace(d.trace, con=ts.con) for d in done]
+        return ts, _combine(ts, [d.window for d in done], [d.entry for d in done],
+                            [job.file_label(p) for p in paths])
+    except BaseException:
+        ts.close()
+        raise
+
+
+def _outcome(future: Any) -> Extracted | Unopened | Exception:
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - raised by build_files, after the files that failed to open
+        interrupts.reraise_if_pending()
+        return exc
+
+
+def _collect(con: Any, e: Extracted, file: int) -> None:
+    """The file's window tables as build_set leaves them on its connection, kept as build_set keeps them."""
+    with handover.as_views(con, e.tables):
+        chain.run(con, {"rank_collect", "classify_collect"}, file=file)
+    e.tables = {}                                 # freed once collected: hundreds of files may be waiting
 
 
 def analyse_set(ts: TraceSet, built: SetWindow,
