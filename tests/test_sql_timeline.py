@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.analysis.timeline import median_occurrence
-from pipeline.trace import queries
+from pipeline.trace import chain
 from tests.sqlfixtures import classified
 
 
@@ -14,6 +14,11 @@ def _con(rows, ranges):
     con.execute("CREATE TABLE selected_ranges (occurrence BIGINT, pid BIGINT, start_ns BIGINT, end_ns BIGINT)")
     con.executemany("INSERT INTO selected_ranges VALUES (?, ?, ?, ?)", ranges)
     return con
+
+
+def _timeline(con, **params):
+    """The lanes as analysis/timeline.py asks for them: islands first (timeline_islands.sql)."""
+    return chain.run(con, {"timeline_islands", "timeline"}, **params)["timeline"]
 
 
 def _lanes(rows):
@@ -34,8 +39,7 @@ def test_by_hand():
         # another occurrence is not drawn
         (3, 0, "gemm", "gemm", 5000, 6000),
     ], [(2, 10, 1000, 1095), (2, 11, 1005, 1110), (3, 10, 4990, 7000)])
-    got = _lanes(queries.run(con, "timeline", occurrence=2, devices=[0, 1, 2], min_gap_ns=5,
-                             comm_class="communication"))
+    got = _lanes(_timeline(con, occurrence=2, devices=[0, 1, 2], min_gap_ns=5, comm_class="communication"))
     assert got[("wall", None)] == [(0, 120)] and got[("nvtx", None)] == [(0, 110)]
     assert got[("compute", 0)] == [(0, 50)]                 # the 2 ns gap is under one pixel: joined
     assert got[("communication", 0)] == [(40, 70)]
@@ -44,8 +48,7 @@ def test_by_hand():
     assert got[("compute", 1)] == [(100, 120)] and got[("idle", 1)] == [(0, 100)]
     assert got[("idle", 2)] == [(0, 120)]                   # a device with no kernel idles the whole step
     # with no joining, the 2 ns gap shows as compute islands and as idle
-    exact = _lanes(queries.run(con, "timeline", occurrence=2, devices=[0], min_gap_ns=0,
-                               comm_class="communication"))
+    exact = _lanes(_timeline(con, occurrence=2, devices=[0], min_gap_ns=0, comm_class="communication"))
     assert exact[("compute", 0)] == [(0, 30), (32, 50)]
     assert exact[("idle", 0)] == [(30, 32), (70, 120)]
 

@@ -108,3 +108,25 @@ def test_a_cut_of_one_sort_equals_computing_the_cut_rows():
         for name in alone:
             assert np.array_equal(got[name], alone[name]), (first, last, name)
         assert (first, last) == (7, 9) or len(alone["scope"]) > 0
+
+
+def test_islands_against_sort_and_merge():
+    rng = random.Random(5)
+    rows = [(rng.randint(1, 3), s, s + rng.choice([0, 1, 50, 400])) for s in
+            (rng.randint(0, 20_000) for _ in range(2000))]
+    cols = {"g": np.array([g for g, _, _ in rows], dtype=np.int64),
+            "start_ns": np.array([s for _, s, _ in rows], dtype=np.int64),
+            "end_ns": np.array([e for _, _, e in rows], dtype=np.int64)}
+    out = unions.islands(cols, unions.parse("g = g; all ="))
+    got: dict[tuple, list] = {}
+    for scope, k1, s, e in zip(out["scope"], out["k1"], out["start_ns"], out["end_ns"]):
+        got.setdefault((str(scope), None if k1 == unions.MISSING else int(k1)), []).append((int(s), int(e)))
+    for (scope, g), islands in got.items():
+        merged: list[list[int]] = []
+        for s, e in sorted((s, e) for k, s, e in rows if g is None or k == g):
+            if merged and s <= merged[-1][1]:                 # touching intervals join
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        assert islands == [tuple(m) for m in merged], (scope, g)
+    assert set(got) == {("g", 1), ("g", 2), ("g", 3), ("all", None)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.analysis.measure import NS, Measurement
-from pipeline.trace import queries
+from pipeline.trace import chain
 from pipeline.trace.open import Trace
 
 PLOT_PX = 900          # timeline plot width in pixels (report/charts.py draws it); gaps under one pixel are joined
@@ -31,8 +31,8 @@ def one_step(trace: Trace, m: Measurement, comm_class: str) -> dict[str, Any] | 
     step = median_occurrence(m.occurrences)
     devices = sorted(m.devices_used)[:MAX_DEVICES]
     gap_ns = max(1, step["wall_ns"] // PLOT_PX)
-    rows = queries.run(trace.con, "timeline", occurrence=step["occurrence"], devices=devices,
-                       min_gap_ns=gap_ns, comm_class=comm_class)
+    rows = chain.run(trace.con, {"timeline_islands", "timeline"}, occurrence=step["occurrence"], devices=devices,
+                     min_gap_ns=gap_ns, comm_class=comm_class)["timeline"]
     spans = {(r["lane"], r["device_id"]): [] for r in rows}
     for r in rows:        # islands, at most a few per pixel: not kernel rows
         spans[(r["lane"], r["device_id"])].append([r["start_ns"] / NS, r["end_ns"] / NS])

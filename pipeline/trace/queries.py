@@ -1,6 +1,6 @@
 """Run the SQL files in pipeline/trace/sql by name, with named parameters.
 
-No SQL text lives anywhere else (but the fixed CREATE that stores computed unions): a file
+No SQL text lives anywhere else (but the CREATE that stores computed unions or islands): a file
 holds one or more statements separated by `;` at line ends, and each statement gets only the
 `$parameters` it mentions (DuckDB rejects unused ones). The order of several files is
 derived from their headers by trace/chain.py.
@@ -29,27 +29,30 @@ def statements(name: str) -> tuple[str, ...]:
 
 
 @cache
-def union_spec(name: str) -> tuple[str, list[unions.Grouping]] | None:
-    """(table, groupings) when `name`.sql declares `-- unions (table): scope = col, ...; ...` (trace/unions.py)."""
+def union_spec(name: str) -> tuple[str, list[unions.Grouping], str] | None:
+    """(table, groupings, kind) when `name`.sql declares `-- unions (table): scope = col, ...; ...`
+    or `-- islands (table): ...` (trace/unions.py `compute` / `islands`)."""
     text = resources.files("pipeline.trace").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
-    line = next((ln for ln in text.splitlines() if ln.startswith("-- unions (")), None)
-    if line is None:
-        return None
-    table, _, spec = line.removeprefix("-- unions (").partition("):")
-    return table.strip(), unions.parse(spec)
+    for line in text.splitlines():
+        for kind in ("unions", "islands"):
+            if line.startswith(f"-- {kind} ("):
+                table, _, spec = line.removeprefix(f"-- {kind} (").partition("):")
+                return table.strip(), unions.parse(spec), kind
+    return None
 
 
 def run(con: duckdb.DuckDBPyConnection, query: str, /, **params: Any) -> list[dict[str, Any]]:
     """Execute every statement of `query`.sql; return the last one's rows as dicts.
 
-    A file declaring `-- unions:` instead stores the unions of its last statement's intervals
-    in the table it creates, and returns no rows.
+    A file declaring `-- unions:` (or `-- islands:`) instead stores the unions (or islands) of its
+    last statement's intervals in the table it creates, and returns no rows.
     """
     rows: list[dict[str, Any]] = []
     spec = union_spec(query)
     for cur, last in _executed(con, query, params):
         if spec and last:
-            _store(con, spec[0], unions.compute(cur.fetchnumpy(), spec[1]))
+            made = unions.compute if spec[2] == "unions" else unions.islands
+            _store(con, spec[0], made(cur.fetchnumpy(), spec[1]))
         elif cur.description:
             cols = [d[0] for d in cur.description]
             rows = [dict(zip(cols, r)) for r in cur.fetchall()]
@@ -62,7 +65,7 @@ def sort_unions(con: duckdb.DuckDBPyConnection, query: str, by: str, /, **params
     A window shared by a batch's jobs (analysis/sharing.py) is sorted once, not once per job.
     """
     spec = union_spec(query)
-    if spec is None:
+    if spec is None or spec[2] != "unions":
         raise ValueError(f"sql/{query}.sql declares no unions")
     for cur, last in _executed(con, query, params):
         if last:
@@ -84,14 +87,12 @@ def _executed(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any]
 
 
 def _store(con: duckdb.DuckDBPyConnection, table: str, result: dict[str, Any]) -> None:
-    """The unions as a DuckDB table (DuckDB scans the dict of numpy arrays directly)."""
+    """Unions or islands as a DuckDB table (DuckDB scans the dict of numpy arrays directly)."""
+    values = [n for n in result if n != "scope" and n not in unions.KEYS]      # column names unions.py chose
+    columns = ["CAST(scope AS VARCHAR) AS scope", *(f"nullif({k}, {unions.MISSING}) AS {k}" for k in unions.KEYS),
+               *(f"CAST({v} AS BIGINT) AS {v}" for v in values)]
     con.register("union_result", result)
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT CAST(scope AS VARCHAR) AS scope, "
-                    f"nullif(k1, {unions.MISSING}) AS k1, nullif(k2, {unions.MISSING}) AS k2, "
-                    f"nullif(k3, {unions.MISSING}) AS k3, "
-                    "CAST(union_ns AS BIGINT) AS union_ns, CAST(sum_ns AS BIGINT) AS sum_ns, "
-                    "CAST(interval_count AS BIGINT) AS interval_count, "
-                    "CAST(last_end_ns AS BIGINT) AS last_end_ns FROM union_result")
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT {', '.join(columns)} FROM union_result")
     finally:
         con.unregister("union_result")

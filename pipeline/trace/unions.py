@@ -58,6 +58,33 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     return _table(parts)
 
 
+def islands(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str, np.ndarray]:
+    """Per grouping and group, the union as its separate stretches (islands): scope, keys, start_ns, end_ns.
+
+    The same sweep as the union: a row starts an island when it starts after every earlier row
+    of its group has ended (touching rows join), and the island ends at the latest end of its
+    rows. Islands come by group, then by start. `rows` is consumed as by `compute`.
+    """
+    start, end, codes, _ = _by_start(rows, groupings)
+    parts = []
+    for g in groupings:
+        group, perm = _order(g, codes, len(start))
+        grp, s, e = group[perm], start[perm], end[perm]
+        heads, before = _sweep(grp, s, e)
+        new = np.zeros(len(grp), dtype=bool)
+        new[heads] = True
+        new |= s > before
+        starts = np.flatnonzero(new)
+        n = len(starts)
+        part = {"scope": np.full(n, g.scope), "start_ns": s[starts],
+                "end_ns": np.maximum.reduceat(e, starts) if n else e[:0]}
+        parts.append({**part, **_keys(g, perm[starts], codes)})
+    names = ("scope", *KEYS, "start_ns", "end_ns")
+    if not parts:
+        return {n: np.array([], dtype=str if n == "scope" else np.int64) for n in names}
+    return {n: np.concatenate([p[n] for p in parts]) for n in names}
+
+
 @dataclass
 class Sorted:
     """A window's intervals sorted once, for the unions of any run of its occurrences (`cut`).
@@ -153,13 +180,7 @@ def _order(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int)
 def _reduce(g: Grouping, grp: np.ndarray, s: np.ndarray, e: np.ndarray, rows: np.ndarray,
             codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
     """One grouping's unions from its rows in group-then-start order; `rows` says where each row's keys are."""
-    first = np.ones(len(grp), dtype=bool)
-    first[1:] = grp[1:] != grp[:-1]
-    heads = np.flatnonzero(first)
-    covered = _running_max_per_group(e, np.cumsum(first) - 1)
-    before = np.empty_like(covered)
-    before[1:] = covered[:-1]
-    before[heads] = s[heads]
+    heads, before = _sweep(grp, s, e)
     gain = np.maximum(0, e - np.maximum(s, before))
     n = len(heads)
     out = {"scope": np.full(n, g.scope),
@@ -167,12 +188,30 @@ def _reduce(g: Grouping, grp: np.ndarray, s: np.ndarray, e: np.ndarray, rows: np
            "sum_ns": np.add.reduceat(e - s, heads) if n else gain[:0],
            "interval_count": np.diff(np.append(heads, len(grp))).astype(np.int64),
            "last_end_ns": np.maximum.reduceat(e, heads) if n else gain[:0]}
+    return {**out, **_keys(g, rows[heads], codes)}
+
+
+def _sweep(grp: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of each group, the latest end of the group's rows before each row: its own start for a first)."""
+    first = np.ones(len(grp), dtype=bool)
+    first[1:] = grp[1:] != grp[:-1]
+    heads = np.flatnonzero(first)
+    covered = _running_max_per_group(e, np.cumsum(first) - 1)
+    before = np.empty_like(covered)
+    before[1:] = covered[:-1]
+    before[heads] = s[heads]
+    return heads, before
+
+
+def _keys(g: Grouping, rows: np.ndarray, codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The key columns of output rows whose keys are those of `rows` (MISSING past the grouping's columns)."""
+    out = {}
     for i, name in enumerate(KEYS):
         if i < len(g.columns):
             distinct, code = codes[g.columns[i]]
-            out[name] = distinct[code[rows[heads]]]
+            out[name] = distinct[code[rows]]
         else:
-            out[name] = np.full(n, MISSING, dtype=np.int64)
+            out[name] = np.full(len(rows), MISSING, dtype=np.int64)
     return out
 
 

@@ -1,11 +1,12 @@
--- reads: selected_ranges, classified, kernel_names
+-- reads: selected_ranges, classified, kernel_names, timeline_islands
 -- creates: -
 -- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
 -- device in $devices, the islands of compute, communication and memory activity, the idle
 -- stretches (no kernel at all) inside the step's wall, and the NVTX range envelope.
 -- Intervals less than $min_gap_ns apart are joined (the gap is under one pixel of the chart),
--- so the row count follows the chart's width, not the number of kernels. Times are
--- nanoseconds from the step's start (the earliest range start, as for the wall: SEMANTICS §5).
+-- so the row count follows the chart's width, not the number of kernels (timeline_islands.sql
+-- joins them). Times are nanoseconds from the step's start (the earliest range start, as for
+-- the wall: SEMANTICS §5).
 WITH span AS (
     SELECT min(start_ns) AS t0_ns, max(end_ns) AS range_end_ns
     FROM selected_ranges
@@ -22,34 +23,11 @@ wall AS (
            greatest(range_end_ns, coalesce((SELECT max(end_ns) FROM step WHERE kind = 'kernel'), range_end_ns)) AS t1_ns
     FROM span
 ),
-acts AS (
-    SELECT device_id,
-           CASE WHEN kind = 'memory' THEN 'memory'
-                WHEN class = $comm_class THEN 'communication' ELSE 'compute' END AS lane,
-           start_ns, end_ns + $min_gap_ns AS end_ns
-    FROM step
-    WHERE list_contains($devices, device_id)
-    UNION ALL
-    SELECT device_id, 'busy', start_ns, end_ns + $min_gap_ns
-    FROM step
-    WHERE kind = 'kernel' AND list_contains($devices, device_id)
-),
--- Islands (the union's extents, not only its length): sorted by start, an interval opens a new
--- island when it starts after every interval before it in its lane has ended.
-marked AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY device_id, lane ORDER BY start_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_end_ns
-    FROM acts
-),
-numbered AS (
-    SELECT *, sum(CASE WHEN covered_end_ns IS NULL OR start_ns > covered_end_ns THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY device_id, lane ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
-    FROM marked
-),
 islands AS (
-    SELECT device_id, lane, min(start_ns) AS start_ns, max(end_ns) - $min_gap_ns AS end_ns
-    FROM numbered
-    GROUP BY device_id, lane, island
+    SELECT k1 AS device_id, CASE k2 WHEN 0 THEN 'memory' WHEN 1 THEN 'communication' WHEN 2 THEN 'compute'
+                                    ELSE 'busy' END AS lane,
+           start_ns, end_ns - $min_gap_ns AS end_ns
+    FROM timeline_islands
 ),
 busy AS (
     SELECT d.device_id, b.start_ns, b.end_ns
