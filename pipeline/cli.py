@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="summary on stdout: text (default) or json (one object per job)")
     sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
-                         "one worker, so each trace is read once")
+                         "one worker, so each trace is read once; a job over several trace files, when there are "
+                         "fewer trace groups than workers, has each of its files read by one of the workers")
     sp.add_argument("--history", metavar="PATH", help="append this run's results (job name, config "
                     "hash, trace hash, MFU, step time) to a history, created if missing: a PATH ending in "
                     ".duckdb is a DuckDB file; any other PATH is a folder that gets one Parquet file per run "

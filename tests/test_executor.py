@@ -127,10 +127,11 @@ def test_lone_multi_file_job_measures_each_file_on_a_worker(batch, tmp_path, sub
     submitted.clear()
     procs = run_batch([job_files[2]], tmp_path / "b", workers=2)
     assert submitted == ["extract"] * 3
-    assert _codes(inline) == _codes(procs) == [("job2.yaml", 0)]
+    cached = run_batch([job_files[2]], tmp_path / "c", workers=2, cache_dir=tmp_path / "cache")
+    assert _codes(inline) == _codes(procs) == _codes(cached) == [("job2.yaml", 0)]
     a, b = (tmp_path / d / "job2" for d in "ab")
     assert (a / "result.json").read_bytes() == (b / "result.json").read_bytes()
-    assert _reports(tmp_path / "a") == _reports(tmp_path / "b")
+    assert _reports(tmp_path / "a") == _reports(tmp_path / "b") == _reports(tmp_path / "c")
     assert len(json.loads((a / "result.json").read_text())["trace"]["files"]) == 3
 
 
