@@ -23,6 +23,7 @@ import numpy as np
 
 KEYS = ("k1", "k2", "k3")
 MISSING = np.iinfo(np.int64).min           # no key in this position (stored as NULL)
+SPAN_LOOKUP = 1 << 20                      # keys spanning fewer values are coded by a lookup table (1 MB)
 
 
 @dataclass(frozen=True)
@@ -48,13 +49,17 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
 
     Key columns of a group past its grouping's columns hold MISSING (NULL in the stored table).
     `rows` is consumed: each column is popped, so its fetched copy is freed once sorted (the
-    window of an 8 M-kernel trace is 3.2 M rows per column).
+    window of an 8 M-kernel trace is 3.2 M rows per column). Keys may be any integer type (a
+    query selecting 1-byte flags fetches 1 byte per row); they are held as codes of the smallest
+    unsigned type their distinct count allows, not as 8-byte values.
     """
-    start, end, codes, _ = _by_start(rows, groupings)
+    start, end, codes, order = _by_start(rows, groupings)
+    del order
     parts = []
     for g in groupings:
         group, perm = _order(g, codes, len(start))
-        parts.append(_reduce(g, group[perm], start[perm], end[perm], perm, codes))
+        group = group[perm]                               # rebound: the unsorted codes are freed
+        parts.append(_reduce(g, group, start[perm], end[perm], perm, codes))
     return _table(parts)
 
 
@@ -142,7 +147,7 @@ def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], keep: str 
     start = start[order]
     end = np.asarray(rows.pop("end_ns"), dtype=np.int64)[order]
     columns = dict.fromkeys(c for g in groupings for c in g.columns)
-    codes = {c: _codes(np.asarray(rows[c] if c == keep else rows.pop(c), dtype=np.int64)[order]) for c in columns}
+    codes = {c: _codes(np.asarray(rows[c] if c == keep else rows.pop(c))[order]) for c in columns}
     return start, end, codes, order
 
 
@@ -155,13 +160,33 @@ def _table(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 def _compact(values: np.ndarray) -> np.ndarray:
     """int32 when the values fit: a shared window keeps three such arrays per grouping."""
+    if values.dtype.itemsize <= 4:
+        return values
     fits = not len(values) or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max)
     return values.astype(np.int32) if fits else values
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct values, dense code of each row): computed once per key column, shared by groupings."""
-    return np.unique(values, return_inverse=True)
+    """(distinct values as int64, dense code of each row): computed once per key column, shared by groupings.
+
+    Keys spanning few values (flags, classes, occurrences, devices) are coded by a table lookup,
+    linear; others (process keys are 48-bit) by a sort.
+    """
+    if len(values) and int(values.max()) - int(values.min()) < SPAN_LOOKUP:
+        low = int(values.min())
+        offset = values.astype(np.int64) - low
+        present = np.zeros(int(offset.max()) + 1, dtype=bool)
+        present[offset] = True
+        distinct = np.flatnonzero(present) + low
+        code = (np.cumsum(present) - 1).astype(_code_type(len(distinct)))[offset]
+    else:
+        distinct, code = np.unique(values, return_inverse=True)
+    return distinct.astype(np.int64), code.reshape(-1).astype(_code_type(len(distinct)), copy=False)
+
+
+def _code_type(distinct: int) -> type:
+    """The smallest unsigned type holding codes 0 .. distinct - 1."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if distinct <= np.iinfo(t).max + 1)
 
 
 def _order(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -172,20 +197,29 @@ def _order(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int)
         if size * len(distinct) >= 1 << 62:               # keep the combined code within int64
             _, group = np.unique(group, return_inverse=True)
             size = int(group.max()) + 1
-        group, size = group * len(distinct) + code, size * len(distinct)
-    # stable: start order kept within a group; 16-bit keys get numpy's radix sort (linear)
-    return group, np.argsort(group.astype(np.uint16) if size <= 1 << 16 else group, kind="stable")
+        group *= len(distinct)
+        group += code
+        size *= len(distinct)
+    if size <= 1 << 16:                                   # 16-bit keys get numpy's radix sort (linear)
+        group = group.astype(np.uint16)
+    return group, np.argsort(group, kind="stable")        # stable: start order kept within a group
 
 
 def _reduce(g: Grouping, grp: np.ndarray, s: np.ndarray, e: np.ndarray, rows: np.ndarray,
             codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One grouping's unions from its rows in group-then-start order; `rows` says where each row's keys are."""
-    heads, before = _sweep(grp, s, e)
-    gain = np.maximum(0, e - np.maximum(s, before))
+    """One grouping's unions from its rows in group-then-start order; `rows` says where each row's keys are.
+
+    `s` is the caller's own copy and is overwritten (the window's arrays are 25 MB each at 8 M kernels).
+    """
+    heads, gain = _sweep(grp, s, e)                       # covered before each row, turned into its gain
+    np.maximum(gain, s, out=gain)
+    np.subtract(e, gain, out=gain)
+    np.maximum(gain, 0, out=gain)
+    np.subtract(e, s, out=s)                              # durations
     n = len(heads)
     out = {"scope": np.full(n, g.scope),
            "union_ns": np.add.reduceat(gain, heads) if n else gain[:0],
-           "sum_ns": np.add.reduceat(e - s, heads) if n else gain[:0],
+           "sum_ns": np.add.reduceat(s, heads) if n else gain[:0],
            "interval_count": np.diff(np.append(heads, len(grp))).astype(np.int64),
            "last_end_ns": np.maximum.reduceat(e, heads) if n else gain[:0]}
     return {**out, **_keys(g, rows[heads], codes)}
@@ -196,9 +230,11 @@ def _sweep(grp: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, n
     first = np.ones(len(grp), dtype=bool)
     first[1:] = grp[1:] != grp[:-1]
     heads = np.flatnonzero(first)
-    covered = _running_max_per_group(e, np.cumsum(first) - 1)
-    before = np.empty_like(covered)
-    before[1:] = covered[:-1]
+    index = np.cumsum(first)
+    index -= 1
+    before = _running_max_per_group(e, index)             # covered so far, then shifted by one row
+    del index
+    before[1:] = before[:-1].copy()
     before[heads] = s[heads]
     return heads, before
 
@@ -216,18 +252,23 @@ def _keys(g: Grouping, rows: np.ndarray, codes: dict[str, tuple[np.ndarray, np.n
 
 
 def _running_max_per_group(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Running maximum restarting at each group (index: 0, 0, 1, 1, 1, 2, ... nondecreasing).
+    """Running maximum restarting at each group (index: 0, 0, 1, 1, 1, 2, ... nondecreasing); a new array.
 
     Each group's values are lifted above all earlier groups' (index x width), so one running
     maximum over the whole array never carries a value across groups. The width is the span of
-    the values when that fits in int64, else their rank (one more sort).
+    the values when that fits in int64, else their rank (one more sort). `index` is overwritten.
     """
     if not len(values):
-        return values
+        return values.copy()
     low, span = int(values.min()), int(values.max()) - int(values.min()) + 1
     if (int(index[-1]) + 1) * span < 1 << 62:
-        lifted = index * span + (values - low)
-        return np.maximum.accumulate(lifted) - index * span + low
+        index *= span                                     # each row's lift
+        lifted = values - low
+        lifted += index
+        np.maximum.accumulate(lifted, out=lifted)
+        lifted -= index
+        lifted += low
+        return lifted
     distinct, rank = np.unique(values, return_inverse=True)
     lifted = index * len(distinct) + rank
     return distinct[np.maximum.accumulate(lifted) - index * len(distinct)]
