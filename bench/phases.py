@@ -53,6 +53,7 @@ WRAPPED = [
     ("pipeline.analysis.measure", "build_window", "attribution"),
     ("pipeline.analysis.ranks", "analyse_set", "analyses"), ("pipeline.analysis.ranks", "measure_set", "analyses"),
     ("pipeline.analysis.classes", "measure_all", "analyses"),
+    ("pipeline.trace.queries", "sort_unions", "analyses"), ("pipeline.trace.queries", "store_cut", "analyses"),
     ("pipeline.run", "resolved_model", "flops"), ("pipeline.run", "job_flops", "flops"),
     ("pipeline.hardware.catalog", "load_catalog", "peak"), ("pipeline.hardware.detect", "resolve_job_peak", "peak"),
     ("pipeline.report.render", "render_all", "render"), ("pipeline.report.render", "write_files", "render"),
