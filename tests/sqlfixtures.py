@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline.trace import queries
+from pipeline.trace import chain
 
 COLUMNS = "occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT"
 NAME_COLUMNS = "name_id BIGINT, name VARCHAR, class VARCHAR, kind VARCHAR, precision VARCHAR"
@@ -15,7 +15,7 @@ RESOLVED = "SELECT c.*, n.name, n.class, n.kind, n.precision FROM classified AS 
 def plant(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, global_pid, device_id, name, class, start_ns, end_ns[, precision]); kind follows the
     class. `kernel_names` gets one id per distinct (name, class, kind, precision), `classified` one insert
-    (a column list per parameter); then the window's unions, as measure.analyse runs them."""
+    (a column list per parameter); then the window's unions and name times, as measure.analyse runs them."""
     full = [(o, g, d, (n, c, "memory" if c == "memory" else "kernel", *(p or [None])), s, e)
             for o, g, d, n, c, s, e, *p in rows]
     ids = {name: i for i, name in enumerate(dict.fromkeys(r[3] for r in full), start=1)}
@@ -27,7 +27,7 @@ def plant(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
         columns = zip(*[(o, g, d, ids[name], s, e) for o, g, d, name, s, e in full])
         con.execute("INSERT INTO classified SELECT " + ", ".join("unnest(?::BIGINT[])" for _ in range(6)),
                     [list(col) for col in columns])
-    queries.run(con, "window_unions", comm_class="communication")
+    chain.run(con, {"window_unions", "name_times"}, comm_class="communication")
     return con
 
 

@@ -60,7 +60,7 @@ class Window:
     counts_per_process: dict[str, int]     # process label ("pid", or "pid@host" when pids repeat) -> ranges
     unattributed: dict[int, dict[str, int]]  # occurrence -> kernel_count, kernel_sum_ns without a launch row
     warnings: list[dict[str, str]] = field(default_factory=list)
-    unions_made: bool = False              # window_unions already holds this window's unions (sharing.py)
+    made: frozenset[str] = frozenset()     # analysis SQL files whose tables a shared window made (sharing.py)
 
 
 def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) -> Window:
@@ -119,9 +119,9 @@ def occurrence_range(trace: Trace, region: Region, counts: dict[str, int]) -> tu
 
 def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> Measurement:
     """Times per occurrence, device and rank, and over all occurrences, from the window tables alone."""
-    steps = {"window_unions", "kernel_union", "occurrence_times", "occurrence_spans", "occurrence_totals",
-             "device_times", "rank_times", "rank_union"}
-    rows = chain.run(con, steps - {"window_unions"} if window.unions_made else steps, comm_class=comm_class)
+    steps = {"window_unions", "name_times", "kernel_union", "occurrence_times", "occurrence_spans",
+             "occurrence_totals", "device_times", "rank_times", "rank_union"}
+    rows = chain.run(con, steps - window.made, comm_class=comm_class)
     warnings = list(window.warnings)
     totals = rows["occurrence_totals"][0]
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], window.unattributed,

@@ -5,7 +5,8 @@ classification) is the part of a job that reads the trace; analysing it reads on
 window tables. Jobs on one trace file whose build reads the same inputs (`key`) get one
 window over every occurrence any of them selects (the earliest first .. the latest last),
 and each job analyses the rows of its own occurrences (window_cut.sql), their unions cut from
-one sort of the whole window (trace/unions.py `cut`). Occurrences are
+one sort of the whole window (trace/unions.py `cut`), their times per kernel name from one
+pass (name_times.sql). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
 figures are those of its own run, byte for byte.
@@ -21,6 +22,10 @@ from pipeline.analysis.measure import MissingOccurrences, occurrence_range
 from pipeline.job.config import Job, Region
 from pipeline.trace import queries
 from pipeline.trace.unions import Sorted
+
+
+# made once for the shared window, cut per job: unions by a cut of one sort, name times by window_cut.sql
+MADE = frozenset({"window_unions", "name_times"})
 
 
 def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:
@@ -53,7 +58,7 @@ class SharedWindow:
         first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
         queries.run(self.ts.con, "window_cut", first=first, last=last)
         queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
-        own = replace(window, first=first, last=last, unions_made=True,
+        own = replace(window, first=first, last=last, made=MADE,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
@@ -77,6 +82,7 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
             raise
         built = ranks.build_set(ts, replace(jobs[0], region=_spanning(fit)), rules)
     unions = queries.sort_unions(ts.con, "window_unions", "occurrence", comm_class=classes.COMM_CLASS)
+    queries.run(ts.con, "name_times")
     queries.run(ts.con, "window_share")
     return SharedWindow(ts, built, unions)
 

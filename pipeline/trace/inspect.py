@@ -57,7 +57,7 @@ def _precision(con: Any) -> list[dict[str, Any]]:
     """Matrix-kernel time per precision the kernel names say, by the rules `mfu run` judges with
     (configs/kernel_classes.yaml), for `mfu init` to suggest hardware.precision. Names that say
     no type suggest nothing and are left out; share is of all matrix-kernel time."""
-    chain.run(con, {"inspect_all_kernels", "classify"}, **classify_params(load_rules()))
+    chain.run(con, {"inspect_all_kernels", "classify", "name_times"}, **classify_params(load_rules()))
     rows = queries.run(con, "precision_times", names=1)
     total = sum(r["sum_ns"] for r in rows)
     return [{"precision": r["precision"], "kernel_ns": r["sum_ns"], "kernels": r["kernel_count"],

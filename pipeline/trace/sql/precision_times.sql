@@ -1,12 +1,12 @@
--- reads: classified, kernel_names
+-- reads: name_times, kernel_names
 -- creates: -
 -- Time of the matrix kernels (the classes classify.sql gives a precision: gemm, attention,
 -- convolution) per precision their names say, 'unknown' included, over the selected
 -- occurrences: count, summed durations (GPU-time) and the $names names with the most time.
 -- Rows are summed per name_id first (integers), then per precision and name (kernel_names).
 WITH per_id AS (
-    SELECT name_id, count(*) AS kernel_count, sum(end_ns - start_ns) AS sum_ns
-    FROM classified
+    SELECT name_id, sum(kernel_count) AS kernel_count, sum(sum_ns) AS sum_ns
+    FROM name_times
     GROUP BY name_id
 ),
 per_name AS (
