@@ -8,13 +8,12 @@ from pipeline.trace import queries
 
 
 def _shared() -> duckdb.DuckDBPyConnection:
-    """Occurrences 1..6, two ranges, three kernels, one classified row and one name row per occurrence."""
+    """Occurrences 1..6, two ranges, three classified rows and one name row per occurrence."""
     con = duckdb.connect()
     con.execute("CREATE TEMP TABLE shared_ranges AS SELECT o AS occurrence, p AS global_pid "
                 "FROM range(1, 7) AS a(o), range(2) AS b(p)")
-    con.execute("CREATE TEMP TABLE shared_attributed AS SELECT o AS occurrence, k AS kernel "
+    con.execute("CREATE TEMP TABLE shared_classified AS SELECT o AS occurrence, k AS name_id "
                 "FROM range(1, 7) AS a(o), range(3) AS b(k)")
-    con.execute("CREATE TEMP TABLE shared_classified AS SELECT range AS occurrence, 'gemm' AS class FROM range(1, 7)")
     con.execute("CREATE TEMP TABLE shared_name_times AS SELECT range AS occurrence, 7 AS name_id FROM range(1, 7)")
     con.execute("CREATE TEMP TABLE window_bounds (first_occurrence BIGINT, last_occurrence BIGINT)")
     return con
@@ -22,19 +21,19 @@ def _shared() -> duckdb.DuckDBPyConnection:
 
 def _seen(con) -> tuple:
     return tuple(con.execute(f"SELECT count(*), min(occurrence), max(occurrence) FROM {t}").fetchone()
-                 for t in ("selected_ranges", "attributed", "classified", "name_times"))
+                 for t in ("selected_ranges", "classified", "name_times"))
 
 
 def test_each_cut_shows_its_occurrences_only():
     con = _shared()
     queries.run(con, "window_cut", first=2, last=4)
-    assert _seen(con) == ((6, 2, 4), (9, 2, 4), (3, 2, 4), (3, 2, 4))
+    assert _seen(con) == ((6, 2, 4), (9, 2, 4), (3, 2, 4))
     queries.run(con, "window_cut", first=6, last=6)                    # the next job: its own rows, not 2..6
-    assert _seen(con) == ((2, 6, 6), (3, 6, 6), (1, 6, 6), (1, 6, 6))
-    assert con.execute("SELECT count(*) FROM shared_attributed").fetchone() == (18,)     # the shared rows stay
+    assert _seen(con) == ((2, 6, 6), (3, 6, 6), (1, 6, 6))
+    assert con.execute("SELECT count(*) FROM shared_classified").fetchone() == (18,)     # the shared rows stay
 
 
 def test_a_cut_of_no_rows_is_empty_not_an_error():
     con = _shared()
     queries.run(con, "window_cut", first=7, last=9)
-    assert _seen(con) == ((0, None, None),) * 4
+    assert _seen(con) == ((0, None, None),) * 3

@@ -10,7 +10,6 @@ from pipeline.trace import queries
 def test_the_views_and_shared_tables_go():
     con = duckdb.connect()
     con.execute("CREATE TEMP TABLE selected_ranges AS SELECT 1 AS occurrence")
-    con.execute("CREATE TEMP TABLE attributed AS SELECT 1 AS occurrence")
     con.execute("CREATE TEMP TABLE classified AS SELECT 1 AS occurrence")
     con.execute("CREATE TEMP TABLE name_times AS SELECT 1 AS occurrence")
     queries.run(con, "window_share")
@@ -18,5 +17,5 @@ def test_the_views_and_shared_tables_go():
     queries.run(con, "window_unshare")
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchone() == (0,)
-    con.execute("CREATE OR REPLACE TEMP TABLE attributed AS SELECT 2 AS occurrence")   # as build_window does
-    assert con.execute("SELECT * FROM attributed").fetchall() == [(2,)]
+    con.execute("CREATE OR REPLACE TEMP TABLE classified AS SELECT 2 AS occurrence")   # as build_window does
+    assert con.execute("SELECT * FROM classified").fetchall() == [(2,)]

@@ -48,10 +48,11 @@ def prepare(trace: Trace) -> None:
 class Window:
     """What building the window leaves beside its tables, for `analyse` to read.
 
-    The tables (selected_ranges, attributed, unlaunched, attributed_memops, classified) each
-    have an `occurrence` column, so a window built over more occurrences than a job selects can
-    be cut down to the job's before it is analysed; `unattributed` is keyed by occurrence too.
-    `kernel_names` (what classified.name_id stands for) is a dictionary, kept whole.
+    The tables (selected_ranges, classified) each have an `occurrence` column, so a window built
+    over more occurrences than a job selects can be cut down to the job's before it is analysed;
+    `unattributed` is keyed by occurrence too. `kernel_names` (what classified.name_id stands
+    for) is a dictionary, kept whole. What only the build reads (attributed, launched,
+    unlaunched, attributed_memops) is dropped once it is done (window_trim.sql).
     """
 
     attribution: str                       # what was used (may differ from requested, with a warning)
@@ -91,6 +92,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
+    queries.run(trace.con, "window_trim")
     return Window(attribution, region.first, last, counts, unattributed, warnings)
 
 

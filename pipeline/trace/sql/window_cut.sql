@@ -1,5 +1,5 @@
--- reads: shared_ranges, shared_attributed, shared_classified, shared_name_times, window_bounds
--- creates: selected_ranges, attributed, classified, name_times
+-- reads: shared_ranges, shared_classified, shared_name_times, window_bounds
+-- creates: selected_ranges, classified, name_times
 -- One job's window out of a window built for several jobs (window_share.sql): views of the rows
 -- of occurrences $first..$last of the three tables the analyses read (views, not copies: a copy
 -- of a 0.8 M-kernel window costs more than the few filtered scans the analyses make). An
@@ -12,9 +12,6 @@ DELETE FROM window_bounds;
 INSERT INTO window_bounds VALUES ($first, $last);
 CREATE OR REPLACE TEMP VIEW selected_ranges AS
 SELECT * FROM shared_ranges
-WHERE occurrence BETWEEN (SELECT first_occurrence FROM window_bounds) AND (SELECT last_occurrence FROM window_bounds);
-CREATE OR REPLACE TEMP VIEW attributed AS
-SELECT * FROM shared_attributed
 WHERE occurrence BETWEEN (SELECT first_occurrence FROM window_bounds) AND (SELECT last_occurrence FROM window_bounds);
 CREATE OR REPLACE TEMP VIEW classified AS
 SELECT * FROM shared_classified

@@ -1,0 +1,30 @@
+"""window_trim.sql: after the build, only the tables the analyses read are left."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline.trace import queries
+
+BUILT = ("selected_ranges", "attributed", "launched", "unlaunched", "attributed_memops", "classified", "kernel_names")
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary ORDER BY 1").fetchall()]
+
+
+def test_the_build_tables_go_and_the_window_stays():
+    con = duckdb.connect()
+    for t in BUILT:
+        con.execute(f"CREATE TEMP TABLE {t} AS SELECT 1 AS occurrence")
+    queries.run(con, "window_trim")
+    assert _tables(con) == ["classified", "kernel_names", "selected_ranges"]
+
+
+def test_window_attribution_leaves_no_unlaunched_table():
+    con = duckdb.connect()
+    for t in BUILT:
+        if t != "unlaunched":                     # attribute_window.sql creates none
+            con.execute(f"CREATE TEMP TABLE {t} AS SELECT 1 AS occurrence")
+    queries.run(con, "window_trim")
+    assert _tables(con) == ["classified", "kernel_names", "selected_ranges"]
