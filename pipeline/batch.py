@@ -90,7 +90,8 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None,
 
 
 def sharing_sets(jobs: list[Job]) -> list[tuple[list[Job], list[classes.Rule] | None]]:
-    """The group's jobs in sets that build the same window (sharing.key), each with its class rules.
+    """The group's jobs in sets that build the same window (sharing.key) over nearby occurrences
+    (sharing.clusters), each with its class rules.
 
     A job whose key cannot be made (several files, a broken class rule) is a set of its own
     (rules None): it builds its own window, and meets its own error there.
@@ -103,7 +104,7 @@ def sharing_sets(jobs: list[Job]) -> list[tuple[list[Job], list[classes.Rule] | 
         except MfuError:
             rules, key = None, None
         sets.setdefault(key if key is not None else id(job), ([], rules))[0].append(job)
-    return list(sets.values())
+    return [(run, rules) for same, rules in sets.values() for run in sharing.clusters(same)]
 
 
 def _run_sharing(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule] | None, out_root: Path) -> list[Row]:

@@ -76,8 +76,8 @@ def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypa
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
     assert [r["status"] for r in rows] == ["ok"] * 6 + ["error"] and rows[-1]["exit_code"] == 3
     _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
-    # one window for a, b, c, d and scope (steps 1 to the last), one each for thread and rules
-    assert sorted(built, key=repr) == sorted([(1, None), (2, 6), (3, 4)], key=repr)
+    # one window for c and d inside it (4 to the last), one for a, b and scope (1-5), thread and rules their own
+    assert sorted(built, key=repr) == sorted([(4, None), (1, 5), (2, 6), (3, 4)], key=repr)
     res = json.loads((tmp_path / "together/c/result.json").read_text())
     assert [o["index"] for o in res["occurrences"]] == [4, 5, 6, 7, 8]
     codes = {w["code"] for w in res["warnings"]}
@@ -86,17 +86,17 @@ def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypa
 
 def test_a_job_asking_for_missing_occurrences_gets_its_own_error(jobs, tmp_path, monkeypatch):
     trace, files = jobs
-    files = [files[0], write(tmp_path, "far", trace, 6, 12), files[5]]
+    files = [files[0], write(tmp_path, "far", trace, 6, 12), files[5], write(tmp_path, "e", trace, 5, 6)]
     alone = _alone(files, tmp_path / "alone")
     built: list[tuple[int, int | None]] = []
     real = ranks.build_set
     monkeypatch.setattr(ranks, "build_set", lambda ts, job, rules: built.append(
         (job.region.first, job.region.last)) or real(ts, job, rules))
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
-    assert [r["exit_code"] for r in rows] == [0, 4, 0]
+    assert [r["exit_code"] for r in rows] == [0, 4, 0, 0]
     assert "fewer occurrences than asked (6..12)" in rows[1]["reason"]
     _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
-    assert built[-1] == (1, 8)                            # the other two still share one window
+    assert built == [(1, 3), (5, 12), (5, 8)]             # 5-8 and 5-6 still share one window without 6-12
 
 
 def _key(folder: Path, trace: Path, name: str = "k", **over):
@@ -137,3 +137,17 @@ def test_several_files_are_not_shared(synth_trace, tmp_path):
     other, _ = synth_trace(**SPEC, seed=1)
     two = load_checked(write(tmp_path, "two", [str(trace), str(other)], 1, 2))
     assert len(two.trace_files()) == 2 and sharing.key(two, class_rules(two)) is None
+
+
+def test_jobs_share_a_window_only_when_it_holds_no_more_occurrences_than_theirs(synth_trace, tmp_path):
+    trace, _ = synth_trace(**SPEC)
+    jobs = {name: load_checked(write(tmp_path, name, trace, first, last)) for name, first, last in (
+        ("early", 1, 2), ("late", 7, 8), ("mid", 3, 5), ("mid2", 4, 6), ("open", 6, None), ("inside", 7, 8))}
+
+    def runs(*names):
+        return [[j.name for j in run] for run in sharing.clusters([jobs[n] for n in names])]
+    assert runs("early", "late") == [["early"], ["late"]]               # 1-8 would be 8 occurrences for 4
+    assert runs("early", "mid", "mid2", "late") == [["early", "mid", "mid2", "late"]]     # 8 for 2+3+3+2
+    assert runs("early", "mid", "late") == [["early", "mid"], ["late"]]                  # 8 > 2+3+2; 5 = 2+3
+    # to the last occurrence from 6: one window, with the jobs inside it
+    assert runs(*jobs) == [["open", "late", "inside"], ["early", "mid", "mid2"]]

@@ -44,6 +44,33 @@ def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:
             tuple((name, tuple(values)) for name, values in sorted(params.items())))
 
 
+def clusters(jobs: list[Job]) -> list[list[Job]]:
+    """The jobs (of one key) in runs whose one window holds no more occurrences than their own windows.
+
+    One window for occurrences 1-2 and 9,999-10,000 would attribute the 9,996 between them.
+    Jobs reading to the last occurrence share one window from the earliest of their firsts, with
+    every job whose occurrences lie inside it. The others go by first occurrence: a job joins
+    the run while the run's span stays within the sum of its jobs' spans.
+    """
+    open_ended = [j for j in jobs if j.region.last is None]
+    start = min((j.region.first for j in open_ended), default=None)
+    inside = [j for j in jobs if start is not None and j.region.last is not None and j.region.first >= start]
+    out = [open_ended + inside] if open_ended else []
+    run: list[Job] = []
+    lo = hi = spans = 0
+    for j in sorted((j for j in jobs if j.region.last is not None and j not in inside),
+                    key=lambda j: (j.region.first, j.region.last)):
+        first, last = j.region.first, j.region.last
+        if run and max(hi, last) - lo + 1 <= spans + last - first + 1:
+            run.append(j)
+            hi, spans = max(hi, last), spans + last - first + 1
+            continue
+        if run:
+            out.append(run)
+        run, lo, hi, spans = [j], first, last, last - first + 1
+    return out + ([run] if run else [])
+
+
 @dataclass
 class SharedWindow:
     """A window built for several jobs, kept as shared_* tables on the trace set's connection until `close`."""
