@@ -47,6 +47,18 @@ class MfuError(Exception):
 
     code: ExitCode = ExitCode.INTERNAL
 
+    def __reduce__(self) -> tuple:
+        """Errors cross processes (a worker's task fails): rebuilt from message and attributes, not
+        by calling __init__ again, whose arguments differ per class (ConfigError takes problems)."""
+        return _rebuild, (type(self), self.args, self.__dict__)
+
+
+def _rebuild(cls: type[MfuError], args: tuple, state: dict) -> MfuError:
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, *args)
+    exc.__dict__.update(state)
+    return exc
+
 
 class UsageError(MfuError):
     code = ExitCode.USAGE

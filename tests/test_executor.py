@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import os
 import subprocess
 import sys
@@ -167,3 +168,14 @@ def test_a_bad_file_fails_the_job_as_inline(batch, tmp_path):
         assert procs[0]["reason"] == inline[0]["reason"]
     assert "fewer occurrences" in run_batch([jobs[0]], tmp_path / "c", workers=2)[0]["reason"]
     assert "broken.sqlite" in run_batch([jobs[1]], tmp_path / "c", workers=2)[0]["reason"]
+
+
+def test_errors_cross_processes_intact():
+    """A task's error reaches the parent as raised: same class, message, exit code and attributes,
+    whatever its __init__ takes (an unpicklable error would break the pool: exit 5, not 4)."""
+    from pipeline.analysis.measure import MissingOccurrences
+    from pipeline.errors import ConfigError, Problem, TraceError
+    for exc in (TraceError("t.sqlite: not an export"), MissingOccurrences("fewer occurrences than asked", 3),
+                ConfigError([Problem("bad pattern", "/analysis/kernel_classes/0/pattern", "job.yaml", 4, 7)])):
+        back = pickle.loads(pickle.dumps(exc))
+        assert (type(back), str(back), back.code, back.__dict__) == (type(exc), str(exc), exc.code, exc.__dict__)
