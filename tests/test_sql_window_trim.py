@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from pipeline.trace import queries
+from pipeline.trace.open import MEMORY_LIMIT, connect
 
 BUILT = ("selected_ranges", "attributed", "launched", "unlaunched", "attributed_memops", "classified", "kernel_names")
 
@@ -14,11 +15,13 @@ def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def test_the_build_tables_go_and_the_window_stays():
-    con = duckdb.connect()
+    con = connect()
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()
     for t in BUILT:
         con.execute(f"CREATE TEMP TABLE {t} AS SELECT 1 AS occurrence")
-    queries.run(con, "window_trim")
+    queries.run(con, "window_trim", memory_limit=MEMORY_LIMIT)
     assert _tables(con) == ["classified", "kernel_names", "selected_ranges"]
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone() == limit      # set again, not changed
 
 
 def test_window_attribution_leaves_no_unlaunched_table():
@@ -26,5 +29,5 @@ def test_window_attribution_leaves_no_unlaunched_table():
     for t in BUILT:
         if t != "unlaunched":                     # attribute_window.sql creates none
             con.execute(f"CREATE TEMP TABLE {t} AS SELECT 1 AS occurrence")
-    queries.run(con, "window_trim")
+    queries.run(con, "window_trim", memory_limit=MEMORY_LIMIT)
     assert _tables(con) == ["classified", "kernel_names", "selected_ranges"]

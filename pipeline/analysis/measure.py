@@ -19,7 +19,7 @@ import duckdb
 from pipeline.trace import chain, queries
 from pipeline.job.config import Region
 from pipeline.errors import TraceError
-from pipeline.trace.open import Trace
+from pipeline.trace.open import MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
 OUTLAST_TOLERANCE = 1.05      # wall vs the longest CPU range: above 5 %, say the GPU work outlasts the range
@@ -92,7 +92,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
-    queries.run(trace.con, "window_trim")
+    queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
     return Window(attribution, region.first, last, counts, unattributed, warnings)
 
 
