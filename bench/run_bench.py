@@ -76,6 +76,13 @@ def job(folder: Path, name: str, trace: str | list[str], first: int, last: int, 
     return path
 
 
+def reports(work: Path, name: str) -> Path:
+    """An output folder per measurement: `mfu run` rebuilds the folder's index from every result.json in
+    it, so one folder for all would make each run read the others' reports (the 20,000-occurrence one
+    is 17 MB)."""
+    return work / "reports" / name
+
+
 def mfu(out: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "pipeline.cli", "run", "--out", str(out), *args]
 
@@ -95,7 +102,8 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     jobs.mkdir(exist_ok=True)
     one = job(jobs, "one", f"../{trace.name}", FIRST, LAST, RANKS)
     batch = [job(jobs, f"batch-{i:02d}", f"../{trace.name}", 1 + i % 16, 10 + i % 16, RANKS) for i in range(JOBS)]
-    cache, out = work / f"cache-{millions:g}m", work / "reports"
+    cache = work / f"cache-{millions:g}m"
+    out, out_batch = reports(work, f"{millions:g}m"), reports(work, f"{millions:g}m-batch")
     shutil.rmtree(cache, ignore_errors=True)
     child(mfu(out, "--cache", str(cache), str(one)))                  # builds the cache for `warm`
     runs: dict[str, list] = {k: [] for k in ("floor", "cold", "warm", "batch")}
@@ -107,7 +115,7 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
         runs["warm"].append(child(mfu(out, "--cache", str(cache), str(one)))[:2])
         if batch_too:
             shutil.rmtree(cache / "batch", ignore_errors=True)        # a cold cache: the batch reads the trace
-            runs["batch"].append(child(mfu(out, "--cache", str(cache / "batch"), *map(str, batch)))[:2])
+            runs["batch"].append(child(mfu(out_batch, "--cache", str(cache / "batch"), *map(str, batch)))[:2])
     row = {k: (statistics.median(t for t, _ in v), max(m for _, m in v)) if v else (math.nan, math.nan)
            for k, v in runs.items()}
     row["cold_mb"] = [m for _, m in runs["cold"]]
@@ -115,7 +123,8 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     row["phases"] = phases("--no-cache", "--out", str(out), str(one))
     if batch_too:                       # the same batch in one process (-j 1: it is one trace group anyway)
         shutil.rmtree(cache / "batch", ignore_errors=True)
-        row["batch_phases"] = phases("-j", "1", "--cache", str(cache / "batch"), "--out", str(out), *map(str, batch))
+        row["batch_phases"] = phases("-j", "1", "--cache", str(cache / "batch"), "--out", str(out_batch),
+                                     *map(str, batch))
     row.update(millions=millions, window=int(millions * 1e6 * (LAST - FIRST + 1) / STEPS), bytes=trace.stat().st_size)
     return row
 
@@ -128,8 +137,8 @@ def selection(work: Path, repeat: int) -> dict[str, float]:
     small, large = (job(folder, f"occ{n}", f"../{trace.name}", 1, n, 1) for n in (2_000, 20_000))
     times: dict[str, list[float]] = {"2000": [], "20000": []}
     for _ in range(repeat):
-        times["2000"].append(child(mfu(work / "reports", "--no-cache", str(small)))[0])
-        times["20000"].append(child(mfu(work / "reports", "--no-cache", str(large)))[0])
+        times["2000"].append(child(mfu(reports(work, "occ2000"), "--no-cache", str(small)))[0])
+        times["20000"].append(child(mfu(reports(work, "occ20000"), "--no-cache", str(large)))[0])
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -142,7 +151,7 @@ def multi_file(work: Path, repeat: int) -> dict[str, float]:
     times: dict[str, list[float]] = {"-j 1": [], "-j 2": []}
     for _ in range(repeat):
         for j in ("1", "2"):
-            times[f"-j {j}"].append(child(mfu(work / "reports", "--no-cache", "-j", j, str(one)))[0])
+            times[f"-j {j}"].append(child(mfu(reports(work, "ranks"), "--no-cache", "-j", j, str(one)))[0])
     return {k: statistics.median(v) for k, v in times.items()}
 
 
