@@ -27,7 +27,7 @@ from pipeline.analysis import classes, ranks, sharing
 from pipeline.trace import integrity
 from pipeline.job.config import Job
 from pipeline.job.extends import BASE_NOTE, is_base
-from pipeline.report import publish
+from pipeline.report import index, publish
 from pipeline.run import class_rules, exit_code, load_checked, run_to_folder
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
 from pipeline.executor import check_engine, pool
@@ -140,7 +140,7 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
     shown = _progress(progress or sys.stderr, total)
 
     def tick(row: Row) -> None:
-        publish.record(out_root, row)
+        publish.record(out_root, row, index.summary(row))
         shown(row)
     for r in rows:
         tick(r)

@@ -195,3 +195,32 @@ def test_two_real_runs_into_one_out_both_appear_in_the_index(synth_trace, tmp_pa
     md = (out / "index.md").read_text()
     assert "[first](first/report.md)" in md and "[second](second/report.md)" in md
     assert "| bad.yaml | error (exit 3)" in md
+
+
+def test_the_index_reads_a_report_once_not_at_every_later_run(synth_trace, tmp_path, monkeypatch):
+    """The record keeps the report's index row; a result.json replaced since is read again."""
+    from pipeline.batch import run_batch
+    trace, _ = synth_trace()
+    job = tmp_path / "kept.yaml"
+    job.write_text(json.dumps({"name": "kept", "trace": str(trace), "region": {"name": "train_step"},
+                               "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+                               "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}))
+    out = tmp_path / "out"
+    [row] = run_batch([job], out, workers=1)
+    index.write_index(out)
+    first = {name: (out / name).read_text() for name in ("index.md", "index.html")}
+    assert f"| {row['metrics']['mfu_pct_wall']:.2f} |" in first["index.md"]
+
+    def no_reading(folder):
+        raise AssertionError(f"read {folder}/result.json again")
+    with monkeypatch.context() as m:
+        m.setattr(index, "_from_result", no_reading)
+        index.write_index(out)
+    assert {name: (out / name).read_text() for name in first} == first
+
+    result = json.loads((out / "kept/result.json").read_text())
+    result["metrics"]["mfu_pct_wall"] = 12.3456
+    (out / "kept/result.json").write_text(json.dumps(result))        # replaced since the record was made
+    index.write_index(out)
+    line = next(ln for ln in (out / "index.md").read_text().splitlines() if ln.startswith("| [kept]"))
+    assert [c.strip() for c in line.split("|")][3] == "12.35"                # the MFU column, read again

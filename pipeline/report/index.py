@@ -17,11 +17,17 @@ from pipeline.report import publish, render
 
 
 def entries(out_root: Path) -> list[dict[str, Any]]:
-    """One row per job, sorted by name: headline figures from its report, else its status record."""
+    """One row per job, sorted by name: headline figures from its report, else its status record.
+
+    A record made with `summary` holds the report's row: its result.json (which may be large: one
+    row per occurrence) is then read once, when the job ran, not by every later run's index.
+    """
     rows: dict[str, dict[str, Any]] = {}
     for rec in publish.read_records(out_root):
         report = rec.get("report")
-        row = _from_result(out_root / report) if report and rec["exit_code"] in (0, 1) else None
+        row = None
+        if report and rec["exit_code"] in (0, 1):
+            row = _summarized(rec.get("summary"), out_root / report) or _from_result(out_root / report)
         rows[rec["name"] or rec["job"]] = row or _failed(rec)
     for path in sorted(out_root.glob("*/result.json")):
         if path.parent.name not in {r["folder"] for r in rows.values()}:
@@ -29,6 +35,30 @@ def entries(out_root: Path) -> list[dict[str, Any]]:
             if row is not None and row["name"] not in rows:
                 rows[row["name"]] = row
     return [rows[k] for k in sorted(rows)]
+
+
+def summary(row: dict[str, Any]) -> dict[str, Any] | None:
+    """What publish.record keeps of a finished job for the index: its report's row, and which
+    result.json that row was read from (size, modification time), so a report replaced since is read again."""
+    if not row.get("report") or row["exit_code"] not in (0, 1):
+        return None
+    folder = Path(row["report"])
+    try:
+        stat = (folder / "result.json").stat()
+    except OSError:
+        return None
+    found = _from_result(folder)
+    return None if found is None else {"result": [stat.st_size, stat.st_mtime_ns], "row": found}
+
+
+def _summarized(kept: dict[str, Any] | None, folder: Path) -> dict[str, Any] | None:
+    """The record's row when its result.json is still the one it was read from."""
+    try:
+        if kept is None or [(st := (folder / "result.json").stat()).st_size, st.st_mtime_ns] != kept["result"]:
+            return None
+    except OSError:
+        return None
+    return {**kept["row"], "folder": folder.name}
 
 
 def _from_result(folder: Path) -> dict[str, Any] | None:

@@ -145,13 +145,18 @@ def locked(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def record(out_root: Path, row: dict[str, Any]) -> None:
-    """Leave this job's status record; it replaces earlier records of the same job name or job file."""
+def record(out_root: Path, row: dict[str, Any], summary: dict[str, Any] | None = None) -> None:
+    """Leave this job's status record; it replaces earlier records of the same job name or job file.
+
+    `summary`: what the index shows of the job's report (index.summary), kept so the index need
+    not read the report again.
+    """
     folder = Path(out_root) / STATUS_DIR
     job_path = str(Path(row["job"]).resolve())
     rec = {"job": str(row["job"]), "job_path": job_path, "name": row.get("name"),
            "exit_code": row["exit_code"], "status": row["status"], "reason": _short(row.get("reason") or ""),
-           "report": Path(row["report"]).name if row.get("report") else None}
+           "report": Path(row["report"]).name if row.get("report") else None,
+           **({"summary": summary} if summary is not None else {})}
     key = rec["name"] or "job-" + hashlib.sha256(job_path.encode()).hexdigest()[:16]
     with locked(out_root):
         for other in read_records(out_root):
