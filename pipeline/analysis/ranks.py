@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import interrupts
-from pipeline.analysis import classes
+from pipeline.analysis import classes, kept_window
 from pipeline.trace import cache
 from pipeline.trace import chain, handover, queries
 from pipeline.job.config import Job
@@ -43,6 +43,7 @@ class TraceSet:
     paths: list[Path]
     traces: list[Trace] = field(default_factory=list)
     materialized: bool = False
+    keep_windows: bool = False                   # one file, one job, a cache: its built window is kept there
 
     def use(self, i: int) -> Trace:
         """Point the raw_* views at file i (a no-op for a single, unmaterialized file)."""
@@ -66,9 +67,11 @@ def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | Non
 
     With a cache, each file's tables are Parquet files of the cache (built on first use), and
     per-file views over them replace the in-memory copies: nothing is read twice, nothing copied.
+    A lone file not shared between jobs keeps its built window in the cache too (kept_window.py).
     """
     ts = TraceSet(con=connect(), paths=list(paths),
-                  materialized=materialize or len(paths) > 1 or cache_dir is not None)
+                  materialized=materialize or len(paths) > 1 or cache_dir is not None,
+                  keep_windows=cache_dir is not None and not materialize and len(paths) == 1)
     try:
         for i, path in enumerate(ts.paths):
             if cache_dir is not None:
@@ -122,7 +125,10 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     for i, trace in enumerate(ts.traces):
         ts.use(i)
         prepare(trace)
-        per.append(build_window(trace, job.region, params))
+        if ts.keep_windows and trace.cache_entry is not None:
+            per.append(kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params))
+        else:
+            per.append(build_window(trace, job.region, params))
         files.append(_file_entry(trace, labels[i]))
         if len(ts.traces) > 1:
             chain.run(ts.con, {"rank_collect", "classify_collect"}, file=i)

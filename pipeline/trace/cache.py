@@ -88,7 +88,7 @@ def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "") -> Tr
     trace = Trace(path=path, con=con, tables=manifest["tables"],
                   columns={raw: set(c) for raw, c in manifest["columns"].items()},
                   nsys_version=manifest["nsys_version"], export_schema_version=manifest["export_schema_version"],
-                  digest=manifest["sha256"], notes=list(manifest["notes"]))
+                  digest=manifest["sha256"], notes=list(manifest["notes"]), cache_entry=entry)
     _point_views(trace, entry, suffix)
     return trace
 

@@ -198,6 +198,7 @@ class Trace:
     export_schema_version: str | None = None
     digest: str | Future[str] = ""               # SHA-256 of the file, or its computation still running
     notes: list[str] = field(default_factory=list)
+    cache_entry: Path | None = None              # the Parquet cache entry the raw views read (trace/cache.py)
 
     @property
     def sha256(self) -> str:
