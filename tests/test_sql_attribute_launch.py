@@ -43,7 +43,7 @@ def _attributed(trace, first: int, last: int, same_thread: bool) -> list[tuple]:
     queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
     queries.run(trace.con, "select_occurrences", first=first, last=last)
     queries.run(trace.con, "attribute_launch", same_thread=same_thread)
-    return trace.con.execute("SELECT occurrence, global_pid, device_id, stream_id, start_ns, end_ns, s.value "
+    return trace.con.execute("SELECT occurrence, global_pid, device_id, start_ns, end_ns, s.value "
                              "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
                              "ORDER BY occurrence, global_pid, start_ns, end_ns").fetchall()
 
@@ -51,12 +51,12 @@ def _attributed(trace, first: int, last: int, same_thread: bool) -> list[tuple]:
 def test_process_attribution(open_export) -> None:
     trace = open_export(_export())
     assert _attributed(trace, 1, 2, same_thread=False) == [
-        (1, A, 0, 7, 1100, 1300, "k1"),           # once, despite two launch rows
-        (1, A, 0, 7, 1510, 1700, "k2"),
-        (1, A, 0, 7, 2010, 2500, "k3"),
-        (1, B, 1, 7, 1200, 1300, "b7"),
-        (1, B, 1, 7, 1600, 1800, "b1"),           # not A's k1, not b2 through A's launch of corr 2
-        (2, A, 0, 13, 3600, 4200, "k5"),          # not clipped: the whole kernel belongs to the step
+        (1, A, 0, 1100, 1300, "k1"),              # once, despite two launch rows
+        (1, A, 0, 1510, 1700, "k2"),
+        (1, A, 0, 2010, 2500, "k3"),
+        (1, B, 1, 1200, 1300, "b7"),
+        (1, B, 1, 1600, 1800, "b1"),              # not A's k1, not b2 through A's launch of corr 2
+        (2, A, 0, 3600, 4200, "k5"),              # not clipped: the whole kernel belongs to the step
     ]
 
 

@@ -54,7 +54,7 @@ CREATE OR REPLACE TEMP TABLE window_kernels AS
 WITH envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 )
-SELECT a.occurrence, k.global_pid, k.device_id, k.stream_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
+SELECT a.occurrence, k.global_pid, k.device_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
        k.graph_id, k.detail_id
 FROM kernels AS k
 LEFT JOIN launched AS a

@@ -12,7 +12,6 @@ SELECT
     s.occurrence,
     k.global_pid,
     k.device_id,
-    k.stream_id,
     k.name_id,
     greatest(k.start_ns, s.start_ns) AS start_ns,
     least(k.end_ns, s.end_ns) AS end_ns,
