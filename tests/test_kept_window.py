@@ -101,6 +101,7 @@ def _build(job, rules, cache: Path):
 
 
 def test_each_input_of_the_build_is_part_of_the_key(trace, tmp_path, builds, monkeypatch):
+    monkeypatch.setattr(kept_window, "KEPT", 100)                      # every variation stays kept
     job = load_job(job_file(tmp_path, trace))
     rules, cache = classes.load_rules(), tmp_path / "cache"
     base = _build(job, rules, cache)
@@ -168,3 +169,20 @@ def test_jobs_of_a_batch_on_one_trace_keep_no_window(trace, tmp_path, capsys, bu
     two.write_text(two.read_text().replace('"kept"', '"kept2"'))
     assert main(["run", str(one), str(two), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")]) in (0, 1)
     assert builds == [] and not list((tmp_path / "cache").glob("*/windows"))
+
+
+def test_only_the_most_recently_used_windows_stay(trace, tmp_path, builds, monkeypatch):
+    monkeypatch.setattr(kept_window, "KEPT", 2)
+    job, cache = load_job(job_file(tmp_path, trace)), tmp_path / "cache"
+    rules = classes.load_rules()
+    at = [replace(job, region=replace(job.region, first=k, last=k)) for k in (1, 2, 3)]
+    _build(at[0], rules, cache)
+    _build(at[1], rules, cache)
+    _build(at[0], rules, cache)                     # read: now the most recently used
+    assert len(builds) == 2
+    _build(at[2], rules, cache)                     # a third: the least recently used (at[1]) goes
+    assert len(list(cache.glob("*/windows/*"))) == 2
+    _build(at[0], rules, cache)
+    assert len(builds) == 3
+    _build(at[1], rules, cache)
+    assert len(builds) == 4

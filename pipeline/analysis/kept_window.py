@@ -19,17 +19,20 @@ Only a lone job on its trace keeps and reuses windows (ranks.open_set `keep_wind
 jobs of a batch on one trace already share one build (analysis/sharing.py), and one folder per
 job window would grow the cache by a window per job. A kept window is written like a cache
 entry (a temporary folder renamed into place), and one that cannot be read is built again
-with a warning, never trusted or crashed on.
+with a warning, never trusted or crashed on. Each job run on a trace adds a window, so only
+the KEPT most recently used stay.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from functools import cache
 from importlib import resources
@@ -49,6 +52,7 @@ MADE = frozenset({"window_unions", "name_times"})             # analyses whose t
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times")
 DATABASE, RECORD = "window.duckdb", "window.json"
 BUILD_CODE = ("measure.py", "classes.py", "kept_window.py")     # analysis modules whose code shapes a window
+KEPT = 8                       # windows kept per trace, the most recently used (about 10 MB each at 0.8 M kernels)
 
 
 def reuse_or_build(trace: Trace, entry: Path, region: Region, params: dict[str, Any]) -> Window:
@@ -56,6 +60,7 @@ def reuse_or_build(trace: Trace, entry: Path, region: Region, params: dict[str, 
     folder = entry / "windows" / key(trace.path, region, params)
     window = _load(trace.con, folder)
     if window is not None:
+        _used(folder)
         return window
     window = replace(build_window(trace, region, params), made=MADE)
     chain.run(trace.con, MADE, comm_class=classes.COMM_CLASS)
@@ -64,6 +69,8 @@ def reuse_or_build(trace: Trace, entry: Path, region: Region, params: dict[str, 
     except (OSError, duckdb.Error) as exc:        # a full or read-only cache costs the next run a build, nothing else
         print(f"warning: could not keep the built window in {folder} ({exc}); the next run builds it again",
               file=sys.stderr)
+    _used(folder)
+    _prune(folder.parent)
     return window
 
 
@@ -141,6 +148,21 @@ def _store(con: duckdb.DuckDBPyConnection, folder: Path, window: Window) -> None
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _used(folder: Path) -> None:
+    """Recently used: the last to go (_prune). The clock's own nanoseconds, not the file system's coarser tick."""
+    now = time.time_ns()
+    with contextlib.suppress(OSError):
+        os.utime(folder, ns=(now, now))
+
+
+def _prune(windows: Path) -> None:
+    """Only the KEPT most recently used windows stay: each job (region, occurrences, rules) run on a trace adds one."""
+    with contextlib.suppress(OSError):
+        kept = [f for f in windows.iterdir() if not f.name.startswith(".") and f.is_dir()]
+        for old in sorted(kept, key=lambda f: f.stat().st_mtime_ns, reverse=True)[KEPT:]:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _literal(path: Path) -> str:
