@@ -5,9 +5,10 @@
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
 -- launch rows (cudaLaunchKernel and cudaLaunchKernel_v7000 with one correlationId).
 -- $same_thread = true gives `thread` attribution (launch on the range's own thread).
--- Scale (issue #7): the envelope of the selected ranges is a constant filter DuckDB pushes
--- into the launch scan (row groups outside it are skipped); the few launches found then
--- filter the kernel scan through the join keys.
+-- Scale (issue #7): the envelope of the selected ranges filters the launches. Through the
+-- Parquet cache (--cache) the filter reaches the scan, which skips row groups outside it; the
+-- SQLite scanner takes no filter, so without the cache every launch and kernel row is read
+-- once (the same reads as the benchmark's floor, bench/floor.sql).
 -- Linear in ranges too (issue #10: 20,000 occurrences): after nested ranges are folded
 -- (region_ranges.sql), a process's selected ranges have increasing starts AND ends, so the
 -- ranges holding a launch at t are a run ending at the last range starting at or before t
