@@ -159,10 +159,13 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
     lines = ["| kernels | window | trace GB | floor s | cold s / MB | warm s | 20 jobs s / MB | cold/floor | "
              "warm/floor | 20 jobs/cold |", "|" + "---|" * 10]
     for r in rows:
+        ran = not math.isnan(r["batch"][0])
+        batch = f"{r['batch'][0]:.2f} / {r['batch'][1]:.0f}" if ran else "(not run)"
+        ratio = f"{r['batch'][0] / r['cold'][0]:.2f}" if ran else "—"
         lines.append(f"| {r['millions']:g} M | {r['window'] / 1e6:g} M | {r['bytes'] / 1e9:.2f} | {r['floor'][0]:.2f} | "
                      f"{r['cold'][0]:.2f} / {r['cold'][1]:.0f} | {r['warm'][0]:.2f} | "
-                     f"{r['batch'][0]:.2f} / {r['batch'][1]:.0f} | {r['cold'][0] / r['floor'][0]:.2f} | "
-                     f"{r['warm'][0] / r['floor'][0]:.2f} | {r['batch'][0] / r['cold'][0]:.2f} |")
+                     f"{batch} | {r['cold'][0] / r['floor'][0]:.2f} | "
+                     f"{r['warm'][0] / r['floor'][0]:.2f} | {ratio} |")
     lines += ["", "1-minute load average at the start of each repetition and at the end: " + "; ".join(
         f"{r['millions']:g} M {' / '.join(f'{x:.1f}' for x in r['load'])}" for r in rows)]
     lines += ["", "Peak RSS of each cold run (MB): " + "; ".join(
@@ -182,8 +185,10 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
                   + " | ".join(PHASES[2:]) + " |", "|" + "---|" * (len(PHASES) + 4)]
         for r in batches:
             b = r["batch_phases"]
+            sh = b["shared_s"]
+            parts = ", ".join(f"{sh.get(k, 0.0):.2f} {k}" for k in ("read", "attribution", "analyses"))
             lines.append(f"| {r['millions']:g} M | {b['total_s']:.2f} | {sum(b['process_s'].values()):.2f} | "
-                         f"{sum(b['shared_s'].values()):.2f} | {statistics.median(b['job_s']):.2f} | "
+                         f"{sum(sh.values()):.2f} ({parts}) | {statistics.median(b['job_s']):.2f} | "
                          f"{sum(b['job_s']):.2f} | " + " | ".join(f"{b['per_job_s'].get(k, 0.0):.2f}"
                                                              for k in PHASES[2:]) + " |")
     if sel:
