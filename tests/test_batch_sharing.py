@@ -151,3 +151,17 @@ def test_jobs_share_a_window_only_when_it_holds_no_more_occurrences_than_theirs(
     assert runs("early", "mid", "late") == [["early", "mid"], ["late"]]                  # 8 > 2+3+2; 5 = 2+3
     # to the last occurrence from 6: one window, with the jobs inside it
     assert runs(*jobs) == [["open", "late", "inside"], ["early", "mid", "mid2"]]
+
+
+def test_a_group_building_one_window_reads_the_trace_where_it_is(jobs, tmp_path, monkeypatch):
+    """Copying the trace into DuckDB pays only when several windows read it; one shared build reads it once anyway."""
+    _, files = jobs
+    real, asked = ranks.open_set, []
+    monkeypatch.setattr(ranks, "open_set", lambda paths, **kw: asked.append(kw["materialize"]) or real(paths, **kw))
+    one_window = [files[0], files[1], files[5]]                     # a (1-3), b (2-5), d (5-8): one key, one run
+    rows = run_batch(one_window, tmp_path / "together", workers=1, progress=io.StringIO())
+    several = run_batch(files, tmp_path / "several", workers=1, progress=io.StringIO())
+    assert asked == [False, True]
+    monkeypatch.setattr(ranks, "open_set", real)
+    _same_reports(rows, _alone(one_window, tmp_path / "alone"), tmp_path / "together", tmp_path / "alone")
+    assert [r["status"] for r in several].count("ok") == 6

@@ -62,16 +62,18 @@ class TraceSet:
         return hashlib.sha256("\n".join(t.sha256 for t in self.traces).encode()).hexdigest()
 
 
-def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | None = None) -> TraceSet:
-    """Attach every file; with several files (or when shared), copy each into DuckDB once.
+def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | None = None,
+             lone: bool = True) -> TraceSet:
+    """Attach every file; with several files (or when several windows are built), copy each into DuckDB once.
 
     With a cache, each file's tables are Parquet files of the cache (built on first use), and
     per-file views over them replace the in-memory copies: nothing is read twice, nothing copied.
-    A lone file not shared between jobs keeps its built window in the cache too (kept_window.py).
+    A lone job's single file (`lone`: no other job on the set) keeps its built window in the cache
+    too (kept_window.py).
     """
     ts = TraceSet(con=connect(), paths=list(paths),
                   materialized=materialize or len(paths) > 1 or cache_dir is not None,
-                  keep_windows=cache_dir is not None and not materialize and len(paths) == 1)
+                  keep_windows=cache_dir is not None and lone and len(paths) == 1)
     try:
         for i, path in enumerate(ts.paths):
             if cache_dir is not None:
