@@ -35,13 +35,3 @@ def classified(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, device_id, name, class, start_ns, end_ns[, precision]), all of one process."""
     return plant([(o, 1, d, n, c, s, e, *p) for o, d, n, c, s, e, *p in rows])
 
-
-def merge(intervals: list[tuple[int, int]]) -> int:
-    """Reference union: sort, extend the current island while the next starts at or before its end."""
-    islands: list[list[int]] = []
-    for s, e in sorted(intervals):
-        if islands and s <= islands[-1][1]:
-            islands[-1][1] = max(islands[-1][1], e)
-        else:
-            islands.append([s, e])
-    return sum(e - s for s, e in islands)

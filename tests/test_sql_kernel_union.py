@@ -8,7 +8,8 @@ import random
 import pytest
 
 from pipeline.trace import chain
-from tests.sqlfixtures import merge, plant
+from pipeline.trace.synth import union_ns
+from tests.sqlfixtures import plant
 
 Kernel = tuple[int, int, int, int]      # occurrence, device, start, end
 
@@ -63,7 +64,7 @@ def test_random_intervals_against_sort_andmerge() -> None:
     rows = _union_rows(kernels)
     for occ in (1, 2, 3):
         mine = [(s, e) for o, _, s, e in kernels if o == occ]
-        assert rows[(occ, None)][:3] == (merge(mine), sum(e - s for s, e in mine), len(mine))
+        assert rows[(occ, None)][:3] == (union_ns(mine), sum(e - s for s, e in mine), len(mine))
         for dev in range(4):
             on_dev = [(s, e) for o, d, s, e in kernels if o == occ and d == dev]
-            assert rows[(occ, dev)][0] == merge(on_dev), (occ, dev)
+            assert rows[(occ, dev)][0] == union_ns(on_dev), (occ, dev)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from tests.sqlfixtures import merge, plant
+from pipeline.trace.synth import union_ns
+from tests.sqlfixtures import plant
 
 CLASSES = ("gemm", "communication", "memory", "other")
 
@@ -43,7 +44,7 @@ def test_every_grouping_against_sort_andmerge():
             want[(scope, *key(r))].append((s, e))
     assert set(got) == set(want)
     for key, intervals in want.items():
-        assert got[key] == (merge(intervals), sum(e - s for s, e in intervals), len(intervals),
+        assert got[key] == (union_ns(intervals), sum(e - s for s, e in intervals), len(intervals),
                             max(e for _, e in intervals)), key
     # kernel groupings hold the kernels only; class groupings the copies too
     kernels = [(s, e) for *_, cls, s, e in rows if cls != "memory"]

@@ -8,6 +8,7 @@ import duckdb
 import numpy as np
 
 from pipeline.trace import queries, unions
+from pipeline.trace.synth import merge, union_ns
 from tests.sqlfixtures import classified
 
 
@@ -67,13 +68,7 @@ def test_random_against_sort_and_merge():
             (rng.randint(0, 20_000) for _ in range(3000))]
     for g, union, total, count, last in per_group(rows):
         mine = sorted((s, e) for k, s, e in rows if k == g)
-        merged: list[list[int]] = []
-        for s, e in mine:
-            if merged and s <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], e)
-            else:
-                merged.append([s, e])
-        assert (union, total, count, last) == (sum(e - s for s, e in merged), sum(e - s for s, e in mine),
+        assert (union, total, count, last) == (union_ns(mine), sum(e - s for s, e in mine),
                                               len(mine), max(e for _, e in mine))
 
 
@@ -122,11 +117,5 @@ def test_islands_against_sort_and_merge():
     for scope, k1, s, e in zip(out["scope"], out["k1"], out["start_ns"], out["end_ns"]):
         got.setdefault((str(scope), None if k1 == unions.MISSING else int(k1)), []).append((int(s), int(e)))
     for (scope, g), islands in got.items():
-        merged: list[list[int]] = []
-        for s, e in sorted((s, e) for k, s, e in rows if g is None or k == g):
-            if merged and s <= merged[-1][1]:                 # touching intervals join
-                merged[-1][1] = max(merged[-1][1], e)
-            else:
-                merged.append([s, e])
-        assert islands == [tuple(m) for m in merged], (scope, g)
+        assert islands == merge([(s, e) for k, s, e in rows if g is None or k == g]), (scope, g)
     assert set(got) == {("g", 1), ("g", 2), ("g", 3), ("all", None)}
