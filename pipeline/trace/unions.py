@@ -84,10 +84,7 @@ def islands(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
         part = {"scope": np.full(n, g.scope), "start_ns": s[starts],
                 "end_ns": np.maximum.reduceat(e, starts) if n else e[:0]}
         parts.append({**part, **_keys(g, perm[starts], codes)})
-    names = ("scope", *KEYS, "start_ns", "end_ns")
-    if not parts:
-        return {n: np.array([], dtype=str if n == "scope" else np.int64) for n in names}
-    return {n: np.concatenate([p[n] for p in parts]) for n in names}
+    return _table(parts, ("scope", *KEYS, "start_ns", "end_ns"))
 
 
 @dataclass
@@ -151,8 +148,10 @@ def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], keep: str 
     return start, end, codes, order
 
 
-def _table(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    names = ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")
+UNION_COLUMNS = ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")
+
+
+def _table(parts: list[dict[str, np.ndarray]], names: tuple[str, ...] = UNION_COLUMNS) -> dict[str, np.ndarray]:
     if not parts:
         return {n: np.array([], dtype=str if n == "scope" else np.int64) for n in names}
     return {n: np.concatenate([p[n] for p in parts]) for n in names}
