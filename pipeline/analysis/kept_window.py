@@ -44,6 +44,7 @@ import duckdb
 from pipeline.analysis import classes
 from pipeline.analysis.measure import Window, build_window
 from pipeline.trace import chain
+from pipeline.trace.cache import literal
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace
 
@@ -123,7 +124,7 @@ def _read_tables(con: duckdb.DuckDBPyConnection, database: Path) -> None:
 
 def _copy(con: duckdb.DuckDBPyConnection, database: Path, statement: str, mode: str = "") -> None:
     """`statement` for each kept table, with the DuckDB file `database` attached as kept_window."""
-    con.execute(f"ATTACH {_literal(database)} AS kept_window {mode}")
+    con.execute(f"ATTACH {literal(database)} AS kept_window {mode}")
     try:
         for table in TABLES:
             con.execute(statement.format(table=table))
@@ -163,7 +164,3 @@ def _prune(windows: Path) -> None:
         kept = [f for f in windows.iterdir() if not f.name.startswith(".") and f.is_dir()]
         for old in sorted(kept, key=lambda f: f.stat().st_mtime_ns, reverse=True)[KEPT:]:
             shutil.rmtree(old, ignore_errors=True)
-
-
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"

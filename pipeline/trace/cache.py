@@ -132,7 +132,7 @@ def _build(path: Path, folder: Path, key: TraceKey) -> None:
     # Parallel, unordered copy: 2.5x faster; row groups stay runs of consecutive rows, so time filters still prune.
     trace.con.execute("SET preserve_insertion_order = false")
     for raw in trace.tables:
-        target = _literal(folder / f"{raw}.parquet")
+        target = literal(folder / f"{raw}.parquet")
         trace.con.execute(f"COPY (SELECT * FROM {raw}) TO {target} "
                           "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
     manifest = {
@@ -181,7 +181,7 @@ def _point_views(trace: Trace, folder: Path, suffix: str = "") -> None:
     trace.con.execute("SET parquet_metadata_cache = true")    # a batch queries the same files many times
     for raw, (_, cols) in RAW_TABLES.items():
         if raw in trace.tables:
-            source = f"read_parquet({_literal(folder / f'{raw}.parquet')})"
+            source = f"read_parquet({literal(folder / f'{raw}.parquet')})"
             trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw}{suffix} AS SELECT * FROM {source}")
         else:
             select = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in cols)
@@ -199,5 +199,6 @@ def _remove_stale(path: Path, keep: Path) -> None:
                 shutil.rmtree(other, ignore_errors=True)
 
 
-def _literal(path: Path) -> str:
+def literal(path: Path) -> str:
+    """A path as a SQL string literal: ATTACH and read_parquet take no parameters for it."""
     return "'" + str(path).replace("'", "''") + "'"
