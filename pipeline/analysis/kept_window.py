@@ -42,14 +42,13 @@ from typing import Any
 import duckdb
 
 from pipeline.analysis import classes
-from pipeline.analysis.measure import Window, build_window
+from pipeline.analysis.measure import WINDOW_MADE, Window, build_window
 from pipeline.trace import chain
 from pipeline.trace.cache import literal
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace
 
 FORMAT = 1                     # bump when what is kept changes meaning
-MADE = frozenset({"window_unions", "name_times"})             # analyses whose tables are kept with the window
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times")
 DATABASE, RECORD = "window.duckdb", "window.json"
 BUILD_CODE = ("measure.py", "classes.py", "kept_window.py")     # analysis modules whose code shapes a window
@@ -63,8 +62,8 @@ def reuse_or_build(trace: Trace, entry: Path, region: Region, params: dict[str, 
     if window is not None:
         _used(folder)
         return window
-    window = replace(build_window(trace, region, params), made=MADE)
-    chain.run(trace.con, MADE, comm_class=classes.COMM_CLASS)
+    window = replace(build_window(trace, region, params), made=WINDOW_MADE)
+    chain.run(trace.con, WINDOW_MADE, comm_class=classes.COMM_CLASS)
     try:
         _store(trace.con, folder, window)
     except (OSError, duckdb.Error) as exc:        # a full or read-only cache costs the next run a build, nothing else
@@ -106,7 +105,7 @@ def _load(con: duckdb.DuckDBPyConnection, folder: Path) -> Window | None:
         if record.get("format") != FORMAT:
             raise ValueError(f"format {record.get('format')}, not {FORMAT}")
         window = Window(record["attribution"], record["first"], record["last"], dict(record["counts_per_process"]),
-                        {k: u for k, u in record["unattributed"]}, record["warnings"], MADE)
+                        {k: u for k, u in record["unattributed"]}, record["warnings"], WINDOW_MADE)
         _read_tables(con, folder / DATABASE)
         return window
     except (OSError, ValueError, KeyError, TypeError, duckdb.Error) as exc:

@@ -44,6 +44,10 @@ def prepare(trace: Trace) -> None:
     queries.run(trace.con, "views")
 
 
+# Analyses a kept or shared window makes once with its tables, for every job it serves (kept_window.py, sharing.py).
+WINDOW_MADE = frozenset({"window_unions", "name_times"})
+
+
 @dataclass
 class Window:
     """What building the window leaves beside its tables, for `analyse` to read.

@@ -18,14 +18,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
 from pipeline.analysis import classes, ranks
-from pipeline.analysis.measure import MissingOccurrences, occurrence_range
+from pipeline.analysis.measure import WINDOW_MADE, MissingOccurrences, occurrence_range
 from pipeline.job.config import Job, Region
 from pipeline.trace import queries
 from pipeline.trace.unions import Sorted
-
-
-# made once for the shared window, cut per job: unions by a cut of one sort, name times by window_cut.sql
-MADE = frozenset({"window_unions", "name_times"})
 
 
 def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:
@@ -85,7 +81,7 @@ class SharedWindow:
         first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
         queries.run(self.ts.con, "window_cut", first=first, last=last)
         queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
-        own = replace(window, first=first, last=last, made=MADE,
+        own = replace(window, first=first, last=last, made=WINDOW_MADE,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
