@@ -66,13 +66,19 @@ def _same_reports(rows: list[dict], alone: list[dict], out: Path, out_alone: Pat
             assert (out / name / "result.json").read_bytes() == (out_alone / name / "result.json").read_bytes(), name
 
 
-def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypatch):
-    _, files = jobs
-    alone = _alone(files, tmp_path / "alone")
+def _count_builds(monkeypatch) -> list[tuple[int, int | None]]:
+    """From now on, the (first, last) occurrences of every window built (ranks.build_set)."""
     built: list[tuple[int, int | None]] = []
     real = ranks.build_set
     monkeypatch.setattr(ranks, "build_set", lambda ts, job, rules: built.append(
         (job.region.first, job.region.last)) or real(ts, job, rules))
+    return built
+
+
+def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypatch):
+    _, files = jobs
+    alone = _alone(files, tmp_path / "alone")
+    built = _count_builds(monkeypatch)
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
     assert [r["status"] for r in rows] == ["ok"] * 6 + ["error"] and rows[-1]["exit_code"] == 3
     _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
@@ -88,10 +94,7 @@ def test_a_job_asking_for_missing_occurrences_gets_its_own_error(jobs, tmp_path,
     trace, files = jobs
     files = [files[0], write(tmp_path, "far", trace, 6, 12), files[5], write(tmp_path, "e", trace, 5, 6)]
     alone = _alone(files, tmp_path / "alone")
-    built: list[tuple[int, int | None]] = []
-    real = ranks.build_set
-    monkeypatch.setattr(ranks, "build_set", lambda ts, job, rules: built.append(
-        (job.region.first, job.region.last)) or real(ts, job, rules))
+    built = _count_builds(monkeypatch)
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
     assert [r["exit_code"] for r in rows] == [0, 4, 0, 0]
     assert "fewer occurrences than asked (6..12)" in rows[1]["reason"]
