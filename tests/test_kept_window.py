@@ -16,6 +16,7 @@ from pipeline.cli import main
 from pipeline.errors import TraceError
 from pipeline.job.config import load_job
 from pipeline.trace.synth import SynthSpec, generate
+from tests.test_run_synth import write_job
 
 REPORT_FILES = ("result.json", "report.md", "report.html")
 
@@ -43,14 +44,7 @@ def builds(monkeypatch) -> list[str]:
 
 
 def job_file(folder: Path, trace: Path, **region) -> Path:
-    body = {"name": "kept", "trace": str(trace),
-            "region": {"name": "train_step", "occurrences": {"first": 2, "last": 4}, **region},
-            "hardware": {"gpu": "auto", "num_gpus": 2, "precision": "bf16"},
-            "model": {"flops_per_step": 4.0e+14},
-            "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}
-    path = folder / "job.yaml"
-    path.write_text(json.dumps(body))
-    return path
+    return write_job(folder, trace, name="kept", region={"occurrences": {"first": 2, "last": 4}, **region})
 
 
 def run(job: Path, out: Path, capsys, *where: str) -> tuple[int, str]:
