@@ -24,24 +24,24 @@ from pipeline.report.fmt import NBSP, column, fmt_int, fmt_num, fmt_pct, fmt_sec
 
 def verdict(r: dict[str, Any]) -> dict[str, str]:
     """The one-word summary shown beside MFU: invalid beats a failed threshold beats warnings."""
-    failed = [t["name"] for t in r.get("thresholds", []) if not t["passed"]]
-    if r["status"] != "ok":
-        return {"css": "invalid", "text": r["status"], "why": r.get("status_reason") or ""}
-    if failed:
-        return {"css": "fail", "text": "threshold failed", "why": ", ".join(failed)}
-    if r["warnings"]:
-        return {"css": "warn", "text": f"warnings: {len(r['warnings'])}", "why": ""}
-    return {"css": "ok", "text": "ok", "why": ""}
+    return _verdict(r["status"], r.get("status_reason") or "", [t["name"] for t in r.get("thresholds", [])
+                                                                if not t["passed"]], len(r["warnings"]))
 
 
 def job_verdict(j: dict[str, Any]) -> dict[str, str]:
     """An index row's verdict: a job that wrote no report failed; then as verdict() for a report."""
     if j["folder"] is None:
         return {"css": "invalid", "text": f"{j['status']} (exit {j['exit_code']})", "why": j["reason"]}
-    if j["status"] != "ok":
-        return {"css": "invalid", "text": j["status"], "why": j["reason"]}
-    if j["failed_thresholds"]:
-        return {"css": "fail", "text": "threshold failed", "why": ", ".join(j["failed_thresholds"])}
+    return _verdict(j["status"], j["reason"], j["failed_thresholds"], 0)
+
+
+def _verdict(status: str, reason: str, failed: list[str], warnings: int) -> dict[str, str]:
+    if status != "ok":
+        return {"css": "invalid", "text": status, "why": reason}
+    if failed:
+        return {"css": "fail", "text": "threshold failed", "why": ", ".join(failed)}
+    if warnings:
+        return {"css": "warn", "text": f"warnings: {warnings}", "why": ""}
     return {"css": "ok", "text": "ok", "why": ""}
 
 
