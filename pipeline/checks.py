@@ -243,6 +243,19 @@ def ranges_have_length(ranks: list[Doc]) -> str | None:
             "(unbalanced or cross-thread push/pop, a truncated export) or select other occurrences")
 
 
+def occurrences_above_100(occurrences: list[Doc]) -> list[Warning]:
+    """An occurrence's MFU or HFU above 100 % is impossible even when the total over all of them is not
+    (a short occurrence, e.g. one that holds no whole step): its row is not a measurement, say which."""
+    bad = [o["index"] for o in occurrences
+           if (o["mfu_pct_wall"] or 0) > PCT_LIMIT or (o["hfu_pct_wall"] or 0) > PCT_LIMIT]
+    if not bad:
+        return []
+    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    return [{"code": "occurrence_above_100", "message": f"occurrence(s) {', '.join(map(str, bad[:10]))}{more} have "
+             "MFU or HFU above 100 %, which is physically impossible: such an occurrence does not hold the work "
+             "the FLOPs describe (check the region and covers); their rows are not measurements"}]
+
+
 def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
     """The same file given twice (a symlink, a glob and a path) is one rank, read once: say so."""
     if not repeats:

@@ -276,6 +276,17 @@ def test_mfu_or_hfu_above_100(tmp_path):
     assert "one rank's GPU count" not in rule(job, evidence(8, mfu=150.0, hfu=150.0))
 
 
+def test_occurrences_above_100():
+    """A short occurrence can exceed 100 % while the total over longer ones stays below: warned, by index."""
+    def occ(i, mfu, hfu):
+        return {"index": i, "mfu_pct_wall": mfu, "hfu_pct_wall": hfu}
+    assert checks.occurrences_above_100([occ(1, 100.0, 100.0), occ(2, None, None)]) == []
+    (w,) = checks.occurrences_above_100([occ(3, 80.0, 80.0), occ(4, 100.5, 100.5), occ(5, 50.0, 101.0)])
+    assert w["code"] == "occurrence_above_100" and w["message"].startswith("occurrence(s) 4, 5 have MFU or HFU")
+    (w,) = checks.occurrences_above_100([occ(i, 200.0, 200.0) for i in range(12)])
+    assert "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more" in w["message"]
+
+
 def test_union_diagnostic_above_100(tmp_path):
     """Issue #11 §2: 108-462 % on the union was printed as ok while MFU on the wall looked plausible."""
     job = job_of(tmp_path, GOOD)
