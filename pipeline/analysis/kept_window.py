@@ -42,7 +42,7 @@ from typing import Any
 import duckdb
 
 from pipeline.analysis import classes
-from pipeline.analysis.measure import WINDOW_MADE, Window, build_window
+from pipeline.analysis.measure import WINDOW_MADE, Window, build_inputs, build_window
 from pipeline.trace import chain
 from pipeline.trace.cache import literal
 from pipeline.job.config import Region
@@ -77,8 +77,7 @@ def reuse_or_build(trace: Trace, entry: Path, region: Region, params: dict[str, 
 def key(path: Path, region: Region, params: dict[str, Any]) -> str:
     """What the build reads besides the trace content, as a folder name."""
     what = {"format": FORMAT, "code": _code_digest(), "trace": str(Path(path).resolve()),
-            "region": [region.name, region.match, region.domain, region.attribution, region.first, region.last],
-            "classify": {name: list(values) for name, values in sorted(params.items())}}
+            "build": build_inputs(region, params), "occurrences": [region.first, region.last]}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
 
 

@@ -68,6 +68,13 @@ class Window:
     made: frozenset[str] = frozenset()     # analysis SQL files whose tables a shared window made (sharing.py)
 
 
+def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
+    """What build_window reads besides the trace and the occurrences asked for: the one list a shared
+    (sharing.key) or a kept (kept_window.key) window is keyed on, so neither can miss a new input."""
+    return (region.name, region.match, region.domain, region.attribution,
+            tuple((name, tuple(values)) for name, values in sorted(classify_params.items())))
+
+
 def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) -> Window:
     """Select the job's occurrences, attribute their kernels and memory operations, classify them.
 

@@ -18,7 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
 from pipeline.analysis import classes, ranks
-from pipeline.analysis.measure import WINDOW_MADE, MissingOccurrences, occurrence_range
+from pipeline.analysis.measure import WINDOW_MADE, MissingOccurrences, build_inputs, occurrence_range
 from pipeline.job.config import Job, Region
 from pipeline.trace import queries
 from pipeline.trace.unions import Sorted
@@ -34,10 +34,7 @@ def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:
     files = job.trace_files()
     if len(files) != 1:
         return None
-    r = job.region
-    params = classes.classify_params(rules)
-    return (str(files[0]), r.name, r.match, r.domain, r.attribution,
-            tuple((name, tuple(values)) for name, values in sorted(params.items())))
+    return (str(files[0]), *build_inputs(job.region, classes.classify_params(rules)))
 
 
 def clusters(jobs: list[Job]) -> list[list[Job]]:
