@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from functools import cache
@@ -44,7 +43,7 @@ import duckdb
 from pipeline.analysis import classes
 from pipeline.analysis.measure import WINDOW_MADE, Window, build_inputs, build_window
 from pipeline.trace import chain
-from pipeline.trace.cache import literal
+from pipeline.trace.cache import build_in_place, literal
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace
 
@@ -132,21 +131,14 @@ def _copy(con: duckdb.DuckDBPyConnection, database: Path, statement: str, mode: 
 
 def _store(con: duckdb.DuckDBPyConnection, folder: Path, window: Window) -> None:
     """The window's tables and record into `folder`, built beside it and renamed into place (never half-written)."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".build-{folder.name}-", dir=folder.parent))
-    try:
+    def fill(tmp: Path) -> None:
+        tmp.mkdir()
         _copy(con, tmp / DATABASE, "CREATE TABLE kept_window.{table} AS SELECT * FROM {table}")
         record = {"format": FORMAT, "attribution": window.attribution, "first": window.first, "last": window.last,
                   "counts_per_process": list(window.counts_per_process.items()),
                   "unattributed": list(window.unattributed.items()), "warnings": window.warnings}
         (tmp / RECORD).write_text(json.dumps(record, indent=1) + "\n")
-        try:
-            os.rename(tmp, folder)                   # atomic; fails if another process kept it first
-        except OSError:
-            if not (folder / RECORD).is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    build_in_place(folder, fill, RECORD)
 
 
 def _used(folder: Path) -> None:

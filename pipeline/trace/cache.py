@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,22 +108,28 @@ def ensure_entry(path: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
         print(f"warning: cache entry {entry} is damaged ({damage}); rebuilding it from {path}", file=sys.stderr)
     if entry.exists():                              # complete entries appear only by rename: this one is broken
         shutil.rmtree(entry, ignore_errors=True)
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".build-{entry.name}-", dir=entry.parent))
-    try:
-        _build(path, tmp / "entry", key)
-        try:
-            os.rename(tmp / "entry", entry)         # atomic; fails if another process got there first
-        except OSError:
-            if not (entry / MANIFEST).is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    build_in_place(entry, lambda folder: _build(path, folder, key), MANIFEST)
     _remove_stale(path, entry)
     manifest = _manifest(entry, key)
     if manifest is None or _damage(entry, manifest):
         raise TraceError(f"{entry}: the cache entry just built does not verify; remove it and retry")
     return entry, manifest
+
+
+def build_in_place(folder: Path, fill: Callable[[Path], None], marker: str) -> None:
+    """`fill` a new folder beside `folder`, then rename it into place: never half-written. When another
+    process got there first (its `marker` file says it is complete), theirs stays."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{folder.name}-", dir=folder.parent))
+    try:
+        fill(tmp / "entry")
+        try:
+            os.rename(tmp / "entry", folder)        # atomic; fails if another process got there first
+        except OSError:
+            if not (folder / marker).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _build(path: Path, folder: Path, key: TraceKey) -> None:
