@@ -256,6 +256,26 @@ def occurrences_above_100(occurrences: list[Doc]) -> list[Warning]:
              "the FLOPs describe (check the region and covers); their rows are not measurements"}]
 
 
+def ranks_above_100(summary: list[Doc], rows: list[Doc]) -> list[Warning]:
+    """A rank's MFU (the job's FLOPs over that rank's own wall) above 100 % is impossible: its range does
+    not hold the work the FLOPs describe (a rank that wraps less of the step, a clock far off). Say which
+    ranks, over all occurrences or in single ones, so the per-rank table is not read as a measurement."""
+    whole = [r["rank"] for r in summary if (r["mfu_pct_wall"] or 0) > PCT_LIMIT]
+    single = sorted({r["rank"] for r in rows if (r["mfu_pct_wall"] or 0) > PCT_LIMIT} - set(whole))
+    if not whole and not single:
+        return []
+    parts = ([f"rank(s) {_names(whole)} over the selected occurrences"] if whole else []) + \
+            ([f"rank(s) {_names(single)} in single occurrences"] if single else [])
+    return [{"code": "rank_above_100", "message": f"{' and '.join(parts)} have a per-rank MFU above 100 %, which is "
+             "physically impossible: such a rank's range does not hold the work the FLOPs describe (check the "
+             "region on that rank, and its clock); those rows are not measurements"}]
+
+
+def _names(names: list[str]) -> str:
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    return ", ".join(names[:10]) + more
+
+
 def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
     """The same file given twice (a symlink, a glob and a path) is one rank, read once: say so."""
     if not repeats:

@@ -56,7 +56,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
                 + roofline.above_roof(rows) + _unsteady(fig.occurrences)
-                + checks.occurrences_above_100(fig.occurrences))
+                + checks.occurrences_above_100(fig.occurrences)
+                + checks.ranks_above_100(per_rank.summary, per_rank.ranks))
     status, reason = checks.verdict(job, checks.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],
                                                          len(m.counts_per_process), warnings))
     return result.build(result.Outputs(

@@ -337,3 +337,15 @@ def test_every_rule_has_its_own_test():
     tests = {name for name in dir(sys.modules[__name__]) if name.startswith("test_")}
     assert [r for r in rules if f"test_{r}" not in tests] == []
     assert set(checks.JOB_RULES) | set(checks.VERDICT_RULES) <= {getattr(checks, r) for r in rules}
+
+
+def test_ranks_above_100():
+    """Per rank, over all occurrences or in single ones: a rank above 100 % overall is not named twice."""
+    def row(rank, mfu):
+        return {"rank": rank, "mfu_pct_wall": mfu}
+    assert checks.ranks_above_100([row("a", 100.0), row("b", None)], [row("a", 99.0), row("b", None)]) == []
+    (w,) = checks.ranks_above_100([row("a", 101.0), row("b", 90.0)], [row("a", 120.0), row("b", 100.1), row("b", 1.0)])
+    assert w["code"] == "rank_above_100"
+    assert w["message"].startswith("rank(s) a over the selected occurrences and rank(s) b in single occurrences have")
+    (w,) = checks.ranks_above_100([], [row(f"r{i:02}", 150.0) for i in range(12)])
+    assert "r00, r01, r02, r03, r04, r05, r06, r07, r08, r09 and 2 more in single" in w["message"]
