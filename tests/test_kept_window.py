@@ -180,3 +180,56 @@ def test_only_the_most_recently_used_windows_stay(trace, tmp_path, builds, monke
     assert len(builds) == 3
     _build(at[1], rules, cache)
     assert len(builds) == 4
+
+
+@pytest.fixture
+def copies(monkeypatch) -> list[Path]:
+    """The kept databases whose tables were copied onto a connection (an analysis not answered from rows)."""
+    copied: list[Path] = []
+    real = kept_window._read_tables
+
+    def counting(con, database):
+        copied.append(database)
+        return real(con, database)
+    monkeypatch.setattr(kept_window, "_read_tables", counting)
+    return copied
+
+
+def test_a_warm_run_asking_what_the_kept_analysis_asked_reads_no_table(trace, tmp_path, capsys, builds, copies):
+    job, cache = job_file(tmp_path, trace), str(tmp_path / "cache")
+    code, _ = run(job, tmp_path / "direct", capsys, "--no-cache")
+    run(job, tmp_path / "cold", capsys, "--cache", cache)
+    assert run(job, tmp_path / "warm", capsys, "--cache", cache) == (code, "")
+    assert builds == ["train_step"] and copies == []
+    assert reports(tmp_path / "warm") == reports(tmp_path / "direct")
+    [kept] = (tmp_path / "cache").glob("*/windows/*")
+    assert json.loads((kept / "window.json").read_text())["calls"]
+
+
+def test_an_analysis_asking_more_reads_the_tables_and_is_recorded_too(trace, tmp_path, capsys, builds, copies):
+    job, cache = job_file(tmp_path, trace), str(tmp_path / "cache")
+    run(job, tmp_path / "cold", capsys, "--cache", cache)
+    body = json.loads(job.read_text())
+    body["analysis"] = {"figures": [{"name": "gemm", "kernels": "gemm", "flops": 1e12}]}
+    job.write_text(json.dumps(body))                                   # same window, one more query
+    code, _ = run(job, tmp_path / "direct", capsys, "--no-cache")
+    assert run(job, tmp_path / "warm", capsys, "--cache", cache) == (code, "")
+    assert builds == ["train_step"] and len(copies) == 1
+    assert reports(tmp_path / "warm") == reports(tmp_path / "direct")
+    assert run(job, tmp_path / "again", capsys, "--cache", cache) == (code, "")
+    assert len(copies) == 1 and reports(tmp_path / "again") == reports(tmp_path / "direct")
+
+
+def test_a_damaged_database_found_when_its_tables_are_needed_is_built_again(trace, tmp_path, capsys, builds, copies):
+    job, cache = job_file(tmp_path, trace), str(tmp_path / "cache")
+    code, _ = run(job, tmp_path / "cold", capsys, "--cache", cache)
+    [kept] = (tmp_path / "cache").glob("*/windows/*")
+    database = kept / "window.duckdb"
+    database.write_bytes(b"\0" * database.stat().st_size)             # the size it was written with
+    record = json.loads((kept / "window.json").read_text())
+    (kept / "window.json").write_text(json.dumps({**record, "calls": {}}))   # nothing recorded: tables needed
+    warm, err = run(job, tmp_path / "warm", capsys, "--cache", cache)
+    assert warm == code and err.startswith("warning: kept window ") and "building it again" in err
+    assert "Traceback" not in err and len(builds) == 2
+    assert reports(tmp_path / "warm") == reports(tmp_path / "cold")
+    assert run(job, tmp_path / "again", capsys, "--cache", cache) == (code, "") and len(builds) == 2

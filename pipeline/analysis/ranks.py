@@ -113,6 +113,7 @@ class SetWindow:
     labels: list[str]
     rank_of: dict[int, tuple[int, int]] | None = None
     device_of: dict[int, tuple[int, int]] | None = None
+    kept: kept_window.Kept | None = None        # one file's window kept in the cache: analysed through it
 
 
 def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
@@ -124,18 +125,20 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     labels = [job.file_label(p) for p in ts.paths]
     params = classes.classify_params(rules)
     files, per = [], []
+    kept = None
     for i, trace in enumerate(ts.traces):
         ts.use(i)
         prepare(trace)
         if ts.keep_windows and trace.cache_entry is not None:
-            per.append(kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params))
+            kept = kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params)
+            per.append(kept.window)
         else:
             per.append(build_window(trace, job.region, params))
         files.append(_file_entry(trace, labels[i]))
         if len(ts.traces) > 1:
             chain.run(ts.con, {"rank_collect", "classify_collect"}, file=i)
     if len(per) == 1:
-        return SetWindow(per[0], files, labels)
+        return SetWindow(per[0], files, labels, kept=kept)
     return _combine(ts, per, files, labels)
 
 
@@ -230,7 +233,17 @@ def _collect(con: Any, e: Extracted, file: int) -> None:
 
 def analyse_set(ts: TraceSet, built: SetWindow,
                 figures: list[dict[str, Any]]) -> tuple[SetMeasurement, dict[str, Any]]:
-    """Every figure of the window tables: times, ranks, devices, then the where-the-time-goes sections."""
+    """Every figure of the window tables: times, ranks, devices, then the where-the-time-goes sections.
+
+    A kept window answers from the rows an earlier run's analysis recorded, when it asks the same (kept_window.py).
+    """
+    if built.kept is not None:
+        return built.kept.analysed(lambda window: _analyse_set(ts, replace(built, window=window, kept=None), figures))
+    return _analyse_set(ts, built, figures)
+
+
+def _analyse_set(ts: TraceSet, built: SetWindow,
+                 figures: list[dict[str, Any]]) -> tuple[SetMeasurement, dict[str, Any]]:
     m = analyse(ts.con, built.window, classes.COMM_CLASS)
     rank_of = built.rank_of or {r["global_pid"]: (0, r["global_pid"]) for r in m.ranks}
     _label_ranks(m.ranks, rank_of, built.labels)

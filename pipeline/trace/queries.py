@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.trace import unions
+from pipeline.trace import recorded, unions
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -45,9 +45,12 @@ def run(con: duckdb.DuckDBPyConnection, query: str, /, **params: Any) -> list[di
     """Execute every statement of `query`.sql; return the last one's rows as dicts.
 
     A file declaring `-- unions:` (or `-- islands:`) instead stores the unions (or islands) of its
-    last statement's intervals in the table it creates, and returns no rows.
+    last statement's intervals in the table it creates, and returns no rows. Inside
+    recorded.replaying, the rows come from an earlier run instead (trace/recorded.py).
     """
-    rows: list[dict[str, Any]] = []
+    if (rows := recorded.answer(query, params)) is not None:
+        return rows
+    rows = []
     spec = union_spec(query)
     for cur, last in _executed(con, query, params):
         if spec and last:
@@ -56,6 +59,7 @@ def run(con: duckdb.DuckDBPyConnection, query: str, /, **params: Any) -> list[di
         elif cur.description:
             cols = [d[0] for d in cur.description]
             rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    recorded.note(query, params, rows)
     return rows
 
 
@@ -64,6 +68,7 @@ def sort_unions(con: duckdb.DuckDBPyConnection, query: str, by: str, /, **params
 
     A window shared by a batch's jobs (analysis/sharing.py) is sorted once, not once per job.
     """
+    recorded.not_replayable(query)
     spec = union_spec(query)
     if spec is None or spec[2] != "unions":
         raise ValueError(f"sql/{query}.sql declares no unions")
@@ -75,6 +80,7 @@ def sort_unions(con: duckdb.DuckDBPyConnection, query: str, by: str, /, **params
 
 def store_cut(con: duckdb.DuckDBPyConnection, query: str, done: unions.Sorted, first: int, last: int) -> None:
     """The table `query`.sql creates, for occurrences first..last of what sort_unions sorted."""
+    recorded.not_replayable(query)
     _store(con, union_spec(query)[0], unions.cut(done, first, last))
 
 
