@@ -9,42 +9,38 @@
 -- Parquet cache (--cache) the filter reaches the scan, which skips row groups outside it; the
 -- SQLite scanner takes no filter, so without the cache every launch and kernel row is read
 -- once (the same reads as the benchmark's floor, bench/floor.sql).
--- Linear in ranges too (issue #10: 20,000 occurrences): after nested ranges are folded
--- (region_ranges.sql), a process's selected ranges have increasing starts AND ends, so the
--- ranges holding a launch at t are a run ending at the last range starting at or before t
--- (an ASOF join finds it); the run's other members are the earlier ranges that still reach
--- that range's start (`reach`, empty unless ranges partly overlap). No join on the process
--- alone, which would pair every launch with every range of its process.
+-- Linear in ranges too (issue #10: 20,000 occurrences): no join on the process alone, which would
+-- pair every launch with every range of its process. The time axis is cut into buckets of the
+-- ranges' mean length; each range is listed under every bucket it touches (at most three buckets
+-- per range on average, so at most 3x as many rows as ranges), and a launch meets only the ranges
+-- of its process listed under its own bucket, of which it keeps those it lies in: all ranges
+-- holding it, partly overlapping ones included (ends inclusive). The buckets only narrow the
+-- candidates; the containment test decides, so any width gives the same rows.
 -- The launch keys are kept (table `launched`): memory copies and sets are attributed through
 -- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
 CREATE OR REPLACE TEMP TABLE launched AS
 WITH envelope AS (
-    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi,
+           CAST(greatest(1, sum(end_ns - start_ns) // count(*)) AS BIGINT) AS width_ns
+    FROM selected_ranges
+),
+listed AS (
+    SELECT s.global_pid, s.global_tid, s.occurrence, s.start_ns, s.end_ns,
+           unnest(range(s.start_ns // e.width_ns, s.end_ns // e.width_ns + 1)) AS bucket
+    FROM selected_ranges AS s, envelope AS e
 ),
 envelope_launches AS (
-    SELECT * FROM launches
-    WHERE start_ns BETWEEN (SELECT lo FROM envelope) AND (SELECT hi FROM envelope)
-),
-reach AS (
-    SELECT s.global_pid, s.occurrence, unnest(range(p.occurrence, s.occurrence + 1)) AS member
-    FROM selected_ranges AS s
-    ASOF JOIN selected_ranges AS p
-      ON p.global_pid = s.global_pid
-     AND s.start_ns <= p.end_ns
-),
-latest AS (
-    SELECT l.global_pid, l.global_tid, l.correlation_id, l.start_ns, s.occurrence
-    FROM envelope_launches AS l
-    ASOF JOIN selected_ranges AS s
-      ON l.global_pid = s.global_pid
-     AND l.start_ns >= s.start_ns
+    SELECT l.global_pid, l.global_tid, l.correlation_id, l.start_ns, l.start_ns // e.width_ns AS bucket
+    FROM launches AS l, envelope AS e
+    WHERE l.start_ns BETWEEN e.lo AND e.hi
 )
-SELECT DISTINCT r.member AS occurrence, l.global_pid, l.correlation_id
-FROM latest AS l
-JOIN reach AS r ON r.global_pid = l.global_pid AND r.occurrence = l.occurrence
-JOIN selected_ranges AS m ON m.global_pid = l.global_pid AND m.occurrence = r.member
-WHERE l.start_ns <= m.end_ns
-  AND (NOT $same_thread OR l.global_tid = m.global_tid);
+SELECT DISTINCT r.occurrence, l.global_pid, l.correlation_id
+FROM envelope_launches AS l
+JOIN listed AS r
+  ON r.global_pid = l.global_pid
+ AND r.bucket = l.bucket
+ AND l.start_ns BETWEEN r.start_ns AND r.end_ns
+WHERE NOT $same_thread OR l.global_tid = r.global_tid;
 
 -- The kernel table is read once (issue #10): the kernels the selected launches started (wherever
 -- they ran) and the kernels overlapping the envelope of the ranges. The first are `attributed`;
