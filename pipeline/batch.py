@@ -2,8 +2,9 @@
 
 Jobs are loaded first (a broken job file becomes one failed row, exit 3), then
 grouped by the trace files they read. A group runs in one worker process on one
-DuckDB connection with its files copied in once (ranks.open_set(materialize)) when it
-builds several windows, so a trace shared by five jobs is read once, not five times. Within a group, jobs
+DuckDB connection with its files copied in once (ranks.open_set(materialize), or into the
+cache's Parquet) when it builds several windows, so a trace shared by five jobs is read once,
+not five times; one window built for all of them reads the file itself (or an existing entry). Within a group, jobs
 whose windows would be built from the same inputs share one window built over all
 their occurrences (analysis/sharing.py), so selection, attribution and classification
 run once, not once per job. Groups run in parallel (`--jobs N`). With fewer groups
@@ -75,8 +76,9 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None,
     if submit is not None:
         return [_job_row(jobs[0], Path(out_root), cache_dir=cache, submit=submit)]
     sets = sharing_sets(jobs)
-    try:    # one window built (however many jobs share it): it reads the file itself, no copy pays
-        ts = ranks.open_set(jobs[0].trace_files(), materialize=len(sets) > 1, cache_dir=cache, lone=len(jobs) == 1)
+    try:    # one window built for several jobs: it reads the file itself (or an existing cache entry), no copy pays
+        ts = ranks.open_set(jobs[0].trace_files(), materialize=len(sets) > 1, cache_dir=cache, lone=len(jobs) == 1,
+                            copy=len(sets) > 1 or len(jobs) == 1)
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         interrupts.reraise_if_pending()
         exc = integrity.explain(exc, jobs[0].trace_files())

@@ -168,3 +168,24 @@ def test_a_group_building_one_window_reads_the_trace_where_it_is(jobs, tmp_path,
     monkeypatch.setattr(ranks, "open_set", real)
     _same_reports(rows, _alone(one_window, tmp_path / "alone"), tmp_path / "together", tmp_path / "alone")
     assert [r["status"] for r in several].count("ok") == 6
+
+
+def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, tmp_path, monkeypatch):
+    """With a cache, one shared build reads the trace itself: a Parquet copy made for it would read the file
+    once more. An entry some earlier run built is read instead of the file, and is neither rebuilt nor damaged."""
+    from pipeline.trace import cache
+    _, files = jobs
+    one_window, cached = [files[0], files[1], files[5]], tmp_path / "cache"
+    copies, attached = [], []
+    real_build, real_attach = cache._build, ranks.attach
+    monkeypatch.setattr(cache, "_build", lambda *a: copies.append(a[0]) or real_build(*a))
+    monkeypatch.setattr(ranks, "attach", lambda *a: attached.append(a[1]) or real_attach(*a))
+    direct = run_batch(one_window, tmp_path / "direct", workers=1, progress=io.StringIO(), cache_dir=cached)
+    assert copies == [] and len(attached) == 1 and not list(cached.glob("*/manifest.json"))
+    run_batch(files[:1], tmp_path / "lone", workers=1, progress=io.StringIO(), cache_dir=cached)   # builds one
+    assert len(copies) == 1 and len(list(cached.glob("*/manifest.json"))) == 1
+    attached.clear()
+    warm = run_batch(one_window, tmp_path / "warm", workers=1, progress=io.StringIO(), cache_dir=cached)
+    assert len(copies) == 1 and attached == []
+    _same_reports(direct, warm, tmp_path / "direct", tmp_path / "warm")
+    _same_reports(direct, _alone(one_window, tmp_path / "alone"), tmp_path / "direct", tmp_path / "alone")

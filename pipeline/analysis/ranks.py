@@ -63,13 +63,15 @@ class TraceSet:
 
 
 def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | None = None,
-             lone: bool = True) -> TraceSet:
+             lone: bool = True, copy: bool = True) -> TraceSet:
     """Attach every file; with several files (or when several windows are built), copy each into DuckDB once.
 
     With a cache, each file's tables are Parquet files of the cache (built on first use), and
     per-file views over them replace the in-memory copies: nothing is read twice, nothing copied.
     A lone job's single file (`lone`: no other job on the set) keeps its built window in the cache
-    too (kept_window.py).
+    too (kept_window.py). `copy` False (one file, one window built for several jobs): its entry is
+    used when there is one, but none is built: the window reads every row once either way, and
+    building the copy would read the file once more (cache.attach_cached `build`).
     """
     ts = TraceSet(con=connect(), paths=list(paths),
                   materialized=materialize or len(paths) > 1 or cache_dir is not None,
@@ -77,8 +79,11 @@ def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | Non
     try:
         for i, path in enumerate(ts.paths):
             if cache_dir is not None:
-                ts.traces.append(cache.attach_cached(ts.con, path, cache_dir, suffix=f"__f{i}"))
-                continue
+                cached = cache.attach_cached(ts.con, path, cache_dir, suffix=f"__f{i}", build=copy or len(paths) > 1)
+                if cached is not None:
+                    ts.traces.append(cached)
+                    continue
+                ts.materialized = materialize          # one file, no entry, none built: read the file itself
             trace = attach(ts.con, path)
             if ts.materialized:
                 for raw in RAW_TABLES:

@@ -80,12 +80,16 @@ def open_cached(path: Path, cache_dir: Path) -> Trace:
     return attach_cached(connect(), path, cache_dir)
 
 
-def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "") -> Trace:
+def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "", build: bool = True) -> Trace | None:
     """Point `raw_*<suffix>` views on `con` at the cache entry of `path`, building it first if needed.
 
     A suffix lets several files share one connection (ranks.open_set) without copying their tables.
+    `build` False: None when there is no usable entry (the caller reads the file itself).
     """
-    entry, manifest = ensure_entry(path, cache_dir)
+    found = ensure_entry(path, cache_dir, build)
+    if found is None:
+        return None
+    entry, manifest = found
     trace = Trace(path=path, con=con, tables=manifest["tables"],
                   columns={raw: set(c) for raw, c in manifest["columns"].items()},
                   nsys_version=manifest["nsys_version"], export_schema_version=manifest["export_schema_version"],
@@ -94,8 +98,9 @@ def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "") -> Tr
     return trace
 
 
-def ensure_entry(path: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
-    """The entry folder and manifest for `path`: reused when its key matches, else built atomically."""
+def ensure_entry(path: Path, cache_dir: Path, build: bool = True) -> tuple[Path, dict[str, Any]] | None:
+    """The entry folder and manifest for `path`: reused when its key matches, else built atomically
+    (`build` False: None instead; a damaged entry is then left for a run that builds to replace)."""
     path = Path(path)
     check_file(path)                                # a missing or non-SQLite file is a trace problem (exit 4)
     key = trace_key(path)
@@ -105,7 +110,11 @@ def ensure_entry(path: Path, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
         damage = _damage(entry, manifest)
         if damage is None:
             return entry, manifest
+        if not build:
+            return None
         print(f"warning: cache entry {entry} is damaged ({damage}); rebuilding it from {path}", file=sys.stderr)
+    if not build:
+        return None
     if entry.exists():                              # complete entries appear only by rename: this one is broken
         shutil.rmtree(entry, ignore_errors=True)
     build_in_place(entry, lambda folder: _build(path, folder, key), MANIFEST)
