@@ -15,7 +15,6 @@ def _shared() -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TEMP TABLE shared_classified AS SELECT o AS occurrence, k AS name_id "
                 "FROM range(1, 7) AS a(o), range(3) AS b(k)")
     con.execute("CREATE TEMP TABLE shared_name_times AS SELECT range AS occurrence, 7 AS name_id FROM range(1, 7)")
-    con.execute("CREATE TEMP TABLE window_bounds (first_occurrence BIGINT, last_occurrence BIGINT)")
     return con
 
 
@@ -31,6 +30,15 @@ def test_each_cut_shows_its_occurrences_only():
     queries.run(con, "window_cut", first=6, last=6)                    # the next job: its own rows, not 2..6
     assert _seen(con) == ((2, 6, 6), (3, 6, 6), (1, 6, 6))
     assert con.execute("SELECT count(*) FROM shared_classified").fetchone() == (18,)     # the shared rows stay
+
+
+def test_each_scan_filters_by_the_bounds_itself():
+    """The bounds reach the table scan as constants (no join with a bounds table for every row)."""
+    con = _shared()
+    queries.run(con, "window_cut", first=2, last=4)
+    plan = con.execute("EXPLAIN SELECT count(*) FROM classified").fetchall()[0][1]
+    assert "occurrence>=2" in plan.replace(" ", "") and "occurrence<=4" in plan.replace(" ", "")
+    assert "JOIN" not in plan
 
 
 def test_a_cut_of_no_rows_is_empty_not_an_error():

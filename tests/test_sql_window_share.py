@@ -23,7 +23,6 @@ def test_the_window_tables_move_to_shared_names():
     assert con.execute("SELECT count(*) FROM shared_ranges").fetchone() == (5,)
     assert con.execute("SELECT sum(start_ns) FROM shared_classified").fetchone() == (1505,)
     assert con.execute("SELECT count(*) FROM shared_name_times WHERE name_id = 7").fetchone() == (5,)
-    assert con.execute("SELECT count(*) FROM window_bounds").fetchone() == (0,)
     for gone in ("selected_ranges", "classified", "name_times"):        # the names are free for the job views
         with pytest.raises(duckdb.CatalogException):
             con.execute(f"SELECT * FROM {gone}")

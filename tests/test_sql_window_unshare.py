@@ -17,5 +17,6 @@ def test_the_views_and_shared_tables_go():
     queries.run(con, "window_unshare")
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM duckdb_variables()").fetchone() == (0,)           # the cut's bounds
     con.execute("CREATE OR REPLACE TEMP TABLE classified AS SELECT 2 AS occurrence")   # as build_window does
     assert con.execute("SELECT * FROM classified").fetchall() == [(2,)]

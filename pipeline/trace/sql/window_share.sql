@@ -1,5 +1,5 @@
 -- reads: selected_ranges, classified, name_times
--- creates: shared_ranges, shared_classified, shared_name_times, window_bounds
+-- creates: shared_ranges, shared_classified, shared_name_times
 -- A window built once for several jobs of a batch (analysis/sharing.py) keeps its tables under
 -- these names (renaming copies nothing); window_cut.sql then shows each job the rows of its own
 -- occurrences under the names the analyses read, and window_unshare.sql ends the sharing.
@@ -9,4 +9,3 @@ DROP TABLE IF EXISTS shared_name_times;
 ALTER TABLE selected_ranges RENAME TO shared_ranges;
 ALTER TABLE classified RENAME TO shared_classified;
 ALTER TABLE name_times RENAME TO shared_name_times;
-CREATE OR REPLACE TEMP TABLE window_bounds (first_occurrence BIGINT, last_occurrence BIGINT);

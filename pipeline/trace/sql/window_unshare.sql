@@ -1,11 +1,12 @@
--- reads: shared_ranges, shared_classified, shared_name_times, window_bounds
+-- reads: shared_ranges, shared_classified, shared_name_times
 -- creates: -
--- End a shared window (window_share.sql): its views and tables go, so the next job on the
--- connection builds its own window tables under the usual names.
+-- End a shared window (window_share.sql): its views, tables and bounds (window_cut.sql) go, so the
+-- next job on the connection builds its own window tables under the usual names.
 DROP VIEW IF EXISTS selected_ranges;
 DROP VIEW IF EXISTS classified;
 DROP VIEW IF EXISTS name_times;
 DROP TABLE IF EXISTS shared_ranges;
 DROP TABLE IF EXISTS shared_classified;
 DROP TABLE IF EXISTS shared_name_times;
-DROP TABLE IF EXISTS window_bounds;
+RESET VARIABLE first_occurrence;
+RESET VARIABLE last_occurrence;
