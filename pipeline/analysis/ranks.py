@@ -24,15 +24,18 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import interrupts
 from pipeline.analysis import classes, kept_window
 from pipeline.trace import cache
-from pipeline.trace import chain, handover, queries
+from pipeline.trace import chain, queries
 from pipeline.job.config import Job
 from pipeline.analysis.measure import Measurement, Window, analyse, build_window, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
+
+if TYPE_CHECKING:
+    from pipeline.trace import handover     # numpy: imported by the tasks that hand tables over
 
 
 @dataclass
@@ -187,6 +190,7 @@ def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path 
         prepare(trace)
         window = build_window(trace, job.region, params)
         entry = _file_entry(trace, job.file_label(path))
+        from pipeline.trace import handover
         tables = {t: handover.pack(ts.con, t) for t in HANDED}
         return Extracted(window, entry, replace(trace, con=None, digest=trace.sha256), tables)
     finally:
@@ -231,6 +235,7 @@ def _outcome(future: Any) -> Extracted | Unopened | Exception:
 
 def _collect(con: Any, e: Extracted, file: int) -> None:
     """The file's window tables as build_set leaves them on its connection, kept as build_set keeps them."""
+    from pipeline.trace import handover
     with handover.as_views(con, e.tables):
         chain.run(con, {"rank_collect", "classify_collect"}, file=file)
     e.tables = {}                                 # freed once collected: hundreds of files may be waiting

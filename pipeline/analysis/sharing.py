@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from pipeline.analysis import classes, ranks
 from pipeline.analysis.measure import WINDOW_MADE, MissingOccurrences, build_inputs, occurrence_range
 from pipeline.job.config import Job, Region
 from pipeline.trace import queries
-from pipeline.trace.unions import Sorted
+
+if TYPE_CHECKING:
+    from pipeline.trace.unions import Sorted    # numpy: imported where unions are computed (trace/queries.py)
 
 
 def key(job: Job, rules: list[classes.Rule]) -> Hashable | None:

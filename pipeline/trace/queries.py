@@ -12,11 +12,14 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from pipeline.trace import recorded, unions
+from pipeline.trace import recorded
+
+if TYPE_CHECKING:
+    from pipeline.trace import unions
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -36,6 +39,7 @@ def union_spec(name: str) -> tuple[str, list[unions.Grouping], str] | None:
     for line in text.splitlines():
         for kind in ("unions", "islands"):
             if line.startswith(f"-- {kind} ("):
+                from pipeline.trace import unions    # numpy (0.04 s to import) only where unions are computed
                 table, _, spec = line.removeprefix(f"-- {kind} (").partition("):")
                 return table.strip(), unions.parse(spec), kind
     return None
@@ -54,6 +58,7 @@ def run(con: duckdb.DuckDBPyConnection, query: str, /, **params: Any) -> list[di
     spec = union_spec(query)
     for cur, last in _executed(con, query, params):
         if spec and last:
+            from pipeline.trace import unions
             made = unions.compute if spec[2] == "unions" else unions.islands
             _store(con, spec[0], made(cur.fetchnumpy(), spec[1]))
         elif cur.description:
@@ -68,6 +73,7 @@ def sort_unions(con: duckdb.DuckDBPyConnection, query: str, by: str, /, **params
 
     A window shared by a batch's jobs (analysis/sharing.py) is sorted once, not once per job.
     """
+    from pipeline.trace import unions
     recorded.not_replayable(query)
     spec = union_spec(query)
     if spec is None or spec[2] != "unions":
@@ -80,6 +86,7 @@ def sort_unions(con: duckdb.DuckDBPyConnection, query: str, by: str, /, **params
 
 def store_cut(con: duckdb.DuckDBPyConnection, query: str, done: unions.Sorted, first: int, last: int) -> None:
     """The table `query`.sql creates, for occurrences first..last of what sort_unions sorted."""
+    from pipeline.trace import unions
     recorded.not_replayable(query)
     _store(con, union_spec(query)[0], unions.cut(done, first, last))
 
@@ -94,6 +101,7 @@ def _executed(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any]
 
 def _store(con: duckdb.DuckDBPyConnection, table: str, result: dict[str, Any]) -> None:
     """Unions or islands as a DuckDB table (DuckDB scans the dict of numpy arrays directly)."""
+    from pipeline.trace import unions
     values = [n for n in result if n != "scope" and n not in unions.KEYS]      # column names unions.py chose
     columns = ["CAST(scope AS VARCHAR) AS scope", *(f"nullif({k}, {unions.MISSING}) AS {k}" for k in unions.KEYS),
                *(f"CAST({v} AS BIGINT) AS {v}" for v in values)]
