@@ -119,3 +119,102 @@ def test_islands_against_sort_and_merge():
     for (scope, g), islands in got.items():
         assert islands == merge([(s, e) for k, s, e in rows if g is None or k == g]), (scope, g)
     assert set(got) == {("g", 1), ("g", 2), ("g", 3), ("all", None)}
+
+
+def _brute(cols: dict[str, np.ndarray], spec: str) -> dict[str, list]:
+    """Every grouping's groups by sort-and-merge in Python, in the order `compute` gives them (scopes as
+    listed, groups by key): a row ending before it starts adds nothing to a union but counts in the rest."""
+    n = len(cols["start_ns"])
+    out: dict[str, list] = {n_: [] for n_ in ("scope", *unions.KEYS, "union_ns", "sum_ns", "interval_count",
+                                              "last_end_ns")}
+    for g in unions.parse(spec):
+        groups: dict[tuple, list[tuple[int, int]]] = {}
+        for i in range(n):
+            key = tuple(int(cols[c][i]) for c in g.columns)
+            groups.setdefault(key, []).append((int(cols["start_ns"][i]), int(cols["end_ns"][i])))
+        for key in sorted(groups):
+            iv = groups[key]
+            row = [g.scope, *key, *[unions.MISSING] * (3 - len(key)), union_ns([(s, e) for s, e in iv if e >= s]),
+                   sum(e - s for s, e in iv), len(iv), max(e for _, e in iv)]
+            for name, value in zip(out, row):
+                out[name].append(value)
+    return out
+
+
+def _same(got: dict[str, np.ndarray], want: dict[str, list]) -> None:
+    assert list(got) == list(want)
+    for name in want:
+        assert [str(v) if name == "scope" else int(v) for v in got[name]] == want[name], name
+
+
+def _random_rows(rng: random.Random, n: int, span: int, keys: dict[str, int], base: int = 0) -> dict[str, np.ndarray]:
+    """n rows, each key column drawn from as many values as `keys` says (spread far apart, some
+    negative), starts in base .. base + span with ties, lengths zero, touching, long, or negative."""
+    start = [base + rng.choice([0, span, rng.randint(0, span), rng.randint(0, span)]) for _ in range(n)]
+    cols = {c: np.array([rng.randrange(k) * 7_919_000_003 - 5 for _ in range(n)], dtype=np.int64)
+            for c, k in keys.items()}
+    length = [rng.choice([0, 1, 5, rng.randint(0, min(span // 50, 1 << 40) + 1), -3]) for _ in range(n)]
+    cols["start_ns"] = np.array(start, dtype=np.int64)
+    cols["end_ns"] = np.array([s + d for s, d in zip(start, length)], dtype=np.int64)
+    return cols
+
+
+def test_random_groupings_against_brute_force():
+    """Few groups (swept one by one), many (lifted), spans so wide that the lifts come in chunks (each
+    group its own beyond 2**63), one row: each against sort-and-merge."""
+    spec = "a = a; ab = a, b; abc = a, b, c; all ="
+    cases = [(300, 10_000, {"a": 3, "b": 2, "c": 2}, 0), (3000, 50_000, {"a": 5, "b": 9, "c": 4}, 0),
+             (800, 1 << 58, {"a": 4, "b": 40, "c": 3}, 0),
+             (600, (1 << 63) + (1 << 61), {"a": 3, "b": 30, "c": 2}, -(3 << 61)),
+             (1, 5, {"a": 1, "b": 1, "c": 1}, 7)]
+    for seed, (n, span, keys, base) in enumerate(cases):
+        rows = _random_rows(random.Random(seed), n, span, keys, base)
+        _same(unions.compute({k: v.copy() for k, v in rows.items()}, unions.parse(spec)), _brute(rows, spec))
+
+
+def test_the_whole_int64_range_in_one_grouping():
+    low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    rows = {"g": np.array([1, 1, 2, 2, 3]), "start_ns": np.array([low, low + 5, high - 9, 0, high - 1]),
+            "end_ns": np.array([low + 10, low + 20, high, 3, high])}
+    spec = "g = g; all ="
+    _same(unions.compute({k: v.copy() for k, v in rows.items()}, unions.parse(spec)), _brute(rows, spec))
+
+
+def _steps(rng: random.Random, n: int, apart: bool) -> dict[str, np.ndarray]:
+    """Occurrences 1..5 on devices 0..3 (process 100 + device); each occurrence in its own time block
+    when `apart`, else the blocks overlap by a little."""
+    occ = np.array([rng.randint(1, 5) for _ in range(n)], dtype=np.int64)
+    dev = np.array([rng.randint(0, 3) for _ in range(n)], dtype=np.int64)
+    start = occ * 10_000 - (0 if apart else 600) + np.array([rng.randint(0, 9_000) for _ in range(n)])
+    end = np.minimum(start + np.array([rng.choice([0, 1, 40, 900]) for _ in range(n)]), occ * 10_000 + 9_000)
+    return {"occurrence": occ, "device_id": dev, "pid": dev + 100, "start_ns": start,
+            "end_ns": end if apart else start + 2_000}
+
+
+def test_groupings_added_up_from_finer_ones_when_exact(monkeypatch):
+    """A grouping whose groups are whole finer groups that do not overlap in time (occurrences apart on
+    each device) is added up, not swept; a process that is a device's twin reuses the device's groups;
+    overlapping occurrences are swept. Either way: the figures of sort-and-merge."""
+    spec = ("device = occurrence, device_id; rank = occurrence, pid; total_device = device_id; "
+            "occurrence = occurrence; total = ; other = pid")
+    swept = []
+    real = unions._sweep_groups
+    monkeypatch.setattr(unions, "_sweep_groups", lambda *a: swept.append(1) or real(*a))
+    for apart, sweeps in ((True, 2), (False, 4)):                # rank and other: twins of device, total_device
+        swept.clear()
+        rows = _steps(random.Random(3), 3000, apart)
+        _same(unions.compute({k: v.copy() for k, v in rows.items()}, unions.parse(spec)), _brute(rows, spec))
+        assert len(swept) == sweeps, apart
+
+
+def test_islands_against_sort_and_merge_with_many_groups():
+    rows = _random_rows(random.Random(9), 2000, 1 << 59, {"a": 100}, 0)
+    forward = rows["end_ns"] >= rows["start_ns"]             # islands of rows ending before they start: undefined
+    rows = {k: v[forward] for k, v in rows.items()}
+    out = unions.islands({k: v.copy() for k, v in rows.items()}, unions.parse("a = a"))
+    got: dict[int, list] = {}
+    for k1, s, e in zip(out["k1"], out["start_ns"], out["end_ns"]):
+        got.setdefault(int(k1), []).append((int(s), int(e)))
+    for a in set(rows["a"].tolist()):
+        mine = [(int(s), int(e)) for k, s, e in zip(rows["a"], rows["start_ns"], rows["end_ns"]) if k == a]
+        assert got[a] == merge(mine), a

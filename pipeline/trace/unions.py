@@ -9,10 +9,18 @@ union_ns, sum_ns, interval_count, last_end_ns.
 Why numpy and not a SQL window: a window sorts all rows again for every grouping, and the
 report needs about ten groupings of the same kernels (per occurrence, device, rank, class,
 overlap part, and each over all occurrences). Here the rows are sorted by start once; a
-grouping is then a stable sort of integer keys (start order kept inside each group) and a
-running maximum: each interval adds what it reaches beyond the running maximum end of the
-ones before it in its group, max(0, end - max(start, covered_end)). Touching intervals merge,
-and the order among equal starts does not change the sum.
+grouping is then a stable sort of small integer codes (start order kept inside each group;
+none when the rows are already in group order) and a running maximum: each interval adds
+what it reaches beyond the running maximum end of the ones before it in its group,
+max(0, end - max(start, covered_end)). Touching intervals merge, and the order among equal
+starts does not change the sum.
+
+The running maximum restarts per group: a few groups are swept one call each; more are lifted
+(times are unsigned offsets from the window's earliest time, and each group's are lifted above
+every earlier group's by its index x the window's span), so one cumulative maximum never
+carries an end across groups; groups too many for the lift to fit in 64 bits come in chunks.
+A grouping whose groups are whole groups of a finer one that do not overlap in time (per
+device, the occurrences of a training job) is added up from it, not swept (`_coarsened`).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import numpy as np
 KEYS = ("k1", "k2", "k3")
 MISSING = np.iinfo(np.int64).min           # no key in this position (stored as NULL)
 SPAN_LOOKUP = 1 << 20                      # keys spanning fewer values are coded by a lookup table (1 MB)
+_U64 = 1 << 64
+FEW_GROUPS = 64                            # up to this many groups are swept one by one, not lifted
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,29 @@ def parse(spec: str) -> list[Grouping]:
     return out
 
 
+@dataclass
+class _Window:
+    """The rows in start order: times as offsets from `low` (uint64), each key column as codes."""
+
+    low: int
+    span: int                                             # latest time - low + 1 (up to 2**64)
+    s: np.ndarray
+    e: np.ndarray
+    backwards: bool                                       # some row ends before it starts (adds nothing)
+    codes: dict[str, tuple[np.ndarray, np.ndarray]]       # column -> (distinct values, code of each row)
+
+
+@dataclass
+class _Groups:
+    """One grouping's groups, in key order."""
+
+    union: np.ndarray
+    total: np.ndarray
+    count: np.ndarray
+    last: np.ndarray
+    first: np.ndarray                                     # start order index of each group's first row
+
+
 def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str, np.ndarray]:
     """Per grouping and group: union, summed durations, count and last end, as table columns.
 
@@ -53,14 +86,50 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     query selecting 1-byte flags fetches 1 byte per row); they are held as codes of the smallest
     unsigned type their distinct count allows, not as 8-byte values.
     """
-    start, end, codes, order = _by_start(rows, groupings)
-    del order
-    parts = []
-    for g in groupings:
-        group, perm = _order(g, codes, len(start))
-        group = group[perm]                               # rebound: the unsorted codes are freed
-        parts.append(_reduce(g, group, start[perm], end[perm], perm, codes))
-    return _table(parts)
+    w = _by_start(rows, groupings)
+    done = _all_groups(w, groupings)
+    return _table([_rows(g, done[g][1], w.codes) for g in groupings])
+
+
+def _all_groups(w: _Window, groupings: list[Grouping]) -> dict[Grouping, tuple[np.ndarray, _Groups]]:
+    """Each grouping's (group code of each row, groups); the finest first, so that a coarser one can
+    be added up from one already swept instead of swept (`_coarsened`)."""
+    done: dict[Grouping, tuple[np.ndarray, _Groups]] = {}
+    for g in sorted(groupings, key=lambda g: -len(g.columns)):
+        code = _group_code(g, w.codes, len(w.s))
+        found = next((d for f, (fcode, fine) in done.items()
+                      if (d := _coarsened(w, code, fcode, fine, set(g.columns) <= set(f.columns))) is not None), None)
+        done[g] = code, found if found is not None else _sweep_groups(w, code, _order(code))
+    return done
+
+
+def _coarsened(w: _Window, code: np.ndarray, fcode: np.ndarray, fine: _Groups, nested: bool) -> _Groups | None:
+    """The groups of `code` added up from the finer groups `fine` (group codes `fcode`), when that is exact.
+
+    Exact when each group of `code` is a set of whole fine groups (known when its key columns are
+    a subset of theirs, `nested`; else checked row by row) that do not overlap in time: ordered by
+    first start, each ends (its latest end) no later than the next one starts. Then no interval of
+    one changes what another's add to the union (SEMANTICS §5: the union is the sum of the gains),
+    and union, sum and count add up. Steps of a training job are such: per device, per occurrence.
+    """
+    gf = code[fine.first]                                 # each fine group's coarse group
+    if not len(gf):
+        return fine
+    if not nested:
+        table = np.zeros(int(fcode.max()) + 1 if len(fcode) else 0, dtype=code.dtype)
+        table[fcode[fine.first]] = gf
+        if not all(np.array_equal(table[fcode[::step]], code[::step]) for step in (997, 1)):   # a sample first
+            return None
+    starts = w.s[fine.first]
+    o = np.lexsort((starts, gf))
+    gf, starts, last = gf[o], starts[o], fine.last[o]
+    same = gf[1:] == gf[:-1]
+    if np.any(same & (last[:-1] > _ns(starts[1:], w.low))):
+        return None
+    heads = np.flatnonzero(np.append(True, ~same))
+    return _Groups(np.add.reduceat(fine.union[o], heads), np.add.reduceat(fine.total[o], heads),
+                   np.add.reduceat(fine.count[o], heads), np.maximum.reduceat(last, heads),
+                   np.minimum.reduceat(fine.first[o], heads))
 
 
 def islands(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str, np.ndarray]:
@@ -70,20 +139,24 @@ def islands(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     of its group has ended (touching rows join), and the island ends at the latest end of its
     rows. Islands come by group, then by start. `rows` is consumed as by `compute`.
     """
-    start, end, codes, _ = _by_start(rows, groupings)
+    w = _by_start(rows, groupings)
     parts = []
     for g in groupings:
-        group, perm = _order(g, codes, len(start))
-        grp, s, e = group[perm], start[perm], end[perm]
-        heads, before = _sweep(grp, s, e)
-        new = np.zeros(len(grp), dtype=bool)
+        code = _group_code(g, w.codes, len(w.s))
+        perm = _order(code)
+        S, E, lift, heads, restarts = _lifted(w, code, perm)
+        acc = _running_max(E, restarts)
+        new = np.empty(len(S), dtype=bool)
+        new[:1] = True
+        np.greater(S[1:], acc[:-1], out=new[1:])
         new[heads] = True
-        new |= s > before
         starts = np.flatnonzero(new)
-        n = len(starts)
-        part = {"scope": np.full(n, g.scope), "start_ns": s[starts],
-                "end_ns": np.maximum.reduceat(e, starts) if n else e[:0]}
-        parts.append({**part, **_keys(g, perm[starts], codes)})
+        own = lift[np.searchsorted(heads, starts, side="right") - 1]          # each island's group's lift
+        at = starts if perm is None else perm[starts]
+        ends = np.maximum.reduceat(E, starts) if len(starts) else E[:0]     # its own rows' latest end
+        part = {"scope": np.full(len(starts), g.scope), "start_ns": _ns(S[starts] - own, w.low),
+                "end_ns": _ns(ends - own, w.low)}
+        parts.append({**part, **_keys(g, at, w.codes)})
     return _table(parts, ("scope", *KEYS, "start_ns", "end_ns"))
 
 
@@ -93,35 +166,39 @@ class Sorted:
 
     A batch's jobs share one window (analysis/sharing.py) and each needs the unions of its own
     occurrences. A grouping keyed by the occurrence (each group inside one occurrence) is computed
-    once, whole, and cut by that key. Any other keeps its rows in group-then-start order (`perm`),
-    with each row's group and occurrence in that order: the rows of some occurrences, taken in
-    that order, are already in the order `compute` would sort them into, so a cut needs no sort.
+    once, whole, and cut by that key. Any other keeps its rows in group-then-start order (`perm`,
+    start order indices) with each row's occurrence code in that order: the rows of some
+    occurrences, taken in that order, are already in the order `compute` would sort them into, so a
+    cut needs no sort.
     """
 
     groupings: list[Grouping]
-    start: np.ndarray
-    end: np.ndarray
-    codes: dict[str, tuple[np.ndarray, np.ndarray]]
+    by: str
+    window: _Window
     whole: dict[int, tuple[int, dict[str, np.ndarray]]]                 # grouping -> (key position, its unions)
-    ordered: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]        # grouping -> (group, perm, occurrence)
+    ordered: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]        # grouping -> (group code, perm, occurrence)
 
 
 def sort(rows: dict[str, np.ndarray], groupings: list[Grouping], by: str) -> Sorted:
     """Sort once for `cut`; `by` is the occurrence column (its values are what a cut keeps)."""
-    start, end, codes, order = _by_start(rows, groupings, keep=by)
-    occurrence = _compact(np.asarray(rows.pop(by), dtype=np.int64)[order])
-    done = Sorted(groupings, start, end, codes, {}, {})
+    w = _by_start(rows, groupings, also=by)
+    occurrence = w.codes[by][1]
+    done = Sorted(groupings, by, w, {}, {})
     for i, g in enumerate(groupings):
-        group, perm = _order(g, codes, len(start))
+        code = _group_code(g, w.codes, len(w.s))
+        perm = _order(code)
         if by in g.columns:
-            done.whole[i] = (g.columns.index(by), _reduce(g, group[perm], start[perm], end[perm], perm, codes))
-        else:
-            done.ordered[i] = (_compact(group[perm]), _compact(perm), occurrence[perm])
+            done.whole[i] = (g.columns.index(by), _rows(g, _sweep_groups(w, code, perm), w.codes))
+            continue
+        perm = np.arange(len(code)) if perm is None else perm
+        done.ordered[i] = (code, _compact(perm), occurrence[perm])
     return done
 
 
 def cut(done: Sorted, first: int, last: int) -> dict[str, np.ndarray]:
     """What `compute` gives for the rows of occurrences first..last, without sorting them again."""
+    distinct = done.window.codes[done.by][0]
+    low, high = int(np.searchsorted(distinct, first)), int(np.searchsorted(distinct, last, side="right"))
     parts = []
     for i, g in enumerate(done.groupings):
         if i in done.whole:
@@ -130,22 +207,30 @@ def cut(done: Sorted, first: int, last: int) -> dict[str, np.ndarray]:
             keep = (keys >= first) & (keys <= last)
             parts.append({name: column[keep] for name, column in table.items()})
             continue
-        group, perm, occurrence = done.ordered[i]
-        keep = (occurrence >= first) & (occurrence <= last)
-        rows = perm[keep].astype(np.int64)
-        parts.append(_reduce(g, group[keep], done.start[rows], done.end[rows], rows, done.codes))
+        code, perm, occurrence = done.ordered[i]
+        keep = (occurrence >= low) & (occurrence < high)      # codes of first..last
+        parts.append(_rows(g, _sweep_groups(done.window, code, perm[keep]), done.window.codes))
     return _table(parts)
 
 
-def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], keep: str | None = None) -> tuple:
-    """start, end and each key column's codes in start order (stable), and that order."""
+def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], also: str | None = None) -> _Window:
+    """The rows in start order as a _Window, with codes of the key columns (and of `also`); each
+    column is popped. Any order among equal starts: no figure depends on it."""
     start = np.asarray(rows.pop("start_ns"), dtype=np.int64)
-    order = np.argsort(start, kind="stable")
+    order = np.argsort(start)
     start = start[order]
     end = np.asarray(rows.pop("end_ns"), dtype=np.int64)[order]
-    columns = dict.fromkeys(c for g in groupings for c in g.columns)
-    codes = {c: _codes(np.asarray(rows[c] if c == keep else rows.pop(c))[order]) for c in columns}
-    return start, end, codes, order
+    low = int(min(start[0], end.min())) if len(start) else 0
+    span = int(max(start[-1], end.max())) - low + 1 if len(start) else 1
+    base = np.uint64(low % _U64)
+    s, e = start.view(np.uint64), end.view(np.uint64)     # wrapping subtraction: exact offsets in 0 .. span - 1
+    s -= base
+    e -= base
+    codes = {}
+    for c in dict.fromkeys([c for g in groupings for c in g.columns] + ([also] if also else [])):
+        distinct, code = _codes(np.asarray(rows.pop(c)))
+        codes[c] = distinct, code[order]
+    return _Window(low, span, s, e, bool(np.any(e < s)), codes)
 
 
 UNION_COLUMNS = ("scope", *KEYS, "union_ns", "sum_ns", "interval_count", "last_end_ns")
@@ -158,7 +243,7 @@ def _table(parts: list[dict[str, np.ndarray]], names: tuple[str, ...] = UNION_CO
 
 
 def _compact(values: np.ndarray) -> np.ndarray:
-    """int32 when the values fit: a shared window keeps three such arrays per grouping."""
+    """int32 when the values fit: a shared window keeps such an array per grouping."""
     if values.dtype.itemsize <= 4:
         return values
     fits = not len(values) or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max)
@@ -169,18 +254,24 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct values as int64, dense code of each row): computed once per key column, shared by groupings.
 
     Keys spanning few values (flags, classes, occurrences, devices) are coded by a table lookup,
-    linear; others (process keys are 48-bit) by a sort.
+    linear; others (process keys are 48-bit) by a binary search among the distinct values of a
+    sample, checked, else by a sort.
     """
-    if len(values) and int(values.max()) - int(values.min()) < SPAN_LOOKUP:
-        low = int(values.min())
-        offset = values.astype(np.int64) - low
-        present = np.zeros(int(offset.max()) + 1, dtype=bool)
+    if not len(values):
+        return values.astype(np.int64), values.astype(np.uint8)
+    low, high = int(values.min()), int(values.max())
+    if high - low < SPAN_LOOKUP:
+        offset = values - values.dtype.type(low)          # in the column's own type: low is its minimum
+        present = np.zeros(high - low + 1, dtype=bool)
         present[offset] = True
         distinct = np.flatnonzero(present) + low
         code = (np.cumsum(present) - 1).astype(_code_type(len(distinct)))[offset]
-    else:
+        return distinct.astype(np.int64), code
+    distinct = np.unique(values[:: max(1, len(values) // 1024)])
+    code = np.minimum(np.searchsorted(distinct, values), len(distinct) - 1)
+    if not np.array_equal(distinct[code], values):
         distinct, code = np.unique(values, return_inverse=True)
-    return distinct.astype(np.int64), code.reshape(-1).astype(_code_type(len(distinct)), copy=False)
+    return distinct.astype(np.int64), code.reshape(-1).astype(_code_type(len(distinct)))
 
 
 def _code_type(distinct: int) -> type:
@@ -188,54 +279,105 @@ def _code_type(distinct: int) -> type:
     return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if distinct <= np.iinfo(t).max + 1)
 
 
-def _order(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's group (a dense code of its key tuple, in key order) and the rows by group, start order kept."""
-    group, size = np.zeros(n, dtype=np.int64), 1
+def _group_code(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """Each row's group as a code of its key tuple in key order, below max(n, 2**16) (else made dense)."""
+    group, size = np.zeros(n, dtype=np.uint8), 1
     for c in g.columns:
         distinct, code = codes[c]
-        if size * len(distinct) >= 1 << 62:               # keep the combined code within int64
-            _, group = np.unique(group, return_inverse=True)
-            size = int(group.max()) + 1
-        group *= len(distinct)
-        group += code
+        t = _code_type(size * len(distinct))
+        group = code.astype(t) if size == 1 else group.astype(t) * t(len(distinct)) + code
         size *= len(distinct)
-    if size <= 1 << 16:                                   # 16-bit keys get numpy's radix sort (linear)
-        group = group.astype(np.uint16)
-    return group, np.argsort(group, kind="stable")        # stable: start order kept within a group
+        if size > max(n, 1 << 16):                        # present tuples only: at most n
+            group = np.unique(group, return_inverse=True)[1].reshape(-1)
+            size = int(group.max()) + 1
+            group = group.astype(_code_type(size))
+    return group
 
 
-def _reduce(g: Grouping, grp: np.ndarray, s: np.ndarray, e: np.ndarray, rows: np.ndarray,
-            codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One grouping's unions from its rows in group-then-start order; `rows` says where each row's keys are.
+def _order(code: np.ndarray) -> np.ndarray | None:
+    """The rows by group, start order kept (a stable sort: radix for 8/16-bit codes); None when already so."""
+    if np.all(code[1:] >= code[:-1]):
+        return None
+    return np.argsort(code, kind="stable")
 
-    `s` is the caller's own copy and is overwritten (the window's arrays are 25 MB each at 8 M kernels).
+
+def _lifted(w: _Window, code: np.ndarray, rows: np.ndarray | None) -> tuple:
+    """Starts and ends of the rows (in the order of `rows`; all rows when None) lifted by their
+    group's lift, each group's lift and first row, and the rows where the running maximum restarts.
+
+    A few groups are swept one by one (no lift: one call each); more are lifted, each above
+    the earlier ones of its chunk (as many groups as fit in 64 bits; one chunk in practice).
     """
-    heads, gain = _sweep(grp, s, e)                       # covered before each row, turned into its gain
-    np.maximum(gain, s, out=gain)
-    np.subtract(e, gain, out=gain)
-    np.maximum(gain, 0, out=gain)
-    np.subtract(e, s, out=s)                              # durations
-    n = len(heads)
-    out = {"scope": np.full(n, g.scope),
-           "union_ns": np.add.reduceat(gain, heads) if n else gain[:0],
-           "sum_ns": np.add.reduceat(s, heads) if n else gain[:0],
-           "interval_count": np.diff(np.append(heads, len(grp))).astype(np.int64),
-           "last_end_ns": np.maximum.reduceat(e, heads) if n else gain[:0]}
-    return {**out, **_keys(g, rows[heads], codes)}
+    c = code if rows is None else code[rows]
+    heads = np.flatnonzero(c[1:] != c[:-1])
+    heads += 1
+    heads = np.append(0, heads) if len(c) else heads
+    S = w.s.copy() if rows is None else np.take(w.s, rows)
+    E = w.e.copy() if rows is None else np.take(w.e, rows)
+    if len(heads) <= FEW_GROUPS:
+        return S, E, np.zeros(len(heads), dtype=np.uint64), heads, heads
+    per = max(1, (_U64 - 1) // w.span)                   # groups per chunk whose lift fits in 64 bits
+    lift = np.arange(len(heads), dtype=np.uint64) % np.uint64(per)
+    if per > 1:
+        lift *= np.uint64(w.span)
+    table = np.zeros(int(c.max()) + 1, dtype=np.uint64)
+    table[c[heads]] = lift
+    L = table[c]
+    S += L
+    E += L
+    return S, E, lift, heads, heads[lift == 0]
 
 
-def _sweep(grp: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first row of each group, the latest end of the group's rows before each row: its own start for a first)."""
-    first = np.ones(len(grp), dtype=bool)
-    first[1:] = grp[1:] != grp[:-1]
-    heads = np.flatnonzero(first)
-    index = np.cumsum(first)
-    index -= 1
-    before = _running_max_per_group(e, index)             # covered so far, then shifted by one row
-    del index
-    before[1:] = before[:-1].copy()
-    before[heads] = s[heads]
-    return heads, before
+def _running_max(E: np.ndarray, restarts: np.ndarray) -> np.ndarray:
+    """The running maximum of E, restarting at each of `restarts` (the first is 0)."""
+    if len(restarts) <= 1:
+        return np.maximum.accumulate(E)
+    acc = np.empty_like(E)
+    for a, b in zip(restarts, _last_rows(restarts, len(E)) + 1):
+        np.maximum.accumulate(E[a:b], out=acc[a:b])
+    return acc
+
+
+def _sweep_groups(w: _Window, code: np.ndarray, rows: np.ndarray | None) -> _Groups:
+    """One grouping's unions from its rows in group-then-start order (`rows`: start order indices, or
+    None when start order is already group order)."""
+    S, E, lift, heads, restarts = _lifted(w, code, rows)
+    if not len(heads):
+        return _Groups(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
+    total = (np.add.reduceat(E, heads) - np.add.reduceat(S, heads)).view(np.int64)   # lifts cancel
+    acc = _running_max(E, restarts)
+    own = S[restarts]
+    np.maximum(S[1:], acc[:-1], out=S[1:])                # covered before each row (a group's first row:
+    S[restarts] = own                                     # its own start, lifted above earlier groups' ends)
+    if w.backwards:                                       # gain max(0, end - covered), as acc - covered
+        np.maximum(acc, S, out=E)                         # only where no row ends before it starts
+        np.subtract(E, S, out=S)
+    else:
+        np.subtract(acc, S, out=S)
+    union = np.add.reduceat(S, heads).view(np.int64)
+    last = _ns(acc[_last_rows(heads, len(S))] - lift, w.low)
+    count = np.diff(np.append(heads, len(S)))
+    return _Groups(union, total, count, last, heads if rows is None else rows[heads])
+
+
+def _last_rows(heads: np.ndarray, n: int) -> np.ndarray:
+    """The last row of each run that starts at `heads` (runs cover 0 .. n - 1)."""
+    out = np.empty_like(heads)
+    out[:-1] = heads[1:] - 1
+    out[-1:] = n - 1
+    return out
+
+
+def _rows(g: Grouping, groups: _Groups, codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """A grouping's groups as output columns."""
+    out = {"scope": np.full(len(groups.union), g.scope), "union_ns": groups.union, "sum_ns": groups.total,
+           "interval_count": groups.count, "last_end_ns": groups.last}
+    return {**out, **_keys(g, groups.first, codes)}
+
+
+def _ns(offsets: np.ndarray, low: int) -> np.ndarray:
+    """uint64 offsets from low back to int64 nanoseconds."""
+    return (offsets + np.uint64(low % _U64)).view(np.int64)
 
 
 def _keys(g: Grouping, rows: np.ndarray, codes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -248,26 +390,3 @@ def _keys(g: Grouping, rows: np.ndarray, codes: dict[str, tuple[np.ndarray, np.n
         else:
             out[name] = np.full(len(rows), MISSING, dtype=np.int64)
     return out
-
-
-def _running_max_per_group(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Running maximum restarting at each group (index: 0, 0, 1, 1, 1, 2, ... nondecreasing); a new array.
-
-    Each group's values are lifted above all earlier groups' (index x width), so one running
-    maximum over the whole array never carries a value across groups. The width is the span of
-    the values when that fits in int64, else their rank (one more sort). `index` is overwritten.
-    """
-    if not len(values):
-        return values.copy()
-    low, span = int(values.min()), int(values.max()) - int(values.min()) + 1
-    if (int(index[-1]) + 1) * span < 1 << 62:
-        index *= span                                     # each row's lift
-        lifted = values - low
-        lifted += index
-        np.maximum.accumulate(lifted, out=lifted)
-        lifted -= index
-        lifted += low
-        return lifted
-    distinct, rank = np.unique(values, return_inverse=True)
-    lifted = index * len(distinct) + rank
-    return distinct[np.maximum.accumulate(lifted) - index * len(distinct)]
