@@ -53,3 +53,21 @@ def test_synthetic_dropped_launches(synth_trace, open_views) -> None:
     expected = {o["index"]: o["unattributed_kernel_count"] for o in truth["occurrences"]}
     assert all(expected.values())
     assert got == expected
+
+
+def test_a_kernel_across_several_ranges_counts_once_in_each(open_export) -> None:
+    """Ranges of very different lengths (attribute_launch.sql cuts time into buckets of their mean length,
+    1,525 ns here): a kernel crossing many buckets and four ranges is found once per range it overlaps."""
+    e = Export()
+    for start, end in ((1000, 2000), (3000, 4000), (4000, 4100), (5000, 9000)):
+        e.range(start, end, A_MAIN, "step")
+    e.kernel(1500, 5500, A, 1)                  # no launch row: 500, 1000, 100 and 500 ns inside
+    e.kernel(3900, 4050, A, 2)                  # no launch row: 100 ns in the second range, 50 in the third
+    trace = open_export(e)
+    _attribute(trace, "step", 1, 4)
+    assert queries.run(trace.con, "unattributed") == [
+        {"occurrence": 1, "kernel_count": 1, "kernel_sum_ns": 500},
+        {"occurrence": 2, "kernel_count": 2, "kernel_sum_ns": 1100},
+        {"occurrence": 3, "kernel_count": 2, "kernel_sum_ns": 150},
+        {"occurrence": 4, "kernel_count": 1, "kernel_sum_ns": 500},
+    ]

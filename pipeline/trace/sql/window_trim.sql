@@ -1,13 +1,14 @@
--- reads: attributed, launched, unlaunched, attributed_memops
+-- reads: attributed, launched, unlaunched, range_buckets, attributed_memops
 -- creates: -
 -- The end of building a window (measure.build_window): what only the build read goes, so the
 -- memory DuckDB holds through the analyses is the window the analyses read (selected_ranges,
 -- classified, kernel_names). At 8 M kernels `attributed` (3.2 M rows, nine columns) and
 -- `launched` were 300 MB of DuckDB's 512 MB; their rows live on in `classified`.
--- `unlaunched` exists with process or thread attribution only (attribute_launch.sql).
+-- `unlaunched` and `range_buckets` exist with process or thread attribution only (attribute_launch.sql).
 DROP TABLE IF EXISTS attributed;
 DROP TABLE IF EXISTS launched;
 DROP TABLE IF EXISTS unlaunched;
+DROP TABLE IF EXISTS range_buckets;
 DROP TABLE IF EXISTS attributed_memops;
 -- Re-setting DuckDB's memory limit to the value it has ($memory_limit, trace/open.py) makes it
 -- hand the memory of what was dropped back to the system now, not after the next big query:
