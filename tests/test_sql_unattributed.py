@@ -71,3 +71,21 @@ def test_a_kernel_across_several_ranges_counts_once_in_each(open_export) -> None
         {"occurrence": 3, "kernel_count": 2, "kernel_sum_ns": 150},
         {"occurrence": 4, "kernel_count": 1, "kernel_sum_ns": 500},
     ]
+
+
+def test_sparse_ranges_and_a_kernel_across_the_gap(open_export) -> None:
+    """Two 10 ns ranges a second apart: buckets of their mean length would list a kernel across the gap
+    under 10^8 buckets; at the envelope over the range count it touches three, and meets each range once."""
+    e = Export()
+    e.range(1_000, 1_010, A_MAIN, "step")
+    e.range(1_000_001_000, 1_000_001_010, A_MAIN, "step")
+    e.launch(1_000_001_002, A_MAIN, 1)
+    e.kernel(1_000_001_003, 1_000_001_004, A, 1)        # launched in the second range: attributed
+    e.kernel(1_005, 1_000_001_005, A, 2)                # no launch row: 5 ns inside each range
+    trace = open_export(e)
+    _attribute(trace, "step", 1, 2)
+    assert queries.run(trace.con, "unattributed") == [
+        {"occurrence": 1, "kernel_count": 1, "kernel_sum_ns": 5},
+        {"occurrence": 2, "kernel_count": 1, "kernel_sum_ns": 5},
+    ]
+    assert trace.con.execute("SELECT occurrence, start_ns FROM attributed").fetchall() == [(2, 1_000_001_003)]

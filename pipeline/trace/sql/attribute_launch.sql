@@ -11,15 +11,18 @@
 -- once (the same reads as the benchmark's floor, bench/floor.sql).
 -- Linear in ranges too (issue #10: 20,000 occurrences): no join on the process alone, which would
 -- pair every launch (and every kernel left unlaunched) with every range of its process. The time
--- axis is cut into buckets of the ranges' mean length and each range is listed under every bucket
--- it touches (`range_buckets`: at most three buckets per range on average, so at most 3x as many
--- rows as ranges). A launch meets only the ranges of its process listed under its own bucket and
+-- axis is cut into buckets of the ranges' mean length, or of the envelope's length over the number
+-- of ranges where that is longer (sparse ranges: a kernel across the envelope then touches at most
+-- one bucket per range), and each range is listed under every bucket it touches (`range_buckets`:
+-- at most three buckets per range on average, so at most 3x as many rows as ranges). A launch meets only the ranges of its process listed under its own bucket and
 -- keeps those it lies in: all ranges holding it, partly overlapping ones included (ends
 -- inclusive). The buckets only narrow the candidates; the containment test decides, so any width
 -- gives the same rows.
 CREATE OR REPLACE TEMP TABLE range_buckets AS
 WITH width AS (
-    SELECT CAST(greatest(1, sum(end_ns - start_ns) // count(*)) AS BIGINT) AS width_ns FROM selected_ranges
+    SELECT CAST(greatest(1, sum(end_ns - start_ns) // count(*), (max(end_ns) - min(start_ns)) // count(*)) AS BIGINT)
+           AS width_ns
+    FROM selected_ranges
 )
 SELECT s.global_pid, s.global_tid, s.occurrence, s.start_ns, s.end_ns, w.width_ns,
        unnest(range(s.start_ns // w.width_ns, s.end_ns // w.width_ns + 1)) AS bucket
