@@ -79,30 +79,36 @@ def test_a_sql_file_declaring_unions_stores_them():
                        "FROM pattern_unions").fetchall() == [("device", 0, None, None, 25, 30, 2, 30)]
 
 
-def _random_window(rng: random.Random, n: int) -> dict[str, np.ndarray]:
-    """Occurrences 1..6 whose intervals overlap each other's, many equal starts, two devices, three classes."""
+def _random_window(rng: random.Random, n: int, apart: bool = False, classes: int = 3) -> dict[str, np.ndarray]:
+    """Occurrences 1..6 whose intervals overlap each other's (or, `apart`, each in its own time block),
+    many equal starts, two devices, `classes` classes."""
     occ = [rng.randint(1, 6) for _ in range(n)]
-    start = [1000 * o + rng.choice([0, 0, 100, rng.randint(-1500, 1500)]) for o in occ]
+    start = [1000 * o + rng.choice([0, 0, 100, rng.randint(0, 900) if apart else rng.randint(-1500, 1500)])
+             for o in occ]
     return {"occurrence": np.array(occ, dtype=np.int64), "start_ns": np.array(start, dtype=np.int64),
-            "end_ns": np.array([s + rng.choice([0, 1, 50, 700]) for s in start], dtype=np.int64),
+            "end_ns": np.array([s + rng.choice([0, 1, 50, 100 if apart else 700]) for s in start], dtype=np.int64),
             "device_id": np.array([rng.randint(0, 1) for _ in range(n)], dtype=np.int64),
-            "class_id": np.array([rng.randint(1, 3) for _ in range(n)], dtype=np.int64)}
+            "class_id": np.array([rng.randint(1, classes) for _ in range(n)], dtype=np.int64)}
 
 
 def test_a_cut_of_one_sort_equals_computing_the_cut_rows():
-    """What a job of a shared window gets (sort once, cut per job) is what its own rows give."""
+    """What a job of a shared window gets (sort once, cut per job) is what its own rows give: groupings
+    without the occurrence added up per occurrence (occurrences apart) or cut from their sorted rows
+    (overlapping), with few groups and with many (lifted)."""
     spec = unions.parse("occurrence = occurrence; device = occurrence, device_id; total = ; "
                         "total_device = device_id; class_device = class_id, device_id")
-    rows = _random_window(random.Random(11), 4000)
-    done = unions.sort({k: v.copy() for k, v in rows.items()}, spec, by="occurrence")
-    for first, last in ((1, 6), (2, 4), (5, 5), (6, 6), (7, 9)):
-        keep = (rows["occurrence"] >= first) & (rows["occurrence"] <= last)
-        alone = unions.compute({k: v[keep] for k, v in rows.items()}, spec)
-        got = unions.cut(done, first, last)
-        assert got.keys() == alone.keys()
-        for name in alone:
-            assert np.array_equal(got[name], alone[name]), (first, last, name)
-        assert (first, last) == (7, 9) or len(alone["scope"]) > 0
+    for apart, classes in ((False, 3), (True, 3), (False, 300), (True, 300)):
+        rows = _random_window(random.Random(11), 4000, apart, classes)
+        done = unions.sort({k: v.copy() for k, v in rows.items()}, spec, by="occurrence")
+        assert (set(done.added), set(done.ordered)) == (({2, 3, 4}, set()) if apart else (set(), {2, 3, 4}))
+        for first, last in ((1, 6), (2, 4), (5, 5), (6, 6), (7, 9), (-3, 0)):
+            keep = (rows["occurrence"] >= first) & (rows["occurrence"] <= last)
+            alone = unions.compute({k: v[keep] for k, v in rows.items()}, spec)
+            got = unions.cut(done, first, last)
+            assert got.keys() == alone.keys()
+            for name in alone:
+                assert np.array_equal(got[name], alone[name]), (apart, classes, first, last, name)
+            assert (first, last) in ((7, 9), (-3, 0)) or len(alone["scope"]) > 0
 
 
 def test_islands_against_sort_and_merge():
@@ -165,7 +171,7 @@ def test_random_groupings_against_brute_force():
     spec = "a = a; ab = a, b; abc = a, b, c; all ="
     cases = [(300, 10_000, {"a": 3, "b": 2, "c": 2}, 0), (3000, 50_000, {"a": 5, "b": 9, "c": 4}, 0),
              (800, 1 << 58, {"a": 4, "b": 40, "c": 3}, 0),
-             (600, (1 << 63) + (1 << 61), {"a": 3, "b": 30, "c": 2}, -(3 << 61)),
+             (1500, (1 << 63) + (1 << 61), {"a": 3, "b": 60, "c": 2}, -(3 << 61)),
              (1, 5, {"a": 1, "b": 1, "c": 1}, 7)]
     for seed, (n, span, keys, base) in enumerate(cases):
         rows = _random_rows(random.Random(seed), n, span, keys, base)
@@ -208,7 +214,7 @@ def test_groupings_added_up_from_finer_ones_when_exact(monkeypatch):
 
 
 def test_islands_against_sort_and_merge_with_many_groups():
-    rows = _random_rows(random.Random(9), 2000, 1 << 59, {"a": 100}, 0)
+    rows = _random_rows(random.Random(9), 3000, 1 << 59, {"a": 400}, 0)
     forward = rows["end_ns"] >= rows["start_ns"]             # islands of rows ending before they start: undefined
     rows = {k: v[forward] for k, v in rows.items()}
     out = unions.islands({k: v.copy() for k, v in rows.items()}, unions.parse("a = a"))

@@ -33,7 +33,7 @@ KEYS = ("k1", "k2", "k3")
 MISSING = np.iinfo(np.int64).min           # no key in this position (stored as NULL)
 SPAN_LOOKUP = 1 << 20                      # keys spanning fewer values are coded by a lookup table (1 MB)
 _U64 = 1 << 64
-FEW_GROUPS = 64                            # up to this many groups are swept one by one, not lifted
+FEW_GROUPS = 256                           # up to this many groups are swept one by one, not lifted
 
 
 @dataclass(frozen=True)
@@ -104,32 +104,40 @@ def _all_groups(w: _Window, groupings: list[Grouping]) -> dict[Grouping, tuple[n
 
 
 def _coarsened(w: _Window, code: np.ndarray, fcode: np.ndarray, fine: _Groups, nested: bool) -> _Groups | None:
-    """The groups of `code` added up from the finer groups `fine` (group codes `fcode`), when that is exact.
-
-    Exact when each group of `code` is a set of whole fine groups (known when its key columns are
-    a subset of theirs, `nested`; else checked row by row) that do not overlap in time: ordered by
-    first start, each ends (its latest end) no later than the next one starts. Then no interval of
-    one changes what another's add to the union (SEMANTICS §5: the union is the sum of the gains),
-    and union, sum and count add up. Steps of a training job are such: per device, per occurrence.
-    """
+    """The groups of `code` added up from the finer groups `fine` (group codes `fcode`), when that is exact
+    (`_apart`): each group of `code` a set of whole fine groups (known when its key columns are a subset
+    of theirs, `nested`; else checked row by row)."""
     gf = code[fine.first]                                 # each fine group's coarse group
-    if not len(gf):
-        return fine
     if not nested:
         table = np.zeros(int(fcode.max()) + 1 if len(fcode) else 0, dtype=code.dtype)
         table[fcode[fine.first]] = gf
         if not all(np.array_equal(table[fcode[::step]], code[::step]) for step in (997, 1)):   # a sample first
             return None
+    order = _apart(w, gf, fine)
+    return None if order is None else _added(gf, fine, order)
+
+
+def _apart(w: _Window, gf: np.ndarray, fine: _Groups) -> np.ndarray | None:
+    """The fine groups by coarse group `gf` and first start, when the fine groups of each coarse group
+    do not overlap in time: ordered by first start, each ends (its latest end) no later than the next
+    starts. Then no interval of one changes what another's add to the union (SEMANTICS §5: the union
+    is the sum of the gains), and union, sum and count of any of them add up. Steps of a training job
+    are such: per device, per occurrence."""
     starts = w.s[fine.first]
-    o = np.lexsort((starts, gf))
-    gf, starts, last = gf[o], starts[o], fine.last[o]
-    same = gf[1:] == gf[:-1]
-    if np.any(same & (last[:-1] > _ns(starts[1:], w.low))):
-        return None
-    heads = np.flatnonzero(np.append(True, ~same))
-    return _Groups(np.add.reduceat(fine.union[o], heads), np.add.reduceat(fine.total[o], heads),
-                   np.add.reduceat(fine.count[o], heads), np.maximum.reduceat(last, heads),
-                   np.minimum.reduceat(fine.first[o], heads))
+    order = np.lexsort((starts, gf))
+    same = gf[order][1:] == gf[order][:-1]
+    return None if np.any(same & (fine.last[order][:-1] > _ns(starts[order][1:], w.low))) else order
+
+
+def _added(gf: np.ndarray, fine: _Groups, order: np.ndarray) -> _Groups:
+    """The fine groups `order` (by coarse group gf) added up per coarse group."""
+    g = gf[order]
+    heads = np.flatnonzero(np.append(True, g[1:] != g[:-1])) if len(g) else g.astype(np.int64)
+    if not len(heads):
+        return _Groups(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
+    return _Groups(np.add.reduceat(fine.union[order], heads), np.add.reduceat(fine.total[order], heads),
+                   np.add.reduceat(fine.count[order], heads), np.maximum.reduceat(fine.last[order], heads),
+                   np.minimum.reduceat(fine.first[order], heads))
 
 
 def islands(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str, np.ndarray]:
@@ -166,16 +174,18 @@ class Sorted:
 
     A batch's jobs share one window (analysis/sharing.py) and each needs the unions of its own
     occurrences. A grouping keyed by the occurrence (each group inside one occurrence) is computed
-    once, whole, and cut by that key. Any other keeps its rows in group-then-start order (`perm`,
-    start order indices) with each row's occurrence code in that order: the rows of some
-    occurrences, taken in that order, are already in the order `compute` would sort them into, so a
-    cut needs no sort.
+    once, whole, and cut by that key. Any other is computed per occurrence too and, when its
+    occurrences do not overlap in time within each group (`_apart`), a cut adds up the cut's
+    occurrences (`added`). Else it keeps its rows in group-then-start order (`perm`, start order
+    indices) with each row's occurrence code in that order: the rows of some occurrences, taken in
+    that order, are already in the order `compute` would sort them into, so a cut needs no sort.
     """
 
     groupings: list[Grouping]
     by: str
     window: _Window
     whole: dict[int, tuple[int, dict[str, np.ndarray]]]                 # grouping -> (key position, its unions)
+    added: dict[int, tuple[np.ndarray, np.ndarray, _Groups]]             # grouping -> (group, occurrence, per both)
     ordered: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]        # grouping -> (group code, perm, occurrence)
 
 
@@ -183,13 +193,19 @@ def sort(rows: dict[str, np.ndarray], groupings: list[Grouping], by: str) -> Sor
     """Sort once for `cut`; `by` is the occurrence column (its values are what a cut keeps)."""
     w = _by_start(rows, groupings, also=by)
     occurrence = w.codes[by][1]
-    done = Sorted(groupings, by, w, {}, {})
+    per = [g if by in g.columns else Grouping(g.scope, (*g.columns, by)) for g in groupings]
+    groups = _all_groups(w, per)
+    done = Sorted(groupings, by, w, {}, {}, {})
     for i, g in enumerate(groupings):
-        code = _group_code(g, w.codes, len(w.s))
-        perm = _order(code)
         if by in g.columns:
-            done.whole[i] = (g.columns.index(by), _rows(g, _sweep_groups(w, code, perm), w.codes))
+            done.whole[i] = (g.columns.index(by), _rows(g, groups[g][1], w.codes))
             continue
+        fine = groups[per[i]][1]
+        code = _group_code(g, w.codes, len(w.s))
+        if _apart(w, code[fine.first], fine) is not None:
+            done.added[i] = (code[fine.first], occurrence[fine.first], fine)
+            continue
+        perm = _order(code)
         perm = np.arange(len(code)) if perm is None else perm
         done.ordered[i] = (code, _compact(perm), occurrence[perm])
     return done
@@ -206,10 +222,14 @@ def cut(done: Sorted, first: int, last: int) -> dict[str, np.ndarray]:
             keys = table[KEYS[position]]
             keep = (keys >= first) & (keys <= last)
             parts.append({name: column[keep] for name, column in table.items()})
-            continue
-        code, perm, occurrence = done.ordered[i]
-        keep = (occurrence >= low) & (occurrence < high)      # codes of first..last
-        parts.append(_rows(g, _sweep_groups(done.window, code, perm[keep]), done.window.codes))
+        elif i in done.added:                             # groups by group, then occurrence
+            group, occurrence, fine = done.added[i]
+            kept = np.flatnonzero((occurrence >= low) & (occurrence < high))
+            parts.append(_rows(g, _added(group, fine, kept), done.window.codes))
+        else:
+            code, perm, occurrence = done.ordered[i]
+            keep = (occurrence >= low) & (occurrence < high)      # codes of first..last
+            parts.append(_rows(g, _sweep_groups(done.window, code, perm[keep]), done.window.codes))
     return _table(parts)
 
 
