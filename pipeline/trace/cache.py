@@ -86,7 +86,7 @@ def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "", build
     A suffix lets several files share one connection (ranks.open_set) without copying their tables.
     `build` False: None when there is no usable entry (the caller reads the file itself).
     """
-    found = ensure_entry(path, cache_dir, build)
+    found = ensure_entry(con, path, cache_dir, build)
     if found is None:
         return None
     entry, manifest = found
@@ -98,16 +98,17 @@ def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "", build
     return trace
 
 
-def ensure_entry(path: Path, cache_dir: Path, build: bool = True) -> tuple[Path, dict[str, Any]] | None:
+def ensure_entry(con: Any, path: Path, cache_dir: Path, build: bool = True) -> tuple[Path, dict[str, Any]] | None:
     """The entry folder and manifest for `path`: reused when its key matches, else built atomically
-    (`build` False: None instead; a damaged entry is then left for a run that builds to replace)."""
+    (`build` False: None instead; a damaged entry is then left for a run that builds to replace).
+    `con` reads the Parquet footers (a connection of its own would cost a DuckDB instance, 0.01 s)."""
     path = Path(path)
     check_file(path)                                # a missing or non-SQLite file is a trace problem (exit 4)
     key = trace_key(path)
     entry = Path(cache_dir) / f"{path.stem}-{key.digest}"
     manifest = _manifest(entry, key)
     if manifest is not None:
-        damage = _damage(entry, manifest)
+        damage = _damage(con, entry, manifest)
         if damage is None:
             return entry, manifest
         if not build:
@@ -120,7 +121,7 @@ def ensure_entry(path: Path, cache_dir: Path, build: bool = True) -> tuple[Path,
     build_in_place(entry, lambda folder: _build(path, folder, key), MANIFEST)
     _remove_stale(path, entry)
     manifest = _manifest(entry, key)
-    if manifest is None or _damage(entry, manifest):
+    if manifest is None or _damage(con, entry, manifest):
         raise TraceError(f"{entry}: the cache entry just built does not verify; remove it and retry")
     return entry, manifest
 
@@ -174,21 +175,20 @@ def _manifest(entry: Path, key: TraceKey) -> dict[str, Any] | None:
     return manifest
 
 
-def _damage(entry: Path, manifest: dict[str, Any]) -> str | None:
+def _damage(con: Any, entry: Path, manifest: dict[str, Any]) -> str | None:
     """What is wrong with an entry whose manifest matches: a Parquet file missing or unreadable.
 
     Each file's footer is read (cheap: metadata only), so a truncated, overwritten or vanished
     file is found before the run relies on it, and the entry is rebuilt instead of crashing.
     """
-    with duckdb.connect() as con:
-        for raw in manifest["tables"]:
-            file = entry / f"{raw}.parquet"
-            if not file.is_file():
-                return f"{file.name} is missing"
-            try:
-                con.execute("SELECT count(*) FROM parquet_file_metadata(?)", [str(file)]).fetchone()
-            except duckdb.Error as exc:
-                return f"{file.name}: {str(exc).strip().splitlines()[0]}"
+    for raw in manifest["tables"]:
+        file = entry / f"{raw}.parquet"
+        if not file.is_file():
+            return f"{file.name} is missing"
+        try:
+            con.execute("SELECT count(*) FROM parquet_file_metadata(?)", [str(file)]).fetchone()
+        except duckdb.Error as exc:
+            return f"{file.name}: {str(exc).strip().splitlines()[0]}"
     return None
 
 
