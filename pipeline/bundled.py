@@ -7,6 +7,7 @@ an installed wheel read the same files by the same names. No module walks up fro
 
 from __future__ import annotations
 
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,14 @@ def schema_path(name: str) -> Path:
 
 def schema_paths() -> list[Path]:
     return sorted(_root("schemas").glob("*.schema.json"))
+
+
+def pycache_folder(folder: Path) -> Path:
+    """Where Python would keep bytecode for modules in `folder` (its __pycache__, or under PYTHONPYCACHEPREFIX):
+    also where code and verdicts derived from the package's own files are kept between processes."""
+    if sys.pycache_prefix:
+        return Path(sys.pycache_prefix).joinpath(*folder.resolve().parts[1:])
+    return folder / "__pycache__"
 
 
 def safe_load(text: str) -> Any:

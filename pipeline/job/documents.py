@@ -7,11 +7,15 @@ violations into Problems with a JSON pointer, a position and a hint.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import json
 import math
 import re
+import sys
 from functools import cache
+from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +25,7 @@ if TYPE_CHECKING:                     # imported when a schema is first used: `m
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
-from pipeline.bundled import schema_paths
+from pipeline.bundled import pycache_folder, schema_path, schema_paths
 from pipeline.errors import ConfigError, Problem
 
 
@@ -87,6 +91,15 @@ class _ShippedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):      # type
 _ShippedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
 
 
+# Documents found valid are remembered as Python remembers bytecode: an empty file per schema and
+# document in this package's __pycache__ (not beside the schemas: configs/ and schemas/ hold
+# shipped files only), so an unchanged job file, catalog or preset list is not validated
+# again by the next process (importing jsonschema alone is 0.03-0.07 s of every run). Only a
+# document without problems is remembered; its name is a hash of everything the verdict depends on.
+VERDICT_CODE = ("job/documents.py",)
+VERDICTS_KEPT = 4096               # then they are all forgotten: a sweep of generated job files must not fill a disk
+
+
 @cache
 def schema_registry() -> Registry:
     from referencing import Registry, Resource
@@ -103,13 +116,18 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema, registry=schema_registry())
 
 
+@cache
+def _schema(name: str) -> dict[str, Any]:
+    return json.loads(schema_path(name).read_text(encoding="utf-8"))
+
+
 def with_defaults(data: Any, schema_name: str) -> Any:
     """A copy of a schema-valid document with the schema's `default`s filled in where a key is absent.
 
     Objects are filled recursively; an absent object appears only when the schema gives it a
     default itself (e.g. `{}`), so optional sections such as parallelism stay absent.
     """
-    return _fill(data, schema_registry().contents(schema_name))
+    return _fill(data, _schema(schema_name))
 
 
 def _fill(value: Any, schema: dict[str, Any]) -> Any:
@@ -233,7 +251,11 @@ def schema_problems(data: Any, schema_name: str, file: str,
     """Every schema violation as a located Problem; unknown keys point at the key itself.
 
     `prefix`: the pointer of `data` inside its file (e.g. /model for a job's model section).
+    A document this schema found valid before (in any process) is not validated again (VERDICT_CODE).
     """
+    verdict = _verdict_file(data, schema_name)
+    if verdict.is_file():
+        return []
     out: list[Problem] = []
     for err in validator(schema_name).iter_errors(data):
         base = prefix + "".join(f"/{escape(str(p))}" for p in err.absolute_path)
@@ -244,7 +266,42 @@ def schema_problems(data: Any, schema_name: str, file: str,
                                            hint=f"allowed here: {', '.join(allowed)}"), positions, key=True))
             continue
         out.append(locate(Problem(_message(err), base, file, hint=_hint(err)), positions))
+    if not out:
+        _remember(verdict)
     return sorted(out, key=lambda p: (p.line or 0, p.col or 0, p.pointer))
+
+
+def _verdict_file(data: Any, schema_name: str) -> Path:
+    """Where "valid" is remembered: named by the document (its repr is exact for the types YAML and
+    JSON make, 1 and 1.0 and '1' apart), the schema's name and _verdict_key()."""
+    document = hashlib.sha256(f"{_verdict_key()}\0{schema_name}\0{data!r}".encode()).hexdigest()[:32]
+    return pycache_folder(Path(str(resources.files("pipeline.job")))) / f"valid-{document}"
+
+
+@cache
+def _verdict_key() -> str:
+    """What else a verdict depends on: every schema's text (they refer to each other), the code that
+    validates, and the versions of jsonschema and referencing (read without importing them)."""
+    digest = hashlib.sha256(" ".join(metadata.version(d) for d in ("jsonschema", "referencing")).encode())
+    for path in schema_paths():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    package = resources.files("pipeline")
+    for name in VERDICT_CODE:
+        digest.update(name.encode() + b"\0" + package.joinpath(name).read_bytes())
+    return digest.hexdigest()
+
+
+def _remember(verdict: Path) -> None:
+    """Written only when Python writes bytecode itself; a folder that cannot be written means validating again."""
+    if sys.dont_write_bytecode:
+        return
+    with contextlib.suppress(OSError):
+        verdict.parent.mkdir(parents=True, exist_ok=True)
+        kept = [f for f in verdict.parent.iterdir() if f.name.startswith("valid-")]
+        if len(kept) >= VERDICTS_KEPT:
+            for old in kept:
+                old.unlink(missing_ok=True)
+        verdict.touch()
 
 
 def _message(err) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from pipeline.bundled import pycache_folder
 from pipeline.report import charts, mdsafe, publish
 from pipeline.report.fmt import NBSP, column, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si
 
@@ -99,10 +100,7 @@ class CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
 def compiled_templates_folder() -> Path:
     """Where CompiledTemplates keeps the code: beside the templates, as Python would for modules."""
-    templates = Path(str(resources.files("pipeline.report"))) / "templates"
-    if sys.pycache_prefix:
-        return Path(sys.pycache_prefix).joinpath(*templates.resolve().parts[1:])
-    return templates / "__pycache__"
+    return pycache_folder(Path(str(resources.files("pipeline.report"))) / "templates")
 
 
 @lru_cache(maxsize=1)
