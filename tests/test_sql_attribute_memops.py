@@ -11,6 +11,7 @@ P1, P2 = 1 << 24, 2 << 24          # two processes; correlationId 5 exists in bo
 
 def _con() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    queries.run(con, "macros")                          # overlapping_ranges, as every pipeline connection has
     cols = 'start BIGINT, "end" BIGINT, deviceId BIGINT, correlationId BIGINT, globalPid BIGINT, bytes BIGINT'
     con.execute(f"CREATE TABLE raw_memcpy ({cols})")
     con.execute(f"CREATE TABLE raw_memset ({cols})")

@@ -1,5 +1,5 @@
--- reads: selected_ranges, launches, kernels
--- creates: range_buckets, launched, attributed, unlaunched
+-- reads: selected_ranges, range_buckets, launches, kernels, overlapping_ranges
+-- creates: launched, attributed, unlaunched
 -- Kernels whose launch call started inside a selected range (SEMANTICS §4).
 -- The launch is the runtime row with the kernel's correlationId AND the same process:
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
@@ -9,25 +9,9 @@
 -- Parquet cache (--cache) the filter reaches the scan, which skips row groups outside it; the
 -- SQLite scanner takes no filter, so without the cache every launch and kernel row is read
 -- once (the same reads as the benchmark's floor, bench/floor.sql).
--- Linear in ranges too (issue #10: 20,000 occurrences): no join on the process alone, which would
--- pair every launch (and every kernel left unlaunched) with every range of its process. The time
--- axis is cut into buckets of the ranges' mean length, or of the envelope's length over the number
--- of ranges where that is longer (sparse ranges: a kernel across the envelope then touches at most
--- one bucket per range), and each range is listed under every bucket it touches (`range_buckets`:
--- at most three buckets per range on average, so at most 3x as many rows as ranges). A launch meets only the ranges of its process listed under its own bucket and
--- keeps those it lies in: all ranges holding it, partly overlapping ones included (ends
--- inclusive). The buckets only narrow the candidates; the containment test decides, so any width
--- gives the same rows.
-CREATE OR REPLACE TEMP TABLE range_buckets AS
-WITH width AS (
-    SELECT CAST(greatest(1, sum(end_ns - start_ns) // count(*), (max(end_ns) - min(start_ns)) // count(*)) AS BIGINT)
-           AS width_ns
-    FROM selected_ranges
-)
-SELECT s.global_pid, s.global_tid, s.occurrence, s.start_ns, s.end_ns, w.width_ns,
-       unnest(range(s.start_ns // w.width_ns, s.end_ns // w.width_ns + 1)) AS bucket
-FROM selected_ranges AS s, width AS w;
-
+-- Linear in ranges too (issue #10: 20,000 occurrences): a launch meets only the ranges of its
+-- process listed under its own time bucket (range_buckets, select_occurrences.sql) and keeps
+-- those it lies in: all ranges holding it, partly overlapping ones included (ends inclusive).
 -- The launch keys are kept (table `launched`): memory copies and sets are attributed through
 -- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
 CREATE OR REPLACE TEMP TABLE launched AS
@@ -65,28 +49,16 @@ LEFT JOIN launched AS a
 WHERE a.occurrence IS NOT NULL
    OR (k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope));
 
--- A kernel overlaps a range from the later of their starts on, so each overlapping pair meets once,
--- under that point's bucket: the kernel is listed under the buckets it touches inside the envelope
--- (one or two for kernels shorter than a range) and kept with the ranges listed under the same bucket that it
--- overlaps and whose overlap starts there.
+-- Each of those kernels with the ranges of its own process it overlaps (overlapping_ranges, macros.sql:
+-- linear in ranges).
 CREATE OR REPLACE TEMP TABLE unlaunched AS
 WITH candidates AS (
-    SELECT k.global_pid, k.correlation_id, k.start_ns, k.end_ns,
-           unnest(range(greatest(k.start_ns, w.lo) // w.width_ns, least(k.end_ns, w.hi) // w.width_ns + 1)) AS bucket,
-           w.width_ns
-    FROM window_kernels AS k,
-         (SELECT min(start_ns) AS lo, max(end_ns) AS hi, any_value(width_ns) AS width_ns FROM range_buckets) AS w
-    WHERE k.occurrence IS NULL
+    SELECT global_pid, correlation_id, start_ns, end_ns FROM window_kernels WHERE occurrence IS NULL
 )
-SELECT s.occurrence, k.global_pid, k.correlation_id,
-       least(k.end_ns, s.end_ns) - greatest(k.start_ns, s.start_ns) AS inside_ns
-FROM candidates AS k
-JOIN range_buckets AS s
-  ON k.global_pid = s.global_pid
- AND k.bucket = s.bucket
- AND k.start_ns < s.end_ns
- AND k.end_ns > s.start_ns
-WHERE k.bucket = greatest(k.start_ns, s.start_ns) // k.width_ns;
+SELECT occurrence, global_pid, correlation_id,
+       least(end_ns, range_end_ns) - greatest(start_ns, range_start_ns) AS inside_ns
+FROM overlapping_ranges(candidates)
+WHERE global_pid = range_pid;
 
 -- What is left is `attributed`: the table is renamed, not copied (at 8 M kernels a copy held 3.2 M
 -- rows twice, beyond DuckDB's memory limit). It keeps the kernels' correlation_id.

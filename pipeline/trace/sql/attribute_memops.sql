@@ -1,10 +1,11 @@
--- reads: raw_memcpy, raw_memset, launched, selected_ranges
+-- reads: raw_memcpy, raw_memset, launched, range_buckets, overlapping_ranges
 -- creates: attributed_memops
 -- Memory copies and sets (CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET) attributed to the selected
 -- occurrences by the same rules as kernels (SEMANTICS §4): through the launch keys that
 -- attribute_launch.sql kept in `launched` (process or thread rule, duplicates removed);
 -- $mode = 'window' instead takes every operation of the process overlapping the range,
--- clipped to it (attribute_window.sql leaves `launched` empty).
+-- clipped to it (attribute_window.sql leaves `launched` empty), paired through time buckets
+-- (overlapping_ranges, macros.sql: linear in ranges).
 CREATE OR REPLACE TEMP TABLE attributed_memops AS
 WITH ops AS (
     SELECT start AS start_ns, "end" AS end_ns, deviceId AS device_id,
@@ -20,11 +21,6 @@ JOIN launched AS a
   ON o.global_pid = a.global_pid
  AND o.correlation_id = a.correlation_id
 UNION ALL
-SELECT s.occurrence, o.global_pid, o.device_id, o.name,
-       greatest(o.start_ns, s.start_ns), least(o.end_ns, s.end_ns)
-FROM ops AS o
-JOIN selected_ranges AS s
-  ON (o.global_pid = s.global_pid OR o.global_pid IS NULL)
- AND o.start_ns < s.end_ns
- AND o.end_ns > s.start_ns
-WHERE $mode = 'window';
+SELECT occurrence, global_pid, device_id, name, greatest(start_ns, range_start_ns), least(end_ns, range_end_ns)
+FROM overlapping_ranges(ops)
+WHERE $mode = 'window' AND (global_pid = range_pid OR global_pid IS NULL);

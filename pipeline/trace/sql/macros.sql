@@ -1,5 +1,5 @@
 -- reads: -
--- creates: interval_union
+-- creates: interval_union, overlapping_ranges
 -- Macros every connection defines (pipeline/trace/open.py connect()).
 
 -- The union algorithm of SEMANTICS §5 inside a SQL chain (inspect_regions.sql needs it mid-file).
@@ -27,3 +27,29 @@ SELECT scope, k1, k2,
        max(end_ns) AS last_end_ns
 FROM marked
 GROUP BY scope, k1, k2;
+
+-- Rows of table (or CTE) `tbl` (with start_ns and end_ns) paired with each selected range they
+-- overlap in time (start before the range's end, end after its start), each pair once, whatever
+-- the processes: the caller adds its process rule (range_pid). Linear in ranges (issue #10), no
+-- join on the process alone: select_occurrences.sql lists each range under the time buckets it
+-- touches (range_buckets); a row is listed under the buckets it touches inside the envelope of the
+-- ranges, and a pair overlaps from the later of the two starts on, so it is kept under that
+-- point's bucket only. Returns tbl's columns plus occurrence, range_pid, range_start_ns, range_end_ns.
+CREATE OR REPLACE TEMP MACRO overlapping_ranges(tbl) AS TABLE
+WITH bounds AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi, any_value(width_ns) AS width_ns FROM range_buckets
+),
+listed AS (
+    SELECT t.*, b.width_ns AS bucket_width_ns,
+           unnest(range(greatest(t.start_ns, b.lo) // b.width_ns, least(t.end_ns, b.hi) // b.width_ns + 1)) AS bucket
+    FROM query_table(tbl) AS t, bounds AS b
+    WHERE t.start_ns < b.hi AND t.end_ns > b.lo
+)
+SELECT t.* EXCLUDE (bucket, bucket_width_ns), s.occurrence, s.global_pid AS range_pid,
+       s.start_ns AS range_start_ns, s.end_ns AS range_end_ns
+FROM listed AS t
+JOIN range_buckets AS s
+  ON s.bucket = t.bucket
+ AND t.start_ns < s.end_ns
+ AND t.end_ns > s.start_ns
+WHERE t.bucket = greatest(t.start_ns, s.start_ns) // t.bucket_width_ns;
