@@ -8,11 +8,12 @@ the measurements alternating within a repetition so load changes hit them all al
   floor   DuckDB alone (in the child, start-up excluded): ATTACH, kernels joined to their launch
           rows on (correlationId, process), durations summed (bench/floor.sql)
   cold    `mfu run` on the job, no cache (start-up included), and its peak RSS
-  warm    the same job with the Parquet cache already built
+  warm    the same job with the Parquet cache already built by an earlier run of it, so also its kept
+          window and the rows its analysis asked for (analysis/kept_window.py)
   batch   20 jobs on the same trace in one `mfu run` (windows steps 1-10 ... 16-25, all inside it),
           cache cold (the batch builds it: the trace is read once for all 20)
-and, once per size, the phases of one cold run and of the batch (bench/phases.py: per phase, and
-for the batch its shared part against each job's own part). Also, at the smallest size
+and, once per size, the phases of one cold run, one warm run and the batch (bench/phases.py: per
+phase, and for the batch its shared part against each job's own part). Also, at the smallest size
 selection: one job over 20,000 occurrences vs 2,000 (1 rank x 20,000 steps x 10 kernels), and
 multi-file: 8 rank files in one job, `-j 2` vs `-j 1`. Writes bench/RESULTS.last.md.
   python bench/run_bench.py [--sizes 2] [--repeat 3] [--workdir DIR]
@@ -121,6 +122,7 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     row["cold_mb"] = [m for _, m in runs["cold"]]
     row["load"] = load + [os.getloadavg()[0]]
     row["phases"] = phases("--no-cache", "--out", str(out), str(one))
+    row["warm_phases"] = phases("--cache", str(cache), "--out", str(out), str(one))
     if batch_too:                       # the same batch in one process (-j 1: it is one trace group anyway)
         shutil.rmtree(cache / "batch", ignore_errors=True)
         row["batch_phases"] = phases("-j", "1", "--cache", str(cache / "batch"), "--out", str(out_batch),
@@ -170,12 +172,13 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
         f"{r['millions']:g} M {' / '.join(f'{x:.1f}' for x in r['load'])}" for r in rows)]
     lines += ["", "Peak RSS of each cold run (MB): " + "; ".join(
         f"{r['millions']:g} M {' / '.join(f'{m:.0f}' for m in r['cold_mb'])}" for r in rows)]
-    lines += ["", "Phases of one cold run (seconds, in-process timers, bench/phases.py):", "",
-              "| kernels | " + " | ".join(PHASES) + " | total |", "|" + "---|" * (len(PHASES) + 2)]
-    for r in rows:
-        p = r["phases"]["phases_s"]
-        lines.append(f"| {r['millions']:g} M | " + " | ".join(f"{p.get(k, 0.0):.2f}" for k in PHASES)
-                     + f" | {r['phases']['total_s']:.2f} |")
+    for run, key in (("cold", "phases"), ("warm", "warm_phases")):
+        lines += ["", f"Phases of one {run} run (seconds, in-process timers, bench/phases.py):", "",
+                  "| kernels | " + " | ".join(PHASES) + " | total |", "|" + "---|" * (len(PHASES) + 2)]
+        for r in rows:
+            p = r[key]["phases_s"]
+            lines.append(f"| {r['millions']:g} M | " + " | ".join(f"{p.get(k, 0.0):.3f}" for k in PHASES)
+                         + f" | {r[key]['total_s']:.3f} |")
     batches = [r for r in rows if "batch_phases" in r]
     if batches:
         lines += ["", f"The {JOBS}-job batch in one process (seconds): `once` = start-up, job files and index; "
