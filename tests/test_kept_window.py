@@ -251,3 +251,19 @@ def test_a_warm_run_answered_from_recorded_rows_never_imports_numpy(trace, tmp_p
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
     assert done.stdout.split("\n")[-2] == f"{code} False", done.stdout + done.stderr
     assert reports(tmp_path / "warm") == reports(tmp_path / "cold")
+
+
+def test_an_analysis_reading_a_table_around_queries_runs_on_the_tables(trace, tmp_path, capsys, builds, copies,
+                                                                       monkeypatch):
+    """SQL run directly on the connection cannot be replayed: the tables are copied and the analysis runs for real."""
+    job, cache = job_file(tmp_path, trace), str(tmp_path / "cache")
+    code, _ = run(job, tmp_path / "cold", capsys, "--cache", cache)
+    real = classes.communication
+
+    def direct(trace, m):
+        trace.con.execute("SELECT count(*) FROM classified").fetchone()
+        return real(trace, m)
+    monkeypatch.setattr(classes, "communication", direct)
+    assert run(job, tmp_path / "warm", capsys, "--cache", cache) == (code, "")
+    assert len(copies) == 1 and builds == ["train_step"]
+    assert reports(tmp_path / "warm") == reports(tmp_path / "cold")

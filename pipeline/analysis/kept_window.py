@@ -85,7 +85,7 @@ class Kept:
             try:
                 with recorded.replaying(self.calls):
                     return analyse(self.window)
-            except recorded.NotRecorded:
+            except (recorded.NotRecorded, duckdb.CatalogException):   # the latter: SQL run around queries.run
                 pass
         self._load_tables()
         with recorded.recording() as rec:
