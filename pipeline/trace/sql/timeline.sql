@@ -1,4 +1,4 @@
--- reads: selected_ranges, classified, kernel_names, timeline_islands
+-- reads: selected_ranges, occurrence_times, timeline_islands
 -- creates: -
 -- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
 -- device in $devices, the islands of compute, communication and memory activity, the idle
@@ -6,22 +6,17 @@
 -- Intervals less than $min_gap_ns apart are joined (the gap is under one pixel of the chart),
 -- so the row count follows the chart's width, not the number of kernels (timeline_islands.sql
 -- joins them). Times are nanoseconds from the step's start (the earliest range start, as for
--- the wall: SEMANTICS §5).
+-- the wall: SEMANTICS §5); the step ends where its wall does (occurrence_times.sql: the later of
+-- the last range end and the last kernel end), not scanning the kernels again for it.
 WITH span AS (
     SELECT min(start_ns) AS t0_ns, max(end_ns) AS range_end_ns
     FROM selected_ranges
     WHERE occurrence = $occurrence
 ),
-step AS (
-    SELECT c.device_id, c.start_ns, c.end_ns, n.kind, n.class
-    FROM classified AS c
-    JOIN kernel_names AS n ON n.name_id = c.name_id
-    WHERE c.occurrence = $occurrence
-),
 wall AS (
-    SELECT t0_ns, range_end_ns,
-           greatest(range_end_ns, coalesce((SELECT max(end_ns) FROM step WHERE kind = 'kernel'), range_end_ns)) AS t1_ns
-    FROM span
+    SELECT s.t0_ns, s.range_end_ns, o.start_ns + o.wall_ns AS t1_ns
+    FROM span AS s
+    JOIN occurrence_times AS o ON o.occurrence = $occurrence
 ),
 islands AS (
     SELECT k1 AS device_id, CASE k2 WHEN 0 THEN 'memory' WHEN 1 THEN 'communication' WHEN 2 THEN 'compute'
