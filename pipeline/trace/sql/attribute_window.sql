@@ -1,4 +1,4 @@
--- reads: selected_ranges, range_buckets, kernels, overlapping_ranges
+-- reads: range_buckets, kernels, overlapping_ranges
 -- creates: attributed, launched
 -- `window` attribution (no runtime table needed): every kernel of the range's process
 -- that overlaps the range, clipped to it. Kernels without a process id count for every
