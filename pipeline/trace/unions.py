@@ -31,7 +31,9 @@ import numpy as np
 
 KEYS = ("k1", "k2", "k3")
 MISSING = np.iinfo(np.int64).min           # no key in this position (stored as NULL)
+SPAN_OFFSET = 1 << 16                      # keys spanning fewer values are coded by their offset (2 bytes)
 SPAN_LOOKUP = 1 << 20                      # keys spanning fewer values are coded by a lookup table (1 MB)
+CHUNK = 1 << 16                            # rows per slice where a pass would otherwise make 8-byte temporaries
 _U64 = 1 << 64
 FEW_GROUPS = 256                           # up to this many groups are swept one by one, not lifted
 
@@ -290,15 +292,21 @@ def _compact(values: np.ndarray) -> np.ndarray:
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct values as int64, dense code of each row): computed once per key column, shared by groupings.
+    """(the values codes stand for, as int64 in ascending order; each row's code): computed once per key
+    column, shared by groupings.
 
-    Keys spanning few values (flags, classes, occurrences, devices) are coded by a table lookup,
-    linear; others (process keys are 48-bit) by a binary search among the distinct values of a
-    sample, checked, else by a sort.
+    Keys spanning few values (flags, classes, occurrences, devices) are coded by their offset from
+    the smallest, in one pass into a 1- or 2-byte array (a value in the span that no row has is a
+    code no group gets); a wider span by a table lookup, linear; others (process keys are 48-bit)
+    by a binary search among the distinct values of a sample, checked, else by a sort.
     """
     if not len(values):
         return values.astype(np.int64), values.astype(np.uint8)
     low, high = int(values.min()), int(values.max())
+    if high - low < SPAN_OFFSET:
+        code = np.empty(len(values), dtype=_code_type(high - low + 1))
+        np.subtract(values, values.dtype.type(low), out=code, casting="unsafe")    # fits: 0 .. high - low
+        return np.arange(low, high + 1, dtype=np.int64), code
     if high - low < SPAN_LOOKUP:
         offset = values - values.dtype.type(low)          # in the column's own type: low is its minimum
         present = np.zeros(high - low + 1, dtype=bool)
@@ -307,10 +315,15 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         code = (np.cumsum(present) - 1).astype(_code_type(len(distinct)))[offset]
         return distinct.astype(np.int64), code
     distinct = np.unique(values[:: max(1, len(values) // 1024)])
-    code = np.minimum(np.searchsorted(distinct, values), len(distinct) - 1)
-    if not np.array_equal(distinct[code], values):
-        distinct, code = np.unique(values, return_inverse=True)
-    return distinct.astype(np.int64), code.reshape(-1).astype(_code_type(len(distinct)))
+    code = np.empty(len(values), dtype=_code_type(len(distinct)))
+    for at in range(0, len(values), CHUNK):               # in slices: no 8-byte temporaries of every row
+        part = values[at:at + CHUNK]
+        found = np.minimum(np.searchsorted(distinct, part), len(distinct) - 1)
+        if not np.array_equal(distinct[found], part):     # a value the sample missed
+            distinct, code = np.unique(values, return_inverse=True)
+            return distinct.astype(np.int64), code.reshape(-1).astype(_code_type(len(distinct)))
+        code[at:at + CHUNK] = found
+    return distinct.astype(np.int64), code
 
 
 def _code_type(distinct: int) -> type:
