@@ -88,6 +88,10 @@ class _Groups:
     first: np.ndarray                                     # start order index of each group's first row
 
 
+def _empty() -> _Groups:
+    return _Groups(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
+
+
 def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str, np.ndarray]:
     """Per grouping and group: union, summed durations, count and last end, as table columns.
 
@@ -142,10 +146,10 @@ def _apart(w: _Window, gf: np.ndarray, fine: _Groups) -> np.ndarray | None:
 
 def _added(gf: np.ndarray, fine: _Groups, order: np.ndarray) -> _Groups:
     """The fine groups `order` (by coarse group gf) added up per coarse group."""
+    if not len(order):
+        return _empty()
     g = gf[order]
-    heads = np.flatnonzero(np.append(True, g[1:] != g[:-1])) if len(g) else g.astype(np.int64)
-    if not len(heads):
-        return _Groups(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
+    heads = np.flatnonzero(np.append(True, g[1:] != g[:-1]))
     return _Groups(np.add.reduceat(fine.union[order], heads), np.add.reduceat(fine.total[order], heads),
                    np.add.reduceat(fine.count[order], heads), np.maximum.reduceat(fine.last[order], heads),
                    np.minimum.reduceat(fine.first[order], heads))
@@ -394,7 +398,7 @@ def _sweep_groups(w: _Window, code: np.ndarray, rows: np.ndarray | None) -> _Gro
     None when start order is already group order)."""
     S, E, acc, lift, heads, restarts = _lifted(w, code, rows)
     if not len(heads):
-        return _Groups(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
+        return _empty()
     total = (np.add.reduceat(E, heads) - np.add.reduceat(S, heads)).view(np.int64)   # lifts cancel
     own = S[restarts]
     np.maximum(S[1:], acc[:-1], out=S[1:])                # covered before each row (a group's first row:
