@@ -178,6 +178,17 @@ def test_random_groupings_against_brute_force():
         _same(unions.compute({k: v.copy() for k, v in rows.items()}, unions.parse(spec)), _brute(rows, spec))
 
 
+def test_keys_of_any_integer_type_or_boolean():
+    rng = random.Random(4)
+    rows = _random_rows(rng, 500, 5_000, {}, 0)
+    rows |= {"a": np.array([rng.randint(0, 2) for _ in range(500)]), "b": np.array([rng.randint(0, 1) for _ in range(500)])}
+    spec = "ab = a, b; b = b"
+    want = _brute(rows, spec)
+    for a_type in (np.int8, np.uint16, np.int32, np.int64):
+        typed = {**rows, "a": rows["a"].astype(a_type), "b": rows["b"].astype(bool)}
+        _same(unions.compute(typed, unions.parse(spec)), want)
+
+
 def test_the_whole_int64_range_in_one_grouping():
     low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     rows = {"g": np.array([1, 1, 2, 2, 3]), "start_ns": np.array([low, low + 5, high - 9, 0, high - 1]),

@@ -306,6 +306,7 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     if not len(values):
         return values.astype(np.int64), values.astype(np.uint8)
+    values = values.view(np.uint8) if values.dtype == np.bool_ else values        # a flag selected as BOOLEAN
     low, high = int(values.min()), int(values.max())
     if high - low < SPAN_OFFSET:
         code = np.empty(len(values), dtype=_code_type(high - low + 1))
