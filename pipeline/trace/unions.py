@@ -65,7 +65,7 @@ class _Window:
     s: np.ndarray
     e: np.ndarray
     backwards: bool                                       # some row ends before it starts (adds nothing)
-    codes: dict[str, tuple[np.ndarray, np.ndarray]]       # column -> (distinct values, code of each row)
+    codes: dict[str, tuple[np.ndarray, np.ndarray]]       # column -> (values the codes stand for, each row's code)
     scratch: np.ndarray | None = None                     # 3 x rows, reused by every sweep (`_buffers`)
 
 
@@ -99,7 +99,7 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     `rows` is consumed: each column is popped, so its fetched copy is freed once sorted (the
     window of an 8 M-kernel trace is 3.2 M rows per column). Keys may be any integer type (a
     query selecting 1-byte flags fetches 1 byte per row); they are held as codes of the smallest
-    unsigned type their distinct count allows, not as 8-byte values.
+    unsigned type that fits (`_codes`), not as 8-byte values.
     """
     w = _by_start(rows, groupings)
     done = _all_groups(w, groupings)
