@@ -23,14 +23,17 @@ import tempfile
 import weakref
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from pipeline.trace import queries
 from pipeline.errors import TraceError
+
+if TYPE_CHECKING:                  # concurrent.futures imports logging: only a file being hashed needs it
+    from concurrent.futures import Future
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -206,7 +209,7 @@ class Trace:
 
         A process forked meanwhile has no hashing thread: it hashes the file itself.
         """
-        if isinstance(self.digest, Future):
+        if not isinstance(self.digest, str):          # a Future: the hash started at attach
             pending = self.digest
             self.digest = pending.result() if pending.pid == os.getpid() else file_sha256(self.path)
         return self.digest
@@ -373,6 +376,7 @@ def _hash_beside(path: Path) -> Future[str]:
     them (hashlib releases the GIL), so it costs no wall time unless the measurement ends first.
     A daemon thread of its own, not a pool: a pool's thread does not survive a fork, and a
     forked batch worker would wait for it forever."""
+    from concurrent.futures import Future
     pending: Future[str] = Future()
     pending.pid = os.getpid()                      # type: ignore[attr-defined]
 
