@@ -271,6 +271,15 @@ def ranks_above_100(summary: list[Doc], rows: list[Doc]) -> list[Warning]:
              "region on that rank, and its clock); those rows are not measurements"}]
 
 
+def roofline_under_roof(rows: list[Doc]) -> list[Warning]:
+    """Achieved above attainable is impossible: the FLOPs or the matched time describe other work."""
+    return [{"code": "above_roof", "message":
+             f"roofline row '{r['operator']}': {r['achieved_tflops']:.1f} TFLOP/s achieved exceeds the "
+             f"{r['attainable_tflops']:.1f} TFLOP/s roof; the kernels matched to it ran too briefly for its "
+             "analytic FLOPs (a synthetic trace, kernel-class patterns that miss its kernels, or a scope error)"}
+            for r in rows if r["pct_of_roof"] is not None and r["pct_of_roof"] > PCT_LIMIT]
+
+
 def _names(names: list[str]) -> str:
     more = f" and {len(names) - 10} more" if len(names) > 10 else ""
     return ", ".join(names[:10]) + more

@@ -349,3 +349,21 @@ def test_ranks_above_100():
     assert w["message"].startswith("rank(s) a over the selected occurrences and rank(s) b in single occurrences have")
     (w,) = checks.ranks_above_100([], [row(f"r{i:02}", 150.0) for i in range(12)])
     assert "r00, r01, r02, r03, r04, r05, r06, r07, r08, r09 and 2 more in single" in w["message"]
+
+
+def test_roofline_under_roof():
+    """Rows built by roofline.row; roofs worked by hand: 1 GPU, 1000 TFLOP/s, 2000 GB/s (ridge 500 FLOP/B)."""
+    from pipeline.model.operators import Operator
+    from pipeline.model.roofline import row
+
+    def at(flops, nbytes, seconds):
+        return row(Operator("op", "gemm", flops, nbytes, ""), "analytic", seconds, 1000.0, 2000.0, 1)
+    # AI 1000 FLOP/B: compute roof 1000 TFLOP/s. 1e15 FLOPs in 1 s is exactly the roof; in 0.5 s, 2000 (200 %).
+    # AI 100 FLOP/B: memory roof 100 x 2000 GB/s = 200 TFLOP/s; 1e15 FLOPs in 4 s is 250 TFLOP/s (125 %).
+    # No bytes: no attainable figure, so nothing to judge.
+    fine = [at(1e15, 1e12, 1.0), at(1e15, 1e13, 5.0), at(1e15, 0, 0.001)]
+    assert checks.roofline_under_roof(fine) == []
+    warned = checks.roofline_under_roof(fine + [at(1e15, 1e12, 0.5), at(1e15, 1e13, 4.0)])
+    assert [w["code"] for w in warned] == ["above_roof", "above_roof"]
+    assert "2000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s roof" in warned[0]["message"]
+    assert "250.0 TFLOP/s achieved exceeds the 200.0 TFLOP/s roof" in warned[1]["message"]

@@ -130,11 +130,3 @@ def table(fl: FlopsResult, model: dict[str, Any], job: Job, totals: dict[str, An
         rows.append(row(op, "analytic", totals["wall_time_s"], peak.peak_tflops, peak.hbm_gbps, gpus))
     return rows
 
-
-def above_roof(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Achieved above attainable is impossible: the FLOPs or the matched time describe other work."""
-    return [{"code": "above_roof", "message":
-             f"roofline row '{r['operator']}': {r['achieved_tflops']:.1f} TFLOP/s achieved exceeds the "
-             f"{r['attainable_tflops']:.1f} TFLOP/s roof; the kernels matched to it ran too briefly for its "
-             "analytic FLOPs (a synthetic trace, kernel-class patterns that miss its kernels, or a scope error)"}
-            for r in rows if r["pct_of_roof"] is not None and r["pct_of_roof"] > 100.0]
