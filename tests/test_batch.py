@@ -97,6 +97,20 @@ def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
     assert 'href="a/report.html"' in html and str(tmp_path) not in html + md
 
 
+def test_index_says_why_a_report_is_invalid(synth_trace, tmp_path, capsys):
+    """An invalid job wrote a report; its index row gives the result's reason, not a bare "invalid"."""
+    t, _ = synth_trace()
+    job = write(tmp_path, "huge", t, model={"flops_per_step": 4.0e+17})     # MFU far above 100 %
+    out = tmp_path / "o"
+    assert main(["run", str(job), "--out", str(out)]) == 1
+    capsys.readouterr()
+    reason = json.loads((out / "huge/result.json").read_text())["status_reason"]
+    assert "physically impossible" in reason
+    (row,) = [line for line in (out / "index.md").read_text().splitlines() if line.startswith("| [huge]")]
+    assert f"| invalid: {reason} |" in row
+    assert reason in (out / "index.html").read_text()
+
+
 def test_each_job_is_loaded_once_and_its_model_resolved_once(synth_trace, tmp_path, monkeypatch):
     """Issue #10: `mfu run` loaded a job three times and resolved its model twice."""
     from pipeline import run

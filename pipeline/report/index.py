@@ -65,7 +65,7 @@ def _from_result(folder: Path) -> dict[str, Any] | None:
     try:
         r = json.loads((folder / "result.json").read_text(encoding="utf-8"))
         return {"name": r["job"]["name"], "folder": folder.name, "status": r["status"], "exit_code": None,
-                "reason": "", "mfu_pct_wall": r["metrics"]["mfu_pct_wall"],
+                "reason": r["status_reason"] or "", "mfu_pct_wall": r["metrics"]["mfu_pct_wall"],
                 "hfu_pct_wall": r["metrics"]["hfu_pct_wall"], "step_time_median_s": r["step_time"]["median_s"],
                 "tokens_per_s": r["metrics"]["tokens_per_s"], "gpus": r["hardware"]["num_gpus"],
                 "gpu": r["hardware"]["gpu"], "precision": r["hardware"]["precision"],
