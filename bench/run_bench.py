@@ -7,6 +7,8 @@ kernels. A job selects 10 occurrences (steps 8-17), so its window holds 40 % of 
 the measurements alternating within a repetition so load changes hit them all alike:
   floor   DuckDB alone (in the child, start-up excluded): ATTACH, kernels joined to their launch
           rows on (correlationId, process), durations summed (bench/floor.sql)
+  reads   the same, but both tables read with every column a job needs and no join (bench/reads.sql):
+          what a cold run cannot go below, since the SQLite scanner takes no filter
   cold    `mfu run` on the job, no cache (start-up included), and its peak RSS
   warm    the same job with the Parquet cache already built by an earlier run of it, so also its kept
           window and the rows its analysis asked for (analysis/kept_window.py)
@@ -93,8 +95,8 @@ def phases(*args: str) -> dict:
     return json.loads(child([sys.executable, str(HERE / "phases.py"), *args])[2].splitlines()[-1])
 
 
-def floor(trace: Path) -> float:
-    return float(child([sys.executable, str(HERE / "floor.py"), str(trace)])[2].split()[-1])
+def floor(trace: Path, *options: str) -> float:
+    return float(child([sys.executable, str(HERE / "floor.py"), *options, str(trace)])[2].split()[-1])
 
 
 def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = True) -> dict:
@@ -107,11 +109,12 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     out, out_batch = reports(work, f"{millions:g}m"), reports(work, f"{millions:g}m-batch")
     shutil.rmtree(cache, ignore_errors=True)
     child(mfu(out, "--cache", str(cache), str(one)))                  # builds the cache for `warm`
-    runs: dict[str, list] = {k: [] for k in ("floor", "cold", "warm", "batch")}
+    runs: dict[str, list] = {k: [] for k in ("floor", "reads", "cold", "warm", "batch")}
     load = []
     for _ in range(repeat):
         load.append(os.getloadavg()[0])
         runs["floor"].append((floor(trace), 0.0))
+        runs["reads"].append((floor(trace, "--reads"), 0.0))
         runs["cold"].append(child(mfu(out, "--no-cache", str(one)))[:2])
         runs["warm"].append(child(mfu(out, "--cache", str(cache), str(one)))[:2])
         if batch_too:
@@ -168,6 +171,9 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
                      f"{r['cold'][0]:.2f} / {r['cold'][1]:.0f} | {r['warm'][0]:.2f} | "
                      f"{batch} | {r['cold'][0] / r['floor'][0]:.2f} | "
                      f"{r['warm'][0] / r['floor'][0]:.2f} | {ratio} |")
+    lines += ["", "The job's unavoidable reads (bench/reads.sql: both tables, the columns a job needs, no join) "
+              "against the floor: " + "; ".join(f"{r['millions']:g} M {r['reads'][0]:.2f} s = "
+                                                f"{r['reads'][0] / r['floor'][0]:.2f}x" for r in rows)]
     lines += ["", "1-minute load average at the start of each repetition and at the end: " + "; ".join(
         f"{r['millions']:g} M {' / '.join(f'{x:.1f}' for x in r['load'])}" for r in rows)]
     lines += ["", "Peak RSS of each cold run (MB): " + "; ".join(
