@@ -78,3 +78,7 @@ def test_synthetic_step_matches_the_measured_wall(synth_trace, tmp_path):
         assert idle + union == pytest.approx(t["wall_s"], abs=t["joined_below_s"] * (len(d["compute"]) + 2) * 4)
         assert all(0 <= s < e <= t["wall_s"] + 1e-12 for lane in ("compute", "communication", "idle")
                    for s, e in d[lane])
+        # the exact lane times: idle and the device's union (window_unions, another path) tile the wall
+        assert d["lane_time_s"]["idle"] + union == pytest.approx(t["wall_s"], abs=1e-9)
+        assert max(d["lane_time_s"]["compute"], d["lane_time_s"]["communication"]) <= union + 1e-9 \
+            <= d["lane_time_s"]["compute"] + d["lane_time_s"]["communication"] + 1e-9

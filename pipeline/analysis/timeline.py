@@ -31,12 +31,14 @@ def one_step(trace: Trace, m: Measurement, comm_class: str) -> dict[str, Any] | 
     step = median_occurrence(m.occurrences)
     devices = sorted(m.devices_used)[:MAX_DEVICES]
     gap_ns = max(1, step["wall_ns"] // PLOT_PX)
-    rows = chain.run(trace.con, {"timeline_islands", "timeline"}, occurrence=step["occurrence"], devices=devices,
-                     min_gap_ns=gap_ns, comm_class=comm_class)["timeline"]
-    spans = {(r["lane"], r["device_id"]): [] for r in rows}
-    for r in rows:        # islands, at most a few per pixel: not kernel rows
+    found = chain.run(trace.con, {"timeline_islands", "timeline_busy", "timeline", "timeline_shares"},
+                      occurrence=step["occurrence"], devices=devices, min_gap_ns=gap_ns, comm_class=comm_class)
+    spans = {(r["lane"], r["device_id"]): [] for r in found["timeline"]}
+    for r in found["timeline"]:        # islands, at most a few per pixel: not kernel rows
         spans[(r["lane"], r["device_id"])].append([r["start_ns"] / NS, r["end_ns"] / NS])
+    lane_s = {(r["lane"], r["device_id"]): r["lane_ns"] / NS for r in found["timeline_shares"]}
     return {"occurrence": step["occurrence"], "wall_s": spans[("wall", None)][0][1],
             "range_s": spans[("nvtx", None)][0], "joined_below_s": gap_ns / NS,
             "devices_total": len(m.devices_used),
-            "devices": [{"device_id": d, **{lane: spans.get((lane, d), []) for lane in LANES}} for d in devices]}
+            "devices": [{"device_id": d, **{lane: spans.get((lane, d), []) for lane in LANES},
+                         "lane_time_s": {lane: lane_s[(lane, d)] for lane in LANES}} for d in devices]}

@@ -275,7 +275,7 @@ def timeline(r: dict[str, Any], label) -> str | None:
         body.append(_text(left - 6, y + group / 2, name, "end"))
         for lane, h in TIMELINE_LANES:
             spans = d[lane]
-            share = 100 * sum(e - s for s, e in spans) / t["wall_s"] if t["wall_s"] else 0.0
+            share = 100 * d["lane_time_s"][lane] / t["wall_s"] if t["wall_s"] else 0.0
             rects = "".join(_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in spans)
             body.append(f"<g><title>{_e(name)} {lane}: {_e(fmt_pct(share, 1))} of the step</title>{rects}</g>")
             y += h + 1

@@ -1,0 +1,34 @@
+"""timeline_busy.sql: each timeline lane's exact time in one step, no gap joined (by hand)."""
+
+from __future__ import annotations
+
+from pipeline.trace import chain
+from tests.test_sql_timeline import _con
+
+ROWS = [
+    # occurrence 2 starts at 1000 (its earliest range start). Device 0: gemm [1000,1030) and [1032,1050)
+    # 2 ns apart, a gemm inside the first [1005,1010), NCCL [1040,1070), a copy [1080,1090).
+    (2, 0, "gemm", "gemm", 1000, 1030), (2, 0, "gemm", "gemm", 1032, 1050), (2, 0, "gemm", "gemm", 1005, 1010),
+    (2, 0, "nccl", "communication", 1040, 1070), (2, 0, "[CUDA memcpy]", "memory", 1080, 1090),
+    # device 1: a kernel that began before the step (attributed by overlap) counts from 1000; one ends at 1120
+    (2, 1, "gemm", "gemm", 980, 1010), (2, 1, "gemm", "gemm", 1100, 1120),
+    # another occurrence is not in the step
+    (3, 0, "gemm", "gemm", 5000, 6000),
+]
+RANGES = [(2, 10, 1000, 1095), (2, 11, 1005, 1110), (3, 10, 4990, 7000)]
+
+
+def busy(con, **params) -> dict[tuple[int, int], int]:
+    chain.run(con, {"timeline_islands", "timeline_busy"}, occurrence=2, comm_class="communication", **params)
+    return {(d, lane): ns for d, lane, ns in con.execute("SELECT k1, k2, union_ns FROM timeline_busy").fetchall()}
+
+
+def test_each_lane_exactly_whatever_the_drawn_gap():
+    want = {(0, 0): 10,                   # the copy
+            (0, 1): 30,                   # NCCL
+            (0, 2): 30 + 18,              # the gemms: the 2 ns gap is not busy; the one inside adds nothing
+            (0, 3): 30 + (1070 - 1032),   # any kernel: the gemms and NCCL, overlapping from 1040
+            (1, 2): 10 + 20, (1, 3): 10 + 20}
+    assert busy(_con(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=0) == want
+    assert busy(_con(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=5) == want     # the drawn islands join the gap
+    assert busy(_con(ROWS, RANGES), devices=[1], min_gap_ns=5) == {(1, 2): 30, (1, 3): 30}
