@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.analysis.classes import pattern_problems
 from pipeline.errors import Problem
 from pipeline.job.config import Job
 from pipeline.trace import re2
@@ -46,13 +47,14 @@ def name_is_a_folder(doc: Doc) -> list[Problem]:
 
 
 def regex_compiles(doc: Doc) -> list[Problem]:
-    """match: regex is run by DuckDB's RE2, so RE2 judges it (Python's re accepts lookarounds RE2 refuses)."""
-    region = doc["region"]
+    """The region's `match: regex` and the kernel-class patterns are run by DuckDB's RE2, so RE2 judges
+    them (Python's re accepts lookarounds RE2 refuses), before any trace is opened."""
+    region, found = doc["region"], pattern_problems(doc.get("analysis", {}).get("kernel_classes"))
     if region.get("match") == "regex" and (why := re2.problem(region["name"])):
-        return [Problem(f"not a valid regular expression (RE2): {why}", "/region/name",
-                        hint="RE2 has no lookarounds or backreferences; escape special characters, "
-                             "or use match: prefix / contains for plain text")]
-    return []
+        found.insert(0, Problem(f"not a valid regular expression (RE2): {why}", "/region/name",
+                                hint="RE2 has no lookarounds or backreferences; escape special characters, "
+                                     "or use match: prefix / contains for plain text"))
+    return found
 
 
 def occurrences_ordered(doc: Doc) -> list[Problem]:

@@ -53,6 +53,11 @@ def test_regex_compiles(tmp_path):
     (p,) = problems(tmp_path, GOOD.replace("name: train_step", "name: '(?=step)'\n  match: regex"))
     assert "invalid perl operator" in p.message                     # Python's re would accept a lookahead
     assert problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('\n  match: prefix")) == []
+    # the job's kernel-class patterns too, each located; valid ones pass
+    classes = "analysis:\n  kernel_classes:\n    - {class: a, pattern: 'ok_.*'}\n    - {class: b, pattern: 'x(?<!y)'}\n"
+    (p,) = problems(tmp_path, GOOD + classes)
+    assert p.pointer == "/analysis/kernel_classes/1/pattern" and "(RE2)" in p.message
+    assert problems(tmp_path, GOOD + classes.replace("x(?<!y)", "(?i)nccl")) == []
 
 
 def test_occurrences_ordered(tmp_path):

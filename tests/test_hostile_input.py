@@ -97,6 +97,21 @@ def test_lookbehind_in_kernel_classes_is_a_job_error(synth_trace, tmp_path, caps
     assert code == 3 and "/analysis/kernel_classes/0/pattern" in err and "(RE2)" in err
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_broken_class_pattern_is_reported_before_a_broken_trace(synth_trace, tmp_path, capsys, workers):
+    """A job-file mistake comes first (exit 3), whether the files are read inline or by spare workers
+    (-j 2: a worker task per file). Inline used to open the files before reading the patterns, so the
+    broken second file (exit 4) was reported instead, while spare workers said exit 3."""
+    trace, _ = synth_trace()
+    (tmp_path / "broken.sqlite").write_text("not a trace")
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB.replace("trace: missing.sqlite", f"trace: [{trace}, broken.sqlite]").replace("num_gpus: 2", "num_gpus: 4")
+                   + 'analysis:\n  kernel_classes:\n    - {class: communication, pattern: "nccl(?<!x)"}\n')
+    code = main(["run", str(job), "--out", str(tmp_path / "out"), "-j", workers])
+    err = capsys.readouterr().err
+    assert code == 3 and "/analysis/kernel_classes/0/pattern" in err and "broken.sqlite" not in err
+
+
 @pytest.mark.parametrize("content", ["first secret line\nsecond secret line\n", "- secret one\n- secret two\n",
                                      "\x00\x01 secret binary", "a: b: secret c\n"])
 def test_extends_of_a_non_mapping_shows_none_of_its_lines(tmp_path, capsys, content):

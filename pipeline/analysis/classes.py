@@ -63,16 +63,18 @@ def load_precision_rules(path: Path = CLASSES_FILE) -> PrecisionRules:
 def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
     """The job's own rules first (so they can override), then the shipped ones."""
     shipped = _shipped(path)
-    rules = [Rule(r["class"], r["pattern"]) for r in job_rules or []]
-    rules += [Rule(c["class"], p) for c in shipped for p in c["patterns"]]
-    bad = []
-    for i, rule in enumerate(rules[:len(job_rules or [])]):
-        if why := re2.problem(rule.pattern):
-            bad.append(Problem(f"invalid regular expression {rule.pattern!r} (RE2): {why}",
-                               f"/analysis/kernel_classes/{i}/pattern", hint="RE2 syntax, e.g. (?i)my_gemm"))
-    if bad:
+    if bad := pattern_problems(job_rules):
         raise ConfigError(bad)
-    return rules
+    rules = [Rule(r["class"], r["pattern"]) for r in job_rules or []]
+    return rules + [Rule(c["class"], p) for c in shipped for p in c["patterns"]]
+
+
+def pattern_problems(job_rules: list[dict[str, str]] | None) -> list[Problem]:
+    """The job's class patterns that DuckDB's RE2 would refuse (checks.regex_compiles reports them
+    before any trace is opened; load_rules refuses them for any other caller)."""
+    return [Problem(f"invalid regular expression {r['pattern']!r} (RE2): {why}", f"/analysis/kernel_classes/{i}/pattern",
+                    hint="RE2 syntax, e.g. (?i)my_gemm")
+            for i, r in enumerate(job_rules or []) if (why := re2.problem(r["pattern"]))]
 
 
 def classify_params(rules: list[Rule], said: PrecisionRules | None = None) -> dict[str, list[str]]:
