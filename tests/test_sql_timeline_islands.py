@@ -9,8 +9,9 @@ from tests.sqlfixtures import classified
 def _islands(con, **params) -> dict[tuple[int, int], list[tuple[int, int]]]:
     queries.run(con, "timeline_islands", comm_class="communication", **params)
     out: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for device, lane, start, end in con.execute("SELECT k1, k2, start_ns, end_ns FROM timeline_islands "
-                                                "ORDER BY k1, k2, start_ns").fetchall():
+    for device, lane, start, end in con.execute(
+            "SELECT k1, CASE scope WHEN 'lane' THEN k2 ELSE 3 END, start_ns, end_ns FROM timeline_islands "
+            "WHERE scope = 'lane' OR k2 = 1 ORDER BY 1, 2, 3").fetchall():       # lane 3: scope busy, kernels
         out.setdefault((device, lane), []).append((start, end))
     return out
 

@@ -19,10 +19,11 @@ wall AS (
     JOIN occurrence_times AS o ON o.occurrence = $occurrence
 ),
 islands AS (
-    SELECT k1 AS device_id, CASE k2 WHEN 0 THEN 'memory' WHEN 1 THEN 'communication' WHEN 2 THEN 'compute'
-                                    ELSE 'busy' END AS lane,
+    SELECT k1 AS device_id, CASE WHEN scope = 'busy' THEN 'busy' WHEN k2 = 0 THEN 'memory'
+                                 WHEN k2 = 1 THEN 'communication' ELSE 'compute' END AS lane,
            start_ns, end_ns - $min_gap_ns AS end_ns
     FROM timeline_islands
+    WHERE scope = 'lane' OR k2 = 1                  -- busy: the islands of kernels, not of memory operations
 ),
 busy AS (
     SELECT d.device_id, b.start_ns, b.end_ns
