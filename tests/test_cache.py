@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,18 @@ def test_two_processes_building_at_once_agree(trace, tmp_path):
         counts = pool.map(_build_in_child, [(str(trace), str(tmp_path / "c"))] * 2)
     assert counts[0] == counts[1] > 0
     assert [p.name.startswith(".build-") for p in (tmp_path / "c").iterdir()] == [False]
+
+
+def test_a_build_clears_folders_abandoned_by_killed_builds(trace, tmp_path):
+    """A build killed by SIGKILL leaves its `.build-*` folder; the next build removes such folders
+    once they are a day old, and leaves younger ones (another process may be filling them)."""
+    cache_dir = tmp_path / "c"
+    old, young = cache_dir / ".build-x-killed", cache_dir / ".build-y-running"
+    for folder in (old, young):
+        (folder / "entry").mkdir(parents=True)
+        (folder / "entry" / "raw_kernel.parquet").write_bytes(b"partial")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    t = cache.open_cached(trace, cache_dir)
+    t.con.close()
+    assert not old.exists() and young.exists()

@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,7 @@ def build_in_place(folder: Path, fill: Callable[[Path], None], marker: str) -> N
     """`fill` a new folder beside `folder`, then rename it into place: never half-written. When another
     process got there first (its `marker` file says it is complete), theirs stays."""
     folder.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_builds(folder.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{folder.name}-", dir=folder.parent))
     try:
         fill(tmp / "entry")
@@ -202,6 +204,19 @@ def _point_views(trace: Trace, folder: Path, suffix: str = "") -> None:
         else:
             select = ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in cols)
             trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw}{suffix} AS SELECT {select} WHERE false")
+
+
+ABANDONED_BUILD_S = 24 * 3600     # no build takes a day: such a folder's process was killed mid-write
+
+
+def _remove_abandoned_builds(cache_dir: Path) -> None:
+    """Build folders left by a process killed while writing (SIGKILL, power loss: no `finally` ran).
+    Judged by age, not by process id: a cache folder may be shared by several machines."""
+    now = time.time()
+    for tmp in cache_dir.glob(".build-*"):
+        with contextlib.suppress(OSError):
+            if now - tmp.stat().st_mtime > ABANDONED_BUILD_S:
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _remove_stale(path: Path, keep: Path) -> None:
