@@ -34,3 +34,11 @@ def test_each_lane_exactly_whatever_the_drawn_gap():
     assert busy(_con(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=0) == want
     assert busy(_con(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=5) == want     # the drawn islands join the gap
     assert busy(_con(ROWS, RANGES), devices=[1], min_gap_ns=5) == {(1, 2): 30, (1, 3): 30}
+
+
+def test_a_copy_running_past_the_wall_counts_only_inside_it():
+    """The wall ends at the later of the last range end and the last kernel end (1120 here); memory
+    operations do not move it, so a copy [1100, 1200) adds 20 ns, not 100, and no lane outlasts the wall."""
+    got = busy(_con(ROWS + [(2, 0, "[CUDA memcpy]", "memory", 1100, 1200)], RANGES), devices=[0], min_gap_ns=0)
+    assert got[(0, 0)] == 10 + 20
+    assert got[(0, 3)] == 68                       # kernels only: the copy is not busy time
