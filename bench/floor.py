@@ -11,14 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.trace.open import connect
+from pipeline.trace.open import connect, literal
 
 
 def main(trace: str, query: str = "floor.sql") -> None:
     start = time.perf_counter()
     con = connect()
-    literal = "'" + trace.replace("'", "''") + "'"
-    con.execute(f"ATTACH {literal} AS nsys (TYPE sqlite, READ_ONLY)")
+    con.execute(f"ATTACH {literal(trace)} AS nsys (TYPE sqlite, READ_ONLY)")
     rows = con.execute((Path(__file__).parent / query).read_text()).fetchall()
     print(rows, time.perf_counter() - start)
 

@@ -50,9 +50,9 @@ import duckdb
 from pipeline.analysis import classes
 from pipeline.analysis.measure import WINDOW_MADE, Window, build_inputs, build_window
 from pipeline.trace import chain, recorded
-from pipeline.trace.cache import build_in_place, literal
+from pipeline.trace.cache import build_in_place
 from pipeline.job.config import Region
-from pipeline.trace.open import Trace
+from pipeline.trace.open import Trace, literal
 
 FORMAT = 2                     # bump when what is kept changes meaning (2: the analysis's rows, the database's size)
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times")

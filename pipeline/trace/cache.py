@@ -36,7 +36,7 @@ from typing import Any
 import duckdb
 
 from pipeline.errors import TraceError
-from pipeline.trace.open import RAW_TABLES, Trace, check_file, connect, open_trace
+from pipeline.trace.open import RAW_TABLES, Trace, check_file, connect, literal, open_trace
 
 FORMAT = 2                     # bump when the stored tables change meaning (2: CUDA graph columns and table)
 EDGE_BYTES = 1 << 20           # hashed at each end of the file
@@ -228,8 +228,3 @@ def _remove_stale(path: Path, keep: Path) -> None:
         with contextlib.suppress(OSError, ValueError):
             if json.loads((other / MANIFEST).read_text()).get("source") == source:
                 shutil.rmtree(other, ignore_errors=True)
-
-
-def literal(path: Path) -> str:
-    """A path as a SQL string literal: ATTACH and read_parquet take no parameters for it."""
-    return "'" + str(path).replace("'", "''") + "'"

@@ -231,9 +231,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     check_file(path)
     source = _rollback_copy(path) if _wal_header(path) else path
     try:
-        # ATTACH takes no parameters: the path is the one literal we splice, quotes doubled.
-        literal = "'" + str(source).replace("'", "''") + "'"
-        con.execute(f"ATTACH {literal} AS nsys (TYPE sqlite, READ_ONLY)")
+        con.execute(f"ATTACH {literal(source)} AS nsys (TYPE sqlite, READ_ONLY)")
         present = _export_columns(con)
     except duckdb.Error as exc:
         raise TraceError(f"{path}: cannot be read as SQLite ({_first_line(exc)})") from exc
@@ -416,6 +414,12 @@ class Hashing:
             self._file.close()
             self._hex = self._digest.hexdigest()
             return False
+
+
+def literal(path: str | Path) -> str:
+    """A path as a SQL string literal, quotes doubled: ATTACH, COPY and read_parquet take no parameters
+    for it, so it is the one value spliced into SQL."""
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def file_sha256(path: Path) -> str:

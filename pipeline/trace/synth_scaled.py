@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pipeline.trace import queries
 from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, _Tables, _write
-from pipeline.trace.open import connect
+from pipeline.trace.open import connect, literal
 
 
 def generate_scaled(spec: SynthSpec, out: Path) -> dict:
@@ -30,8 +30,7 @@ def generate_scaled(spec: SynthSpec, out: Path) -> dict:
     con = connect()
     try:
         con.execute("SET preserve_insertion_order = true")
-        literal = "'" + str(out).replace("'", "''") + "'"
-        con.execute(f"ATTACH {literal} AS out (TYPE sqlite)")
+        con.execute(f"ATTACH {literal(out)} AS out (TYPE sqlite)")
         con.execute("BEGIN")
         queries.run(con, "synth_scaled", **_params(spec))
         con.execute("COMMIT")
