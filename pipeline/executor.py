@@ -84,7 +84,10 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers die with this process and are stopped, not awaited, on an error.
 
     On Ctrl-C or SIGTERM the workers get SIGTERM: each removes its temp files and exits (interrupts.py),
-    and is joined so nothing of theirs is left behind when this process exits.
+    and is joined so nothing of theirs is left behind when this process exits. A worker that ends
+    inside a DuckDB query that spilled (the signal, the OOM killer) leaves the spill folder DuckDB
+    removes only when its connection closes: once the workers are stopped, the folders of processes
+    no longer running are removed, as after a Dask cluster.
     """
     from concurrent.futures import ProcessPoolExecutor
     ex = ProcessPoolExecutor(max_workers=workers, initializer=interrupts.worker_init)
@@ -98,7 +101,10 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
             proc.join(timeout=10)
         ex.shutdown(wait=False, cancel_futures=True)
         raise
-    ex.shutdown(wait=True)
+    else:
+        ex.shutdown(wait=True)
+    finally:
+        remove_orphaned_spills()
 
 
 SCHEDULER_TIMEOUT_S = 10

@@ -35,3 +35,23 @@ def test_only_folders_of_dead_processes_are_removed(tmp_path, monkeypatch):
         (folder / "sub").mkdir(parents=True)
     trace_open.remove_orphaned_spills()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, other.name])
+
+
+def test_a_local_pool_clears_the_spill_folders_of_its_dead_workers(tmp_path, monkeypatch):
+    """A worker stopped inside a query that spilled (Ctrl-C, SIGTERM) never closed its connection, so
+    DuckDB left its folder: once the pool's workers are stopped, it is removed, on an error as after success."""
+    from pipeline import executor
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for failing in (False, True):
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        left = tmp_path / f"{trace_open.SPILL_PREFIX}{dead.pid}-89ab"
+        (left / "sub").mkdir(parents=True)
+        try:
+            with executor._local_pool(2) as ex:
+                assert ex.submit(abs, -3).result() == 3
+                if failing:
+                    raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        assert list(tmp_path.iterdir()) == [], failing
