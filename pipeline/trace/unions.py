@@ -29,11 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.trace import keycodes
+
 KEYS = ("k1", "k2", "k3")
 MISSING = np.iinfo(np.int64).min           # no key in this position (stored as NULL)
-SPAN_OFFSET = 1 << 16                      # keys spanning fewer values are coded by their offset (2 bytes)
-SPAN_LOOKUP = 1 << 20                      # keys spanning fewer values are coded by a lookup table (1 MB)
-CHUNK = 1 << 16                            # rows per slice where a pass would otherwise make 8-byte temporaries
 _U64 = 1 << 64
 FEW_GROUPS = 256                           # up to this many groups are swept one by one, not lifted
 
@@ -99,7 +98,7 @@ def compute(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     `rows` is consumed: each column is popped, so its fetched copy is freed once sorted (the
     window of an 8 M-kernel trace is 3.2 M rows per column). Keys may be any integer type (a
     query selecting 1-byte flags fetches 1 byte per row); they are held as codes of the smallest
-    unsigned type that fits (`_codes`), not as 8-byte values.
+    unsigned type that fits (`keycodes.codes`), not as 8-byte values.
     """
     w = _by_start(rows, groupings)
     done = _all_groups(w, groupings)
@@ -111,7 +110,7 @@ def _all_groups(w: _Window, groupings: list[Grouping]) -> dict[Grouping, tuple[n
     be added up from one already swept instead of swept (`_coarsened`)."""
     done: dict[Grouping, tuple[np.ndarray, _Groups]] = {}
     for g in sorted(groupings, key=lambda g: -len(g.columns)):
-        code = _group_code(g, w.codes, len(w.s))
+        code = keycodes.group(g.columns, w.codes, len(w.s))
         found = next((d for f, (fcode, fine) in done.items()
                       if (d := _coarsened(w, code, fcode, fine, set(g.columns) <= set(f.columns))) is not None), None)
         done[g] = code, found if found is not None else _sweep_groups(w, code, _order(code))
@@ -165,7 +164,7 @@ def islands(rows: dict[str, np.ndarray], groupings: list[Grouping]) -> dict[str,
     w = _by_start(rows, groupings)
     parts = []
     for g in groupings:
-        code = _group_code(g, w.codes, len(w.s))
+        code = keycodes.group(g.columns, w.codes, len(w.s))
         perm = _order(code)
         S, E, acc, lift, heads, restarts = _lifted(w, code, perm)
         new = np.empty(len(S), dtype=bool)
@@ -215,7 +214,7 @@ def sort(rows: dict[str, np.ndarray], groupings: list[Grouping], by: str) -> Sor
             done.whole[i] = (g.columns.index(by), _rows(g, groups[g][1], w.codes))
             continue
         fine = groups[per[i]][1]
-        code = _group_code(g, w.codes, len(w.s))
+        code = keycodes.group(g.columns, w.codes, len(w.s))
         if _apart(w, code[fine.first], fine) is not None:
             done.added[i] = (code[fine.first], occurrence[fine.first], fine)
             continue
@@ -273,7 +272,7 @@ def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], also: str 
     e -= base
     codes = {}
     for c in dict.fromkeys([c for g in groupings for c in g.columns] + ([also] if also else [])):
-        distinct, code = _codes(np.asarray(rows.pop(c)))
+        distinct, code = keycodes.codes(np.asarray(rows.pop(c)))
         codes[c] = distinct, code[order]
     return _Window(low, span, s, e, bool(np.any(e < s)), codes)
 
@@ -293,62 +292,6 @@ def _compact(values: np.ndarray) -> np.ndarray:
         return values
     fits = not len(values) or (values.min() >= np.iinfo(np.int32).min and values.max() <= np.iinfo(np.int32).max)
     return values.astype(np.int32) if fits else values
-
-
-def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the values codes stand for, as int64 in ascending order; each row's code): computed once per key
-    column, shared by groupings.
-
-    Keys spanning few values (flags, classes, occurrences, devices) are coded by their offset from
-    the smallest, in one pass into a 1- or 2-byte array (a value in the span that no row has is a
-    code no group gets); a wider span by a table lookup, linear; others (process keys are 48-bit)
-    by a binary search among the distinct values of a sample, checked, else by a sort.
-    """
-    if not len(values):
-        return values.astype(np.int64), values.astype(np.uint8)
-    values = values.view(np.uint8) if values.dtype == np.bool_ else values        # a flag selected as BOOLEAN
-    low, high = int(values.min()), int(values.max())
-    if high - low < SPAN_OFFSET:
-        code = np.empty(len(values), dtype=_code_type(high - low + 1))
-        np.subtract(values, values.dtype.type(low), out=code, casting="unsafe")    # fits: 0 .. high - low
-        return np.arange(low, high + 1, dtype=np.int64), code
-    if high - low < SPAN_LOOKUP:
-        offset = values - values.dtype.type(low)          # in the column's own type: low is its minimum
-        present = np.zeros(high - low + 1, dtype=bool)
-        present[offset] = True
-        distinct = np.flatnonzero(present) + low
-        code = (np.cumsum(present) - 1).astype(_code_type(len(distinct)))[offset]
-        return distinct.astype(np.int64), code
-    distinct = np.unique(values[:: max(1, len(values) // 1024)])
-    code = np.empty(len(values), dtype=_code_type(len(distinct)))
-    for at in range(0, len(values), CHUNK):               # in slices: no 8-byte temporaries of every row
-        part = values[at:at + CHUNK]
-        found = np.minimum(np.searchsorted(distinct, part), len(distinct) - 1)
-        if not np.array_equal(distinct[found], part):     # a value the sample missed
-            distinct, code = np.unique(values, return_inverse=True)
-            return distinct.astype(np.int64), code.reshape(-1).astype(_code_type(len(distinct)))
-        code[at:at + CHUNK] = found
-    return distinct.astype(np.int64), code
-
-
-def _code_type(distinct: int) -> type:
-    """The smallest unsigned type holding codes 0 .. distinct - 1."""
-    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if distinct <= np.iinfo(t).max + 1)
-
-
-def _group_code(g: Grouping, codes: dict[str, tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
-    """Each row's group as a code of its key tuple in key order, below max(n, 2**16) (else made dense)."""
-    group, size = np.zeros(n, dtype=np.uint8), 1
-    for c in g.columns:
-        distinct, code = codes[c]
-        t = _code_type(size * len(distinct))
-        group = code.astype(t) if size == 1 else group.astype(t) * t(len(distinct)) + code
-        size *= len(distinct)
-        if size > max(n, 1 << 16):                        # present tuples only: at most n
-            group = np.unique(group, return_inverse=True)[1].reshape(-1)
-            size = int(group.max()) + 1
-            group = group.astype(_code_type(size))
-    return group
 
 
 def _order(code: np.ndarray) -> np.ndarray | None:
