@@ -7,7 +7,8 @@ The rule, precisely (ARCHITECTURE.md, "Imports"):
   job -> trace -> analysis -> model, hardware -> checks -> report (it consumes their outputs);
   model and hardware are one stage;
 - commands (run and its siblings: batch, executor, demo, compare, gate, history, init, ci,
-  locations) import base, stages and each other; only cli imports a command, and nothing imports cli.
+  locations) import base, stages and each other; only cli (the pipeline/cli package) imports a command,
+  and nothing outside cli imports it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def kind(module: str) -> str:
     """'base', 'cli', 'command' or the stage name."""
     if module in BASE:
         return "base"
-    if module == "pipeline.cli":
+    if module == "pipeline.cli" or module.startswith("pipeline.cli."):
         return "cli"
     part = module.split(".")[1]
     if part in STAGES and module not in COMMAND_IN_STAGE:
@@ -65,7 +66,7 @@ def allowed(importer: str, imported: str) -> bool:
     if b == "base":
         return a != "base" or imported == "pipeline"          # base: __version__ only, nothing else
     if b == "cli":
-        return False
+        return a == "cli"
     if b == "command":
         return a in ("cli", "command")
     if a in ("cli", "command"):
@@ -84,7 +85,8 @@ def test_module_map_lists_every_module():
     text = DOC.read_text(encoding="utf-8")
     section = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
     mapped = set(re.findall(r"pipeline/[\w/]+\.py", section))
-    actual = {p.relative_to(REPO).as_posix() for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"}
+    actual = {p.relative_to(REPO).as_posix() for p in PACKAGE.rglob("*.py")
+              if p.name != "__init__.py" or "\ndef " in p.read_text(encoding="utf-8")}   # a package with code of its own
     assert sorted(actual - mapped) == [], "modules missing from ARCHITECTURE.md's module map"
     assert sorted(mapped - actual) == [], "ARCHITECTURE.md's module map names modules that do not exist"
 

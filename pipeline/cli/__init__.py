@@ -1,0 +1,50 @@
+"""`mfu` command line: a thin argparse layer that maps errors to exit codes.
+
+parser.py holds every option and its help text, and the exit codes `--help` prints; commands.py
+holds one function per command. A user's mistake is one message and a documented exit code,
+never a traceback; anything else is a bug (exit 5) and shows everything needed to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+from pipeline import interrupts
+from pipeline.cli.parser import build_parser
+from pipeline.errors import ExitCode, MfuError
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with interrupts.handled():
+            return int(args.func(args))
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
+    except BrokenPipeError:              # `mfu inspect t | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error at exit
+        return 0
+    except Exception as exc:
+        if interrupts.pending():         # DuckDB reports a signal during a query as its own error
+            return _interrupted(exc)
+        if isinstance(exc, MfuError):
+            print(f"error: {exc}", file=sys.stderr)
+            return int(exc.code)
+        # a bug, not a user mistake: show everything needed to fix it
+        traceback.print_exc()
+        print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
+              file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+
+
+def _interrupted(exc: BaseException) -> int:
+    """Ctrl-C (exit 130) or SIGTERM (143): one line, no traceback; cleanup already ran on the way out."""
+    signal_exc = interrupts.pending() or (exc if isinstance(exc, interrupts.Interrupted) else None)
+    code = signal_exc.exit_code if signal_exc else 130
+    print("interrupted" if code == 130 else f"terminated (signal {code - 128})", file=sys.stderr)
+    return code

@@ -1,0 +1,280 @@
+"""One function per `mfu` command: check the locations given, call the stage that does the work,
+print what the user needs (the reports written, warnings, a summary) and return the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline import locations
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pipeline.batch import run_batch, summary_table, worst
+    from pipeline.trace.cache import default_cache_dir
+    from pipeline.report.index import write_index
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--jobs needs at least 1 worker")
+    args.out = locations.folder(args.out, "--out")           # every location checked before any job runs
+    if args.cache is not None and not args.no_cache:
+        args.cache = locations.folder(args.cache, "--cache")
+    if args.history is not None:
+        from pipeline.history import check, is_folder
+        check(Path(args.history))
+        args.history = (locations.folder if is_folder(Path(args.history)) else locations.file_in_folder)(
+            args.history, "--history")
+    quiet = len(args.job_files) == 1
+    cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.job_files) > 1 else None)
+    if cache is not None and args.cache is None:
+        try:                                      # the default place may be unusable (read-only home): run without
+            locations.folder(cache, "cache")
+        except UsageError as exc:
+            print(f"warning: {exc}; running without a cache (set MFU_CACHE_DIR or --cache)", file=sys.stderr)
+            cache = None
+    try:
+        rows = run_batch(args.job_files, args.out, workers=args.workers,
+                         progress=io.StringIO() if quiet else sys.stderr, cache_dir=cache, engine=args.executor)
+    finally:
+        write_index(args.out)                 # also after Ctrl-C: the index lists the interrupted jobs
+    if args.history is not None:
+        from pipeline.history import append
+        done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
+                for r in rows if "metrics" in r]
+        run = append(args.history, done, args.label)
+        print(f"history: appended {len(done)} results as run {run} to {args.history}", file=sys.stderr)
+    for r in rows:
+        if r["status"] == "skipped":
+            print(f"note: {r['job']}: {r['reason']}", file=sys.stderr)
+        elif "metrics" not in r:
+            print(f"error: {r['reason']}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    elif quiet:
+        for r in rows:
+            if "metrics" in r:
+                print(_run_line(r))
+    else:
+        print(summary_table(rows))
+    return worst(rows)
+
+
+def _run_line(s: dict[str, Any]) -> str:
+    m = s["metrics"]
+    line = (f"{s['name']}: MFU {_pct(m['mfu_pct_wall'])} (wall), HFU {_pct(m['hfu_pct_wall'])}, "
+            f"active-time ratio {_pct(m['active_ratio_pct_union'])} (diagnostic), "
+            f"step {s['step_time_median_s']:.6f} s median -> {s['report']}/report.md")
+    if s["status"] == "invalid":
+        line += "  [INVALID]"
+    for t in s["failed_thresholds"]:
+        line += f"\n  threshold {t['name']} {t['limit']} not met: {t['value']:.3f}"
+    return line
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f} %"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pipeline.compare import compare, gate_lines, gather, parse_pct
+    from pipeline.report.render import render_all, write_files
+    from pipeline import ci
+    args.out = locations.folder(args.out, "--out")
+    limit = parse_pct(args.max_regression) if args.max_regression is not None else None
+    if args.junit is not None and limit is None:
+        raise UsageError("--junit lists the gated figures: give --max-regression too")
+    inputs, baselines = gather(args.inputs, args.baseline)
+    if len(inputs) < 2:
+        raise UsageError("compare needs at least two inputs (counting --baseline results)")
+    doc = compare(inputs, baselines, limit, strict=args.strict, allow_incomparable=args.allow_incomparable,
+                  job_file=args.job_file)
+    files = render_all(doc, kind="compare")
+    if args.format == "github":
+        files["summary.md"] = ci.summary(doc)
+    write_files(args.out, files)
+    if args.junit is not None:
+        ci.write_junit(args.junit, doc)
+    if args.format == "github":
+        ci.append_step_summary(files["summary.md"])
+        for line in ci.annotations(doc):
+            print(line)
+    print(f"compared {len(doc['columns'])} inputs against {', '.join(doc['baselines'])} -> {args.out}/compare.md, "
+          "compare.html, compare.json")
+    for c in doc["columns"]:
+        for group in c["not_comparable"]:
+            print(f"warning: {c['label']}: {', '.join(group['figures'])} not comparable with the baseline: "
+                  f"{'; '.join(group['reasons'])}", file=sys.stderr)
+    for line in gate_lines(doc):
+        print(line, file=sys.stderr)
+    if doc["gates"]:
+        print(f"gate {'passed' if doc['passed'] else 'FAILED'} (max regression {limit:g} %)")
+    return int(ExitCode.OK if doc["passed"] else ExitCode.THRESHOLD)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from pipeline.compare import parse_pct
+    from pipeline.history import write
+    args.out = locations.folder(args.out, "--out")
+    doc = write(args.path, args.out, parse_pct(args.min_change, "--min-change"))
+    print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
+    for job in doc["jobs"]:
+        for r in job["runs"]:
+            for c in r["changes"]:
+                print(f"{c['outcome']}: {job['name']} run {r['run']}{_label(r)} {c['metric']}: {c['detail']}",
+                      file=sys.stderr)
+    return 0
+
+
+def _label(run: dict[str, Any]) -> str:
+    return f" ({run['label']})" if run.get("label") else ""
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from pipeline.job.extends import BASE_NOTE, is_base
+    from pipeline.run import validate_file
+    worst = 0
+    for job in args.job_files:
+        if is_base(job):
+            print(f"{job}: {BASE_NOTE}")
+            continue
+        try:
+            validate_file(job)
+            print(f"ok: {job}")
+        except MfuError as exc:
+            print(f"{exc}", file=sys.stderr)
+            worst = max(worst, int(exc.code))
+    return worst
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from pipeline.trace.inspect import format_text, inspect_trace
+    from pipeline.trace.integrity import explain
+    try:
+        info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
+    except Exception as exc:
+        raise explain(exc, [args.trace]) from None
+    print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from pipeline.init import skeleton, write
+    text = skeleton(args.trace, args.preset, args.out.parent if args.out else Path.cwd())
+    if args.out is None:
+        print(text, end="")
+        return 0
+    write(text, args.out)
+    print(f"wrote {args.out}: fill in each TODO (`mfu validate {args.out}` lists them), then `mfu run {args.out}`",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pipeline.demo import run_demo
+    args.out = locations.folder(args.out, "--out")
+    res, folder = run_demo(args.out)
+    m = res["metrics"]
+    print(f"demo: MFU {_pct(m['mfu_pct_wall'])} (wall) on a synthetic 8-GPU Llama-3-8B trace -> "
+          f"{folder}/report.md, report.html, result.json and the charts (*.svg)")
+    return 0
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from pipeline.trace.synth import SynthSpec, generate
+    from pipeline.trace.synth_scaled import generate_scaled
+    spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
+                     step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
+                     region=args.region, gpu_name=args.gpu_name, layers=args.layers, warmup_steps=args.warmup_steps)
+    truth = (generate_scaled if args.scaled else generate)(spec, args.out)
+    kernels = sum(o["kernel_count"] for o in truth["occurrences"])
+    print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
+          f"and {args.out}.truth.json")
+    return 0
+
+
+_MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "mtp_layers",
+                "moe_experts", "moe_top_k", "moe_expert_ffn", "moe_shared_ffn", "moe_first_dense",
+                "sliding_window_window", "mlp", "attention", "lm_head")
+
+
+def cmd_flops(args: argparse.Namespace) -> int:
+    from pipeline.model.flops import compute_flops
+    from pipeline.model.presets import model_from_flags
+    from pipeline.run import job_flops, resolved_model, validate_file
+    flags = {k: getattr(args, k) for k in _MODEL_FLAGS}
+    if args.job is not None:
+        if any(v is not None for v in flags.values()):
+            raise UsageError("give either a job file or model flags, not both")
+        job = validate_file(args.job)
+        result = job_flops(job, resolved_model(job))
+    else:
+        if args.seq_len is None or all(v is None for v in flags.values()):
+            raise UsageError("without a job file, give --preset and/or architecture flags, and --seq-len")
+        try:
+            result = compute_flops(model_from_flags(**flags), mode=args.mode, seq_len=args.seq_len,
+                                   sequences=args.batch, recompute=args.recompute, convention=args.convention,
+                                   context_len=args.context_len)
+        except ConfigError as exc:     # no job file: name the flag the value came from, not "<job>:"
+            raise UsageError("\n".join(_flag_problem(p) for p in exc.problems)) from None
+    data = result.to_dict()
+    print(json.dumps(data, indent=2, sort_keys=True) if args.format == "json" else _flops_text(data))
+    return 0
+
+
+def _flag_problem(p: Problem) -> str:
+    """/model/kv_heads -> --kv-heads, /workload/seq_len -> --seq-len: where the user typed the value."""
+    parts = [x for x in p.pointer.split("/") if x][1:]
+    flag = "--" + "-".join(parts).replace("_", "-") if parts else "model flags"
+    return f"{flag}: {p.message}" + (f" (fix: {p.hint})" if p.hint else "")
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from pipeline.model.presets import presets
+    rows = [{"name": name, "source": p["source"], "published_params": p["published_params"], "model": p["model"]}
+            for name, p in sorted(presets().items())]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return 0
+    print(f"{'preset':<22} {'params':>9} {'hidden':>6} {'layers':>6}  source")
+    for r in rows:
+        m = r["model"]
+        print(f"{r['name']:<22} {r['published_params'] / 1e9:>8.2f}B {m.get('hidden', '—'):>6} "
+              f"{m.get('layers', '—'):>6}  {r['source']}")
+    print("Use with `model: {preset: NAME}` in a job, or `mfu flops --preset NAME --seq-len N`.")
+    return 0
+
+
+def _flops_text(d: dict[str, Any]) -> str:
+    rows = [f"{'component':<28} {'forward FLOPs':>24} {'x':>3} {'total':>26}"]
+    rows += [f"{c['component']:<28} {c['forward_flops']:>24,} {c['multiplier']:>3} {c['total']:>26,}"
+             for c in d["breakdown"]]
+    rows.append(f"{'model FLOPs per step':<56} {d['model_flops_per_step']:>26,}")
+    rows.append(f"{'hardware FLOPs per step':<56} {d['hardware_flops_per_step']:>26,}")
+    rows.append(f"convention {d['convention']}: {d['convention_note']}")
+    if d["tokens_per_step"] is not None:
+        rows.append(f"tokens per step {d['tokens_per_step']:,}; FLOPs per token {d['flops_per_token']:.6g}")
+    if d["params_total"] is not None:
+        rows.append(f"parameters {d['params_total']:,} total, {d['params_active']:,} active")
+    if d["six_n_flops_per_step"] is not None:
+        rows.append(f"cross-check 6·N·tokens: {d['six_n_flops_per_step']:,}")
+    rows += [f"warning: {w}" for w in d["warnings"]]
+    return "\n".join(rows)
+
+
+def cmd_gpus(args: argparse.Namespace) -> int:
+    from pipeline.hardware.catalog import catalog_rows, load_catalog
+    rows = catalog_rows(load_catalog())
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return 0
+    print(f"{'key':<18} {'name':<34} {'bf16':>8} {'fp16':>8} {'fp8':>8} {'tf32':>8} {'HBM GB/s':>9} {'GB':>6}")
+    for r in rows:
+        cells = [f"{r[k]:>8g}" if r[k] is not None else f"{'—':>8}"
+                 for k in ("bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops")]
+        print(f"{r['key']:<18} {r['name'][:34]:<34} {' '.join(cells)} {r['hbm_gbps']:>9g} {r['memory_gb']:>6g}")
+    print("Dense TFLOP/s per GPU; sources: `mfu gpus --format json` or configs/hardware.yaml.")
+    return 0

@@ -1,0 +1,235 @@
+"""Every option of `mfu` and its help text: `--help` prints this, the only copy.
+
+Exit codes (the same table is in README.md):
+  0    ok
+  1    a threshold was not met, or a computed figure is impossible (invalid: MFU above 100 %)
+  2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
+       a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
+       not answer; a full disk while writing
+  3    anything wrong in a job, catalog or preset file (configs/hardware.yaml, configs/models.yaml):
+       every problem listed with file:line:col and JSON pointer
+  4    trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not
+       found, contents the export schema does not allow, a leftover -wal/-journal beside it)
+  5    internal error (a bug: please report it with the traceback printed)
+  130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from pipeline import __version__
+from pipeline.cli import commands
+from pipeline.errors import ExitCode
+
+EPILOG = __doc__.split("\n\n", 1)[1]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 already; keep its format, add a hint
+        self.print_usage(sys.stderr)
+        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mfu", description="MFU reports from Nsight Systems SQLite exports.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"mfu-pipeline {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    for add in (_run_options, _history_options, _compare_options, _validate_options, _inspect_options,
+                _init_options, _demo_options, _synth_options, _flops_options, _gpus_options, _models_options):
+        add(sub)
+    return p
+
+
+def _command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+    """A command's parser: its help is also its description, and every command's --help ends with the exit codes."""
+    sp = sub.add_parser(name, help=help, description=help, epilog=EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sp.set_defaults(func=func)
+    return sp
+
+
+def _run_options(sub: Any) -> None:
+    sp = _command(sub, "run", commands.cmd_run,
+                  "Run job files and write reports/<name>/report.md, report.html, result.json (charts inline in the "
+                  "HTML and as .svg files beside report.md), and reports/index.md and index.html linking every "
+                  "report in the folder with its headline figures. Several jobs run in parallel processes; a failing "
+                  "job does not stop the others, a summary table lists each job's status and reason, and the exit "
+                  "code is the worst one.")
+    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
+    sp.add_argument("--out", default="reports", help="output folder (default: reports)")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="summary on stdout: text (default) or json (one object per job)")
+    sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
+                    help="worker processes (default: the CPU count); jobs reading the same trace files share "
+                         "one worker, so each trace is read once; a job over several trace files, when there are "
+                         "fewer trace groups than workers, has each of its files read by one of the workers")
+    sp.add_argument("--history", metavar="PATH", help="append this run's results (job name, config "
+                    "hash, trace hash, MFU, step time) to a history, created if missing: a PATH ending in "
+                    ".duckdb is a DuckDB file; any other PATH is a folder that gets one Parquet file per run "
+                    "(run-000001.parquet, ...), never rewriting earlier ones, so runs may append at once. "
+                    "Render it with `mfu history PATH`")
+    sp.add_argument("--label", metavar="TEXT", help="stored with this run in the --history, e.g. the commit "
+                    "(--label \"$GITHUB_SHA\"); shown next to the run number")
+
+    sp.add_argument("--cache", metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
+                    "reuse them (default: off for one job, the user cache folder for several; see README)")
+    sp.add_argument("--no-cache", action="store_true", help="never use or write a cache")
+    sp.add_argument("--executor", default="local", metavar="ENGINE",
+                    help="local (default), dask-local, or dask://HOST:PORT (needs the [dask] extra)")
+
+
+def _history_options(sub: Any) -> None:
+    sp = _command(sub, "history", commands.cmd_history,
+                  "Render the trend of MFU and step time per job from a history, a *.duckdb file or a folder of "
+                  "Parquet files (history.md, history.html with SVG charts, history.json), flagging the runs where "
+                  "MFU or step time changed (regression or improvement). Histories of an older format are read as "
+                  "they are; `mfu run --history` migrates a DuckDB file when it appends.")
+    sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
+                    "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
+                    "renders the same rows byte for byte")
+    sp.add_argument("--out", default="reports/history",
+                    help="output folder (default: reports/history)")
+    sp.add_argument("--min-change", metavar="PCT", default="5%", help="flag a run whose MFU or median step "
+                    "time moved by more than PCT (relative) since the job's previous run AND a one-sided "
+                    "Mann-Whitney U test on the per-occurrence samples is significant at alpha 0.01, as the "
+                    "compare gate (default 5%%); runs stored without samples (format 1) 'cannot decide'")
+
+
+def _compare_options(sub: Any) -> None:
+    sp = _command(sub, "compare", commands.cmd_compare,
+                  "Side-by-side report of several runs (compare.md, compare.html, compare.json): every figure per "
+                  "input, its change against the baseline worded better/worse by the figure's direction, and per "
+                  "figure whether it is comparable with the baseline and why not (MFU/HFU need the same FLOPs "
+                  "convention, precision, peak, occurrence scope and attribution; step time and tokens/s also the "
+                  "same work per step, GPU count and type). With --max-regression it is a CI gate on MFU (wall) and "
+                  "the median step time: exit 1, with the reason on stderr, when a figure is worse by more than the "
+                  "limit AND a one-sided Mann-Whitney U test on the per-occurrence samples is significant at alpha "
+                  "0.01, or when a gated figure is not comparable. Fewer than 5 samples on a side: 'cannot decide' "
+                  "(a failure only with --strict).")
+    sp.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="job file (run now), result.json, or report folder holding one; at least two "
+                         "counting --baseline results")
+    sp.add_argument("--baseline", action="append", default=[], metavar="BASE",
+                    help="an input's job name, the input as written or its 1-based position, or another "
+                         "result.json / report folder (default: the first input). Repeat it for several "
+                         "baseline runs of the same job: their samples are pooled and a value inside the "
+                         "range they span is never called a regression (per-occurrence samples of one run "
+                         "see jitter inside that run, not run-to-run noise)")
+    sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative "
+                    "to the baseline's value)")
+    sp.add_argument("--strict", action="store_true", help="gate: fail a figure worse than the limit even when "
+                    "there are too few samples to test it")
+    sp.add_argument("--allow-incomparable", action="store_true", help="gate figures that are not comparable "
+                    "with the baseline anyway (each says so) instead of failing them")
+    sp.add_argument("--format", choices=["text", "github"], default="text", help="github: also print "
+                    "::error/::warning annotations on the job file for failed or undecided figures, write "
+                    "summary.md to --out and append it to $GITHUB_STEP_SUMMARY when that is set")
+    sp.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML: one test case per gated "
+                    "figure per job (needs --max-regression)")
+    sp.add_argument("--job-file", metavar="PATH", help="the job file annotations and test cases point at, as "
+                    "the repository names it (default: the input when it is a job file, else the job file "
+                    "name the result records)")
+    sp.add_argument("--out", default="reports/compare",
+                    help="output folder (default: reports/compare)")
+
+
+def _validate_options(sub: Any) -> None:
+    sp = _command(sub, "validate", commands.cmd_validate,
+                  "Check job files (schema, scope rules, model) without reading traces. Base files (`kind: base`, "
+                  "used through `extends:`) are reported as skipped.")
+    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
+
+
+def _inspect_options(sub: Any) -> None:
+    sp = _command(sub, "inspect", commands.cmd_inspect,
+                  "Show what a trace holds: versions, GPUs, processes, counts, NVTX ranges, and which NVTX range "
+                  "looks like one training/inference step: range names ranked by the GPU work they enclose (share of "
+                  "the trace's kernel time, per-occurrence kernel sum/union/count), with nesting depth, occurrences "
+                  "per process and the steadiness of their period. When no name is step-like it says it is guessing.")
+    sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export "
+                    "(`nsys export --type sqlite`), opened read-only")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text (default) or json (the same content, for tools)")
+    sp.add_argument("--ranges", type=int, default=30, metavar="N", help="range-name groups to list by count "
+                    "(default 30)")
+    sp.add_argument("--regions", type=int, default=10, metavar="N", help="range-name groups to rank by the GPU "
+                    "work they enclose, step-like names first (default 10)")
+
+
+def _init_options(sub: Any) -> None:
+    sp = _command(sub, "init", commands.cmd_init,
+                  "Write a job file skeleton from a trace: the step-like NVTX region (other candidates in comments), "
+                  "warm-up occurrences skipped, devices and processes seen, `gpu: auto` when the trace names a "
+                  "catalog GPU, the precision kernel names suggest, and TODO for every value the trace cannot tell "
+                  "(model, batch, mode). `mfu validate` fails at each TODO with its line until it is filled in.")
+    sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export, opened read-only")
+    sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
+    sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "
+                    "overwritten; the trace path is written relative to it); default: print to stdout")
+
+
+def _demo_options(sub: Any) -> None:
+    sp = _command(sub, "demo", commands.cmd_demo,
+                  "Generate a synthetic trace, run the demo job on it, write reports/demo.")
+    sp.add_argument("--out", default="reports", help="output folder (default: reports)")
+
+
+def _synth_options(sub: Any) -> None:
+    sp = _command(sub, "synth", commands.cmd_synth,
+                  "Write a synthetic step-level trace and its ground truth (OUT.truth.json).")
+    sp.add_argument("out", type=Path, metavar="OUT.sqlite", help="SQLite file to write (replaced if present); "
+                    "the ground truth goes to OUT.sqlite.truth.json")
+    for name, default, text in [("ranks", 2, "processes, one GPU each"), ("steps", 5, "step ranges per rank"),
+                                ("kernels-per-step", 40, "kernels per step per rank"),
+                                ("step-ns", 50_000_000, "step length in ns"), ("seed", 0, "random seed"),
+                                ("drop-launch-every", 0, "every n-th kernel has no launch row (0: none)"),
+                                ("layers", 0, "nested 'decoder_layer' ranges per step (0: none)"),
+                                ("warmup-steps", 0, "first steps that take twice as long (warm-up)")]:
+        sp.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
+    sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
+    sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
+    sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "
+                    "(benchmarks); the truth file then holds counts only")
+
+
+def _flops_options(sub: Any) -> None:
+    sp = _command(sub, "flops", commands.cmd_flops,
+                  "Print the model FLOPs breakdown for a job file, a preset, or architecture flags (flags override "
+                  "the preset's fields).")
+    sp.add_argument("job", nargs="?", type=Path, metavar="JOB", help="job file (then no model flags)")
+    sp.add_argument("--preset", help="model preset name (`mfu models` lists them)")
+    for flag in ("hidden", "layers", "heads", "kv-heads", "head-dim", "ffn", "vocab", "mtp-layers",
+                 "moe-experts", "moe-top-k", "moe-expert-ffn", "moe-shared-ffn", "moe-first-dense",
+                 "sliding-window-window"):
+        sp.add_argument(f"--{flag}", type=int, help=f"model.{flag.replace('-', '_')} (see schemas/model.schema.json)")
+    sp.add_argument("--mlp", choices=["swiglu", "geglu", "gelu", "relu"], help="MLP kind")
+    sp.add_argument("--attention", choices=["causal", "full"], help="attention mask")
+    sp.add_argument("--lm-head", action=argparse.BooleanOptionalAction, default=None, help="count the LM head")
+    sp.add_argument("--mode", choices=["training", "inference", "decode"], default="training")
+    sp.add_argument("--seq-len", type=int, default=None, help="tokens per sequence (required without JOB)")
+    sp.add_argument("--batch", type=int, default=1, help="sequences per step (without JOB; default 1)")
+    sp.add_argument("--context-len", type=int, help="decode: KV-cache length")
+    sp.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
+    sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="override the convention")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text table (default) or json (the breakdown as data)")
+
+
+def _gpus_options(sub: Any) -> None:
+    sp = _command(sub, "gpus", commands.cmd_gpus,
+                  "List the GPU catalog: dense peaks, bandwidth, sources.")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text table (default) or json (every entry with its source)")
+
+
+def _models_options(sub: Any) -> None:
+    sp = _command(sub, "models", commands.cmd_models,
+                  "List the model presets (configs/models.yaml): shape, published parameter count and the source "
+                  "each shape comes from. Use one with `model.preset` or `mfu flops --preset`.")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text table (default) or json (every preset with its full model section)")
