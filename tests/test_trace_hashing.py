@@ -1,4 +1,4 @@
-"""open.Hashing: a trace's SHA-256 hashed in a low-priority thread; whoever needs it finishes it."""
+"""files.Hashing: a trace's SHA-256 hashed in a low-priority thread; whoever needs it finishes it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from pipeline.trace.open import Hashing
+from pipeline.trace.files import Hashing
 
 
 @pytest.fixture

@@ -36,7 +36,8 @@ from typing import Any
 import duckdb
 
 from pipeline.errors import TraceError
-from pipeline.trace.open import RAW_TABLES, Trace, check_file, connect, literal, open_trace
+from pipeline.trace.files import check_file
+from pipeline.trace.open import RAW_TABLES, Trace, connect, literal, open_trace
 
 FORMAT = 2                     # bump when the stored tables change meaning (2: CUDA graph columns and table)
 EDGE_BYTES = 1 << 20           # hashed at each end of the file

@@ -14,26 +14,20 @@ our machines are offline and a run must never reach for the network.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import secrets
 import shutil
-import sys
 import tempfile
 import weakref
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
-from pipeline.trace import queries
+from pipeline.trace import files, queries
 from pipeline.errors import TraceError
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # raw view -> (export table, [(column, duckdb type)]). Only these columns are read.
 RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -197,14 +191,14 @@ class Trace:
     columns: dict[str, set[str]]                 # raw view -> columns present in the file
     nsys_version: str | None = None
     export_schema_version: str | None = None
-    digest: str | Hashing = ""                   # SHA-256 of the file, or its computation still running
+    digest: str | files.Hashing = ""                   # SHA-256 of the file, or its computation still running
     notes: list[str] = field(default_factory=list)
     cache_entry: Path | None = None              # the Parquet cache entry the raw views read (trace/cache.py)
 
     @property
     def sha256(self) -> str:
         """The file's SHA-256 (provenance in result.json); finishes the hash started at attach."""
-        if isinstance(self.digest, Hashing):
+        if isinstance(self.digest, files.Hashing):
             self.digest = self.digest.result()
         return self.digest
 
@@ -228,8 +222,8 @@ def open_trace(path: str | Path) -> Trace:
 def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     """Attach `path` as `nsys` on an existing connection (several files share one, in turn)."""
     path = Path(path)
-    check_file(path)
-    source = _rollback_copy(path) if _wal_header(path) else path
+    files.check_file(path)
+    source = files.rollback_copy(path) if files.wal_header(path) else path
     try:
         con.execute(f"ATTACH {literal(source)} AS nsys (TYPE sqlite, READ_ONLY)")
         present = _export_columns(con)
@@ -240,7 +234,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
         raise TraceError(f"{path}: an SQLite file, but not an Nsight Systems export (no StringIds, "
                          "NVTX_EVENTS or CUPTI_ACTIVITY_KIND_* tables); create one with "
                          "`nsys export --type sqlite report.nsys-rep`")
-    trace = Trace(path=path, con=con, tables={}, columns={}, digest=Hashing(path))
+    trace = Trace(path=path, con=con, tables={}, columns={}, digest=files.Hashing(path))
     if source != path:                            # the private copy lives as long as the trace using it
         weakref.finalize(trace, shutil.rmtree, source.parent, True)
     for raw, (table, cols) in RAW_TABLES.items():
@@ -249,66 +243,6 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     from pipeline.trace import integrity          # it names tables with open's resolve_table
     integrity.check(trace)
     return trace
-
-
-def check_file(path: Path) -> None:
-    if not path.exists():
-        raise TraceError(f"{path}: trace file not found; check `trace:` in the job (relative "
-                         "to the job file) or the path given on the command line")
-    if not path.is_file():
-        raise TraceError(f"{path}: is not a file")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
-    if head != SQLITE_MAGIC:
-        hint = " (an .nsys-rep report: export it with `nsys export --type sqlite`)" \
-            if path.suffix == ".nsys-rep" else ""
-        raise TraceError(f"{path}: not an SQLite file{hint}")
-    for suffix in ("-wal", "-journal"):
-        side = Path(f"{path}{suffix}")
-        if side.is_file() and side.stat().st_size > 0:
-            raise TraceError(
-                f"{side}: changes to the trace that were never merged into it (left by the program that wrote "
-                f"it); reading the trace here would write beside it, and skipping them would hide data. Fold "
-                f"them in on a copy: cp '{path}' '{side}' DIR/ && python3 -c \"import sqlite3; "
-                f"sqlite3.connect('DIR/{path.name}').execute('PRAGMA journal_mode=DELETE')\", then point trace: at "
-                f"DIR/{path.name}")
-
-
-# Bytes 18 and 19 of the SQLite header: 2 and 2 in WAL mode, 1 and 1 in rollback-journal mode.
-_WAL_HEADER = (18, b"\x02\x02")
-
-
-def _wal_header(path: Path) -> bool:
-    with path.open("rb") as fh:
-        fh.seek(_WAL_HEADER[0])
-        return fh.read(2) == _WAL_HEADER[1]
-
-
-def _rollback_copy(path: Path) -> Path:
-    """A private copy of a WAL-mode trace with nothing left to merge (check_file saw no -wal), read as
-    a rollback-journal database.
-
-    SQLite opens a WAL-mode file only by creating `-wal` and `-shm` beside it (and fails on a
-    read-only file system), and the scanner cannot ask for `immutable`. Since nothing is unmerged,
-    the copy with the header's mode bytes set to rollback holds exactly the trace's data. It is
-    removed with the Trace that reads it (attach), also in a worker that is interrupted.
-    """
-    folder = Path(tempfile.mkdtemp(prefix="mfu-wal-trace-"))
-    copy = folder / path.name
-    try:
-        shutil.copyfile(path, copy)
-        with copy.open("r+b") as fh:
-            fh.seek(_WAL_HEADER[0])
-            fh.write(b"\x01\x01")
-    except OSError as exc:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise TraceError(f"{path}: is in WAL mode, and a private copy to read it without writing beside it "
-                         f"could not be made in {folder.parent} ({exc.strerror}); set TMPDIR to a folder "
-                         "with room for it") from None
-    return copy
 
 
 def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
@@ -363,71 +297,10 @@ def _versions(con: duckdb.DuckDBPyConnection, present: dict[str, set[str]]) -> t
     return rows.get("EXPORT_PRODUCT_VERSION"), rows.get("EXPORT_SCHEMA_VERSION")
 
 
-class Hashing:
-    """A file's SHA-256, hashed block by block in a daemon thread at the lowest CPU priority.
-
-    Hashing a trace is a full read of it (0.11 s of CPU at 2 M kernels). Beside DuckDB's two
-    threads on two cores, at normal priority it cost the cold run about 0.04 s of wall time
-    (bench/phases.py, paired runs, load 1); at nice 19 (Linux) it takes only what DuckDB leaves
-    idle. Whoever needs the digest first (`result`) hashes the remaining blocks itself at its own
-    priority, so a loaded machine cannot starve the run, and a reading error reaches it. A thread
-    of its own, not a pool: a pool's thread does not survive a fork; a forked process hashes the
-    file itself.
-    """
-
-    BLOCK = 1 << 20
-
-    def __init__(self, path: Path):
-        self.path, self.pid = path, os.getpid()
-        self._lock = threading.Lock()
-        self._digest = hashlib.sha256()
-        self._file: Any = None
-        self._hex: str | None = None
-        threading.Thread(target=self._background, name="mfu-sha256", daemon=True).start()
-
-    def result(self) -> str:
-        if self.pid != os.getpid():
-            return file_sha256(self.path)
-        while self._step():
-            pass
-        return self._hex
-
-    def _background(self) -> None:
-        if sys.platform.startswith("linux"):             # per-thread nice: Linux only
-            with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        with contextlib.suppress(OSError):               # result() reads on and raises it
-            while self._step():
-                pass
-
-    def _step(self) -> bool:
-        """Hash the next block; False once the digest is known."""
-        with self._lock:
-            if self._hex is not None:
-                return False
-            if self._file is None:
-                self._file = self.path.open("rb")
-            block = self._file.read(self.BLOCK)
-            if block:
-                self._digest.update(block)
-                return True
-            self._file.close()
-            self._hex = self._digest.hexdigest()
-            return False
-
-
 def literal(path: str | Path) -> str:
     """A path as a SQL string literal, quotes doubled: ATTACH, COPY and read_parquet take no parameters
     for it, so it is the one value spliced into SQL."""
     return "'" + str(path).replace("'", "''") + "'"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _first_line(exc: BaseException) -> str:

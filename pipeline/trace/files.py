@@ -1,0 +1,143 @@
+"""The trace file itself, before and beside DuckDB: may it be read, and its SHA-256.
+
+A trace is the user's data and is never written: a file that is not an SQLite export, or that
+has unmerged changes beside it, is refused here with what to do instead, and a WAL-mode file is
+read through a private copy, because SQLite would otherwise create files beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import TraceError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_file(path: Path) -> None:
+    if not path.exists():
+        raise TraceError(f"{path}: trace file not found; check `trace:` in the job (relative "
+                         "to the job file) or the path given on the command line")
+    if not path.is_file():
+        raise TraceError(f"{path}: is not a file")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if head != SQLITE_MAGIC:
+        hint = " (an .nsys-rep report: export it with `nsys export --type sqlite`)" \
+            if path.suffix == ".nsys-rep" else ""
+        raise TraceError(f"{path}: not an SQLite file{hint}")
+    for suffix in ("-wal", "-journal"):
+        side = Path(f"{path}{suffix}")
+        if side.is_file() and side.stat().st_size > 0:
+            raise TraceError(
+                f"{side}: changes to the trace that were never merged into it (left by the program that wrote "
+                f"it); reading the trace here would write beside it, and skipping them would hide data. Fold "
+                f"them in on a copy: cp '{path}' '{side}' DIR/ && python3 -c \"import sqlite3; "
+                f"sqlite3.connect('DIR/{path.name}').execute('PRAGMA journal_mode=DELETE')\", then point trace: at "
+                f"DIR/{path.name}")
+
+
+# Bytes 18 and 19 of the SQLite header: 2 and 2 in WAL mode, 1 and 1 in rollback-journal mode.
+_WAL_HEADER = (18, b"\x02\x02")
+
+
+def wal_header(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(_WAL_HEADER[0])
+        return fh.read(2) == _WAL_HEADER[1]
+
+
+def rollback_copy(path: Path) -> Path:
+    """A private copy of a WAL-mode trace with nothing left to merge (check_file saw no -wal), read as
+    a rollback-journal database.
+
+    SQLite opens a WAL-mode file only by creating `-wal` and `-shm` beside it (and fails on a
+    read-only file system), and the scanner cannot ask for `immutable`. Since nothing is unmerged,
+    the copy with the header's mode bytes set to rollback holds exactly the trace's data. It is
+    removed with the Trace that reads it (attach), also in a worker that is interrupted.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="mfu-wal-trace-"))
+    copy = folder / path.name
+    try:
+        shutil.copyfile(path, copy)
+        with copy.open("r+b") as fh:
+            fh.seek(_WAL_HEADER[0])
+            fh.write(b"\x01\x01")
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise TraceError(f"{path}: is in WAL mode, and a private copy to read it without writing beside it "
+                         f"could not be made in {folder.parent} ({exc.strerror}); set TMPDIR to a folder "
+                         "with room for it") from None
+    return copy
+
+
+class Hashing:
+    """A file's SHA-256, hashed block by block in a daemon thread at the lowest CPU priority.
+
+    Hashing a trace is a full read of it (0.11 s of CPU at 2 M kernels). Beside DuckDB's two
+    threads on two cores, at normal priority it cost the cold run about 0.04 s of wall time
+    (bench/phases.py, paired runs, load 1); at nice 19 (Linux) it takes only what DuckDB leaves
+    idle. Whoever needs the digest first (`result`) hashes the remaining blocks itself at its own
+    priority, so a loaded machine cannot starve the run, and a reading error reaches it. A thread
+    of its own, not a pool: a pool's thread does not survive a fork; a forked process hashes the
+    file itself.
+    """
+
+    BLOCK = 1 << 20
+
+    def __init__(self, path: Path):
+        self.path, self.pid = path, os.getpid()
+        self._lock = threading.Lock()
+        self._digest = hashlib.sha256()
+        self._file: Any = None
+        self._hex: str | None = None
+        threading.Thread(target=self._background, name="mfu-sha256", daemon=True).start()
+
+    def result(self) -> str:
+        if self.pid != os.getpid():
+            return file_sha256(self.path)
+        while self._step():
+            pass
+        return self._hex
+
+    def _background(self) -> None:
+        if sys.platform.startswith("linux"):             # per-thread nice: Linux only
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        with contextlib.suppress(OSError):               # result() reads on and raises it
+            while self._step():
+                pass
+
+    def _step(self) -> bool:
+        """Hash the next block; False once the digest is known."""
+        with self._lock:
+            if self._hex is not None:
+                return False
+            if self._file is None:
+                self._file = self.path.open("rb")
+            block = self._file.read(self.BLOCK)
+            if block:
+                self._digest.update(block)
+                return True
+            self._file.close()
+            self._hex = self._digest.hexdigest()
+            return False
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
