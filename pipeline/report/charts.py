@@ -10,6 +10,7 @@ namespace a file needs. Values sit in <title> tooltips; labels never overlap (`_
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -120,35 +121,12 @@ def roofline(r: dict[str, Any]) -> str | None:
     x_lo, x_hi = min(ais) / 4, max(ais) * 4
     y_lo, y_hi = max(min(ys + [x_lo * bw / 1000]) / 4, 1e-6), peak * 4
     sx, sy = _scale(x_lo, x_hi, left, w - right, log=True), _scale(y_lo, y_hi, top + plot_h, top, log=True)
-    body = [_line(sx(v), top, sx(v), top + plot_h, COLORS["grid"]) for v in _decades(x_lo, x_hi)]
-    body += [_line(left, sy(v), w - right, sy(v), COLORS["grid"]) for v in _decades(y_lo, y_hi)]
-    body += [_text(sx(v), top + plot_h + 16, _decade_label(v), "middle") for v in _decades(x_lo, x_hi)]
-    body += [_text(left - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(y_lo, y_hi)]
-    body.append(_line(left, top + plot_h, w - right, top + plot_h, COLORS["axis"]))
-    body.append(_line(left, top, left, top + plot_h, COLORS["axis"]))
-    x_start = max(x_lo, y_lo * 1000 / bw)
-    pts = [(x_start, x_start * bw / 1000), (ridge, peak), (x_hi, peak)]
-    body.append('<polyline fill="none" stroke="#222" stroke-width="2" points="'
-                + " ".join(f"{sx(a):.1f},{sy(t):.1f}" for a, t in pts) + '"/>')
-    taken = [(cx - 6, cy - 6, cx + 6, cy + 6) for cx, cy in
-             ((sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])) for x in rows)]
-    peak_label = f"peak {fmt_num(peak)}{NBSP}TFLOP/s ({hw['precision']})"
-    for px, py, anchor in ((w - right - 4, sy(peak) - 6, "end"), (sx(ridge) + 6, sy(peak) - 6, "start"),
-                           (w - right - 4, sy(peak) + 16, "end"), (sx(ridge) + 6, sy(peak) + 16, "start")):
-        if not any(_overlaps(_box(px, py, peak_label, anchor), t) for t in taken):
-            break
-    body.append(_text(px, py, peak_label, anchor, "lbl roof-label"))
-    taken.append(_box(px, py, peak_label, anchor))
-    mid = math.sqrt(x_start * ridge)
-    angle = math.degrees(math.atan2(sy(mid * 10) - sy(mid), sx(mid * 10) - sx(mid)))
-    bw_label = f"HBM {fmt_num(bw, 0)}{NBSP}GB/s"
-    mx, my = sx(mid), sy(mid * bw / 1000) - 6
-    body.append(_text(mx, my, bw_label, "middle", "roof-label", f' transform="rotate({angle:.1f} {mx:.1f} {my:.1f})"'))
-    body.append(f'<circle cx="{sx(ridge):.1f}" cy="{sy(peak):.1f}" r="3.5" fill="#222"><title>ridge '
-                f'{_e(fmt_num(ridge))} FLOP/byte</title></circle>')
+    body = _log_grid(sx, sy, (x_lo, x_hi), (y_lo, y_hi), (left, top, w - right, top + plot_h))
+    points = [(sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])) for x in rows]
+    taken = [(cx - 6, cy - 6, cx + 6, cy + 6) for cx, cy in points]
+    body += _roofs(hw, sx, sy, max(x_lo, y_lo * 1000 / bw), x_hi, w - right, taken)
     bounds = (left + 2, top, w - right, top + plot_h - 2)
-    for i, x in enumerate(rows, 1):
-        cx, cy = sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])
+    for i, (x, (cx, cy)) in enumerate(zip(rows, points), 1):
         body.append(f"<g><title>{_e(_roof_tip(i, x))}</title>{_marker(cx, cy, x['achieved_tflops'] is not None)}</g>")
         lx, ly, anchor, dist = _place(cx, cy, str(i), taken, bounds)
         if dist > 9:
@@ -164,6 +142,44 @@ def roofline(r: dict[str, Any]) -> str | None:
     for i, x in enumerate(rows, 1):
         body.append(_text(left, legend_top + 18 * i, f"{i}  {_roof_tip(i, x, short=True)}"))
     return _svg("roofline", w, legend_top + 18 * len(rows) + 8, "roofline, log-log", body)
+
+
+def _log_grid(sx: Callable[[float], float], sy: Callable[[float], float], xs: tuple[float, float],
+              ys: tuple[float, float], box: tuple[float, float, float, float]) -> list[str]:
+    """Grid lines and labels at each decade of both log axes, and the two axes, inside box (x0, y0, x1, y1)."""
+    x0, y0, x1, y1 = box
+    body = [_line(sx(v), y0, sx(v), y1, COLORS["grid"]) for v in _decades(*xs)]
+    body += [_line(x0, sy(v), x1, sy(v), COLORS["grid"]) for v in _decades(*ys)]
+    body += [_text(sx(v), y1 + 16, _decade_label(v), "middle") for v in _decades(*xs)]
+    body += [_text(x0 - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(*ys)]
+    body.append(_line(x0, y1, x1, y1, COLORS["axis"]))
+    body.append(_line(x0, y0, x0, y1, COLORS["axis"]))
+    return body
+
+
+def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float], float], x_start: float,
+           x_hi: float, x_right: float, taken: list[tuple[float, float, float, float]]) -> list[str]:
+    """The bandwidth and compute roofs from x_start to x_hi, the ridge point, and their labels: the peak's
+    label where it covers no operator (`taken`, which gets its box)."""
+    peak, bw, ridge = hw["peak_tflops"], hw["hbm_gbps"], hw["ridge_flop_per_byte"]
+    pts = [(x_start, x_start * bw / 1000), (ridge, peak), (x_hi, peak)]
+    body = ['<polyline fill="none" stroke="#222" stroke-width="2" points="'
+            + " ".join(f"{sx(a):.1f},{sy(t):.1f}" for a, t in pts) + '"/>']
+    peak_label = f"peak {fmt_num(peak)}{NBSP}TFLOP/s ({hw['precision']})"
+    for px, py, anchor in ((x_right - 4, sy(peak) - 6, "end"), (sx(ridge) + 6, sy(peak) - 6, "start"),
+                           (x_right - 4, sy(peak) + 16, "end"), (sx(ridge) + 6, sy(peak) + 16, "start")):
+        if not any(_overlaps(_box(px, py, peak_label, anchor), t) for t in taken):
+            break
+    body.append(_text(px, py, peak_label, anchor, "lbl roof-label"))
+    taken.append(_box(px, py, peak_label, anchor))
+    mid = math.sqrt(x_start * ridge)
+    angle = math.degrees(math.atan2(sy(mid * 10) - sy(mid), sx(mid * 10) - sx(mid)))
+    bw_label = f"HBM {fmt_num(bw, 0)}{NBSP}GB/s"
+    mx, my = sx(mid), sy(mid * bw / 1000) - 6
+    body.append(_text(mx, my, bw_label, "middle", "roof-label", f' transform="rotate({angle:.1f} {mx:.1f} {my:.1f})"'))
+    body.append(f'<circle cx="{sx(ridge):.1f}" cy="{sy(peak):.1f}" r="3.5" fill="#222"><title>ridge '
+                f'{_e(fmt_num(ridge))} FLOP/byte</title></circle>')
+    return body
 
 
 def _decades(lo: float, hi: float) -> list[float]:
