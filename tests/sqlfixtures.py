@@ -35,3 +35,12 @@ def classified(rows: list[tuple]) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, device_id, name, class, start_ns, end_ns[, precision]), all of one process."""
     return plant([(o, 1, d, n, c, s, e, *p) for o, d, n, c, s, e, *p in rows])
 
+
+def with_ranges(rows: list[tuple], ranges: list[tuple]) -> duckdb.DuckDBPyConnection:
+    """`classified(rows)` plus selected_ranges (occurrence, pid, start_ns, end_ns) and the walls
+    (kernel_union, occurrence_times), as measure.analyse leaves them for the timeline's queries."""
+    con = classified(rows)
+    con.execute("CREATE TABLE selected_ranges (occurrence BIGINT, pid BIGINT, start_ns BIGINT, end_ns BIGINT)")
+    con.executemany("INSERT INTO selected_ranges VALUES (?, ?, ?, ?)", ranges)
+    chain.run(con, {"kernel_union", "occurrence_times"})
+    return con

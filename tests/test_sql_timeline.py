@@ -6,15 +6,7 @@ import pytest
 
 from pipeline.analysis.timeline import median_occurrence
 from pipeline.trace import chain
-from tests.sqlfixtures import classified
-
-
-def _con(rows, ranges):
-    con = classified(rows)
-    con.execute("CREATE TABLE selected_ranges (occurrence BIGINT, pid BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    con.executemany("INSERT INTO selected_ranges VALUES (?, ?, ?, ?)", ranges)
-    chain.run(con, {"kernel_union", "occurrence_times"})          # the walls, as measure.analyse leaves them
-    return con
+from tests.sqlfixtures import with_ranges
 
 
 def _timeline(con, **params):
@@ -30,7 +22,7 @@ def _lanes(rows):
 
 
 def test_by_hand():
-    con = _con([
+    con = with_ranges([
         # occurrence 2 starts at 1000 (earliest range); device 0: gemm [1000,1030), [1032,1050) -> joined
         # at min_gap 5 (gap 2); NCCL [1040,1070); a copy [1080,1090); nothing on device 0 after 1070
         (2, 0, "gemm", "gemm", 1000, 1030), (2, 0, "gemm", "gemm", 1032, 1050),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.trace import chain
-from tests.test_sql_timeline import _con
+from tests.sqlfixtures import with_ranges
 
 ROWS = [
     # occurrence 2 starts at 1000 (its earliest range start). Device 0: gemm [1000,1030) and [1032,1050)
@@ -31,14 +31,14 @@ def test_each_lane_exactly_whatever_the_drawn_gap():
             (0, 2): 30 + 18,              # the gemms: the 2 ns gap is not busy; the one inside adds nothing
             (0, 3): 30 + (1070 - 1032),   # any kernel: the gemms and NCCL, overlapping from 1040
             (1, 2): 10 + 20, (1, 3): 10 + 20}
-    assert busy(_con(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=0) == want
-    assert busy(_con(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=5) == want     # the drawn islands join the gap
-    assert busy(_con(ROWS, RANGES), devices=[1], min_gap_ns=5) == {(1, 2): 30, (1, 3): 30}
+    assert busy(with_ranges(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=0) == want
+    assert busy(with_ranges(ROWS, RANGES), devices=[0, 1, 2], min_gap_ns=5) == want     # the drawn islands join the gap
+    assert busy(with_ranges(ROWS, RANGES), devices=[1], min_gap_ns=5) == {(1, 2): 30, (1, 3): 30}
 
 
 def test_a_copy_running_past_the_wall_counts_only_inside_it():
     """The wall ends at the later of the last range end and the last kernel end (1120 here); memory
     operations do not move it, so a copy [1100, 1200) adds 20 ns, not 100, and no lane outlasts the wall."""
-    got = busy(_con(ROWS + [(2, 0, "[CUDA memcpy]", "memory", 1100, 1200)], RANGES), devices=[0], min_gap_ns=0)
+    got = busy(with_ranges(ROWS + [(2, 0, "[CUDA memcpy]", "memory", 1100, 1200)], RANGES), devices=[0], min_gap_ns=0)
     assert got[(0, 0)] == 10 + 20
     assert got[(0, 3)] == 68                       # kernels only: the copy is not busy time

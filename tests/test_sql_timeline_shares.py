@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pipeline.trace import chain
-from tests.test_sql_timeline import _con
+from tests.sqlfixtures import with_ranges
 from tests.test_sql_timeline_busy import RANGES, ROWS
 
 
 def test_lanes_and_idle_per_device():
-    con = _con(ROWS, RANGES)
+    con = with_ranges(ROWS, RANGES)
     rows = chain.run(con, {"timeline_islands", "timeline_busy", "timeline_shares"}, occurrence=2, devices=[0, 1, 2],
                      min_gap_ns=5, comm_class="communication")["timeline_shares"]
     got = {(r["device_id"], r["lane"]): r["lane_ns"] for r in rows}
