@@ -136,8 +136,9 @@ class Hashing:
 
 
 def file_sha256(path: Path) -> str:
+    """The whole file's SHA-256 in this thread (Hashing.result in a forked process)."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
+        for block in iter(lambda: fh.read(Hashing.BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()

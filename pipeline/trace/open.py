@@ -191,7 +191,7 @@ class Trace:
     columns: dict[str, set[str]]                 # raw view -> columns present in the file
     nsys_version: str | None = None
     export_schema_version: str | None = None
-    digest: str | files.Hashing = ""                   # SHA-256 of the file, or its computation still running
+    digest: str | files.Hashing = ""             # SHA-256 of the file, or its computation still running
     notes: list[str] = field(default_factory=list)
     cache_entry: Path | None = None              # the Parquet cache entry the raw views read (trace/cache.py)
 
