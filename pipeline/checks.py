@@ -335,8 +335,14 @@ def mfu_or_hfu_above_100(job: Job, ev: Evidence) -> str | None:
 
 def union_diagnostic_above_100(job: Job, ev: Evidence) -> str | None:
     """Model FLOPs / (kernel union x GPUs x peak) above 100 %: the GPUs would have beaten their peak
-    while busy, even if MFU on the wall looks plausible (SEMANTICS §1: a diagnostic, still bounded)."""
+    while busy, even if MFU on the wall looks plausible (SEMANTICS §1: a diagnostic, still bounded).
+    With FLOPs but no kernel at all the ratio is infinite (SEMANTICS §6), not missing."""
     ratio = ev.metrics["active_ratio_pct_union"]
+    if ratio is None and (ev.metrics["mfu_pct_wall"] or 0) > 0:
+        return ("no attributed kernel ran in the selected occurrences, so the union diagnostic (model FLOPs / "
+                "(kernel union x GPUs x peak)) is infinite: the MFU would only measure the ranges' CPU time "
+                "(and their skew across ranks); select occurrences that launch GPU work ('mfu inspect' lists "
+                "them), or check region.attribution")
     if ratio is None or ratio <= PCT_LIMIT:
         return None
     return (f"the union diagnostic (model FLOPs / (kernel union x GPUs x peak)) is {ratio:.1f} %: while their "

@@ -260,6 +260,25 @@ def test_gpu_outlasts_range_needs_kernels(tmp_path):
     assert "report.html" in files
 
 
+def test_flops_over_occurrences_without_kernels_are_invalid(tmp_path):
+    """Only the kernel-less occurrence selected: 1e3 FLOPs over the ranks' 1.5 us of skew would read as
+    33 % MFU, but no GPU work holds them (union 0, diagnostic infinite): invalid, not a figure."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(1500, 2500, gtid(200, 200), "step")
+    e.range(3000, 4000, gtid(100, 100), "step")
+    e.launch(3100, gtid(100, 100), 1)
+    e.kernel(3200, 3900, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step", "occurrences": {"first": 1, "last": 1}},
+                    hardware={"num_gpus": 2, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1.0e3 / (1500e-9 * 2 * 1.0e12))
+    assert res["metrics"]["active_ratio_pct_union"] is None
+    assert res["status"] == "invalid" and "no attributed kernel ran" in res["status_reason"]
+
+
 # --------------------------------------------------------------------------- plausibility
 
 def metrics(mfu: float | None = 40.0, hfu: float | None = 40.0, union: float | None = 45.0) -> dict:
@@ -297,7 +316,10 @@ def test_union_diagnostic_above_100(tmp_path):
     job = job_of(tmp_path, GOOD)
     rule = checks.union_diagnostic_above_100
     assert rule(job, evidence(mfu=40.0, union=100.0)) is None
-    assert rule(job, evidence(mfu=40.0, union=None)) is None
+    assert rule(job, evidence(mfu=None, union=None)) is None                # no wall either: nothing to judge
+    assert rule(job, evidence(mfu=0.0, union=None)) is None                 # no FLOPs on no kernels
+    empty = rule(job, evidence(mfu=98.5, union=None))                       # FLOPs over no kernel: infinite
+    assert "no attributed kernel ran" in empty and "infinite" in empty
     reason = rule(job, evidence(mfu=40.0, union=108.0))
     assert "union diagnostic" in reason and "108.0 %" in reason and "peak" in reason
 
