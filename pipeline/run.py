@@ -176,8 +176,8 @@ def _reference(job: Job, fl: FlopsResult) -> tuple[int | None, str]:
 
 
 def _unsteady(occurrences: list[dict[str, Any]]) -> list[dict[str, str]]:
-    found = metrics.unsteady_steps([o["index"] for o in occurrences],
-                                   [o["step_time_s"] for o in occurrences])
+    found = metrics.unsteady_steps([o["index"] for o in occurrences], [o["step_time_s"] for o in occurrences],
+                                   [o["kernel_count"] > 0 for o in occurrences])
     return [found] if found else []
 
 

@@ -134,18 +134,28 @@ def test_gpus_with_a_broken_catalog_exits_3_as_documented(tmp_path, capsys, monk
 
 def test_unsteady_steps_names_the_outlier_and_a_steady_run():
     # occurrence 1 takes 2.3 s, the others ~1 s: median 1.005, 2.3 / 1.005 = 2.29x
-    w = unsteady_steps([1, 2, 3, 4, 5, 6], [2.3, 1.0, 1.02, 0.98, 1.01, 1.0])
+    w = unsteady_steps([1, 2, 3, 4, 5, 6], [2.3, 1.0, 1.02, 0.98, 1.01, 1.0], [True] * 6)
     assert w["code"] == "unsteady_steps"
     assert "occurrence 1 takes 2.3 s, 2.29x the median 1.005 s" in w["message"]
     assert "Outside ±10 % of the median: 1." in w["message"]
     assert "region.occurrences: {first: 2, last: 6}" in w["message"]
 
 
+def test_unsteady_steps_suggests_no_run_without_kernels():
+    """Steady but kernel-less occurrences (op-level ranges whose work ran elsewhere) are not suggested."""
+    seconds = [2.3, 1.0, 1.02, 0.98, 1.01, 1.0, 1.0]
+    w = unsteady_steps([1, 2, 3, 4, 5, 6, 7], seconds, [True, True, True, False, False, False, False])
+    assert "Outside ±10 % of the median: 1." in w["message"]            # kernels or not, 4-7 are not outliers
+    assert "region.occurrences: {first: 2, last: 3}" in w["message"]
+    w = unsteady_steps([1, 2, 3], [2.3, 1.0, 1.0], [True, False, False])
+    assert "region.occurrences" not in w["message"]
+
+
 def test_unsteady_steps_by_cv_alone_and_steady_steps():
     # 1.0, 1.3, 1.0, 1.3: mean 1.15, pstdev 0.15 -> CV 13.0 %; no step is 2x the median (1.15)
-    w = unsteady_steps([3, 4, 5, 6], [1.0, 1.3, 1.0, 1.3])
+    w = unsteady_steps([3, 4, 5, 6], [1.0, 1.3, 1.0, 1.3], [True] * 4)
     assert w is not None and "CV 13.0 %" in w["message"]
-    assert unsteady_steps([1, 2, 3], [1.0, 1.05, 0.97]) is None
+    assert unsteady_steps([1, 2, 3], [1.0, 1.05, 0.97], [True] * 3) is None
 
 
 def test_inference_is_not_labelled_optimizer_step(synth_trace, tmp_path, capsys):
@@ -167,3 +177,13 @@ def test_warmup_step_in_the_selection_is_warned_about(synth_trace, tmp_path, cap
     assert res["step_time"]["cv_pct"] > 10                   # what the warning is about, from the result
     assert "Outside ±10 % of the median: 1." in w["message"]
     assert "region.occurrences: {first: 2, last: 6}" in w["message"]
+
+
+def test_unsteady_steps_suggests_no_run_without_kernels():
+    """Steady but kernel-less occurrences (op-level ranges whose work ran elsewhere) are not suggested."""
+    seconds = [2.3, 1.0, 1.02, 0.98, 1.01, 1.0, 1.0]
+    w = unsteady_steps([1, 2, 3, 4, 5, 6, 7], seconds, [True, True, True, False, False, False, False])
+    assert "Outside ±10 % of the median: 1." in w["message"]            # kernels or not, 4-7 are not outliers
+    assert "region.occurrences: {first: 2, last: 3}" in w["message"]
+    w = unsteady_steps([1, 2, 3], [2.3, 1.0, 1.0], [True, False, False])
+    assert "region.occurrences" not in w["message"]

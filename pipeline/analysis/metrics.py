@@ -55,9 +55,11 @@ def attainable_tflops(intensity: float, peak_tflops: float, hbm_gbps: float) -> 
     return min(peak_tflops, intensity * hbm_gbps * 1e9 / TERA)
 
 
-def unsteady_steps(indices: Sequence[int], seconds: Sequence[float]) -> dict[str, str] | None:
+def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequence[bool]) -> dict[str, str] | None:
     """A warning when step times vary (CV > 10 % or one step > 2x the median), naming the outliers
-    (beyond ±10 % of the median) and the longest run of steady occurrences to select instead.
+    (beyond ±10 % of the median) and the longest run of steady occurrences to select instead. An
+    occurrence where no kernel ran (`ran` false) is never part of that run: selected alone, it
+    holds no GPU work for the FLOPs (checks.union_diagnostic_above_100 refuses it).
 
     SEMANTICS §6: a warm-up step or a 50x outlier must be visible, not averaged away.
     """
@@ -70,6 +72,7 @@ def unsteady_steps(indices: Sequence[int], seconds: Sequence[float]) -> dict[str
         return None
     steady = [abs(s / med - 1) <= STEADY_BAND if med > 0 else False for s in seconds]
     outliers = [k for k, ok in zip(indices, steady) if not ok]
+    steady = [ok and r for ok, r in zip(steady, ran)]
     best, start = (0, 0), None
     for i, ok in enumerate(steady + [False]):
         if ok and start is None:
