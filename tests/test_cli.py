@@ -189,3 +189,22 @@ def test_flops_architecture_flags_reproduce_semantics_11(capsys):
 def test_flops_without_model_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
     assert code == 2 and "--preset" in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["inspect", "--regions", "-1"], "argument --regions: -1 is less than 1"),
+    (["inspect", "--ranges", "0"], "argument --ranges: 0 is less than 1"),
+    (["inspect", "--ranges", "many"], "argument --ranges: 'many' is not a whole number"),
+    (["run", "-j", "0", "job.yaml"], "argument -j/--jobs: 0 is less than 1"),
+    (["synth", "--kernels-per-step", "0"], "argument --kernels-per-step: 0 is less than 1"),
+    (["synth", "--step-ns", "-5"], "argument --step-ns: -5 is less than 1"),
+])
+def test_counts_out_of_range_are_usage_errors(args, message, tmp_path, capsys):
+    """A negative --regions reached DuckDB's LIMIT and ended in a traceback (exit 5); a count the
+    command cannot use is a usage error (exit 2) naming the option and the bound."""
+    target = tmp_path / "t.sqlite"
+    with pytest.raises(SystemExit) as info:
+        main([*args, str(target)])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and message in err and "Traceback" not in err
+    assert not target.exists()

@@ -18,8 +18,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipeline.batch import run_batch, summary_table, worst
     from pipeline.trace.cache import default_cache_dir
     from pipeline.report.index import write_index
-    if args.workers is not None and args.workers < 1:
-        raise UsageError("--jobs needs at least 1 worker")
     args.out = locations.folder(args.out, "--out")           # every location checked before any job runs
     if args.cache is not None and not args.no_cache:
         args.cache = locations.folder(args.cache, "--cache")

@@ -34,6 +34,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
+def _whole(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= minimum, else a usage error (exit 2) naming the bound."""
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+    return convert
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mfu", description="MFU reports from Nsight Systems SQLite exports.",
                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,7 +77,7 @@ def _run_options(sub: Any) -> None:
     sp.add_argument("--out", default="reports", help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="summary on stdout: text (default) or json (one object per job)")
-    sp.add_argument("-j", "--jobs", dest="workers", type=int, default=None, metavar="N",
+    sp.add_argument("-j", "--jobs", dest="workers", type=_whole(1), default=None, metavar="N",
                     help="worker processes (default: the CPU count); jobs reading the same trace files share "
                          "one worker, so each trace is read once; a job over several trace files, when there are "
                          "fewer trace groups than workers, has each of its files read by one of the workers")
@@ -155,9 +168,9 @@ def _inspect_options(sub: Any) -> None:
                     "(`nsys export --type sqlite`), opened read-only")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text (default) or json (the same content, for tools)")
-    sp.add_argument("--ranges", type=int, default=30, metavar="N", help="range-name groups to list by count "
+    sp.add_argument("--ranges", type=_whole(1), default=30, metavar="N", help="range-name groups to list by count "
                     "(default 30)")
-    sp.add_argument("--regions", type=int, default=10, metavar="N", help="range-name groups to rank by the GPU "
+    sp.add_argument("--regions", type=_whole(1), default=10, metavar="N", help="range-name groups to rank by the GPU "
                     "work they enclose, step-like names first (default 10)")
 
 
@@ -184,13 +197,13 @@ def _synth_options(sub: Any) -> None:
                   "Write a synthetic step-level trace and its ground truth (OUT.truth.json).")
     sp.add_argument("out", type=Path, metavar="OUT.sqlite", help="SQLite file to write (replaced if present); "
                     "the ground truth goes to OUT.sqlite.truth.json")
-    for name, default, text in [("ranks", 2, "processes, one GPU each"), ("steps", 5, "step ranges per rank"),
-                                ("kernels-per-step", 40, "kernels per step per rank"),
-                                ("step-ns", 50_000_000, "step length in ns"), ("seed", 0, "random seed"),
-                                ("drop-launch-every", 0, "every n-th kernel has no launch row (0: none)"),
-                                ("layers", 0, "nested 'decoder_layer' ranges per step (0: none)"),
-                                ("warmup-steps", 0, "first steps that take twice as long (warm-up)")]:
-        sp.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
+    for name, default, least, text in [
+            ("ranks", 2, 1, "processes, one GPU each"), ("steps", 5, 1, "step ranges per rank"),
+            ("kernels-per-step", 40, 1, "kernels per step per rank"), ("step-ns", 50_000_000, 1, "step length in ns"),
+            ("seed", 0, 0, "random seed"), ("drop-launch-every", 0, 0, "every n-th kernel has no launch row (0: none)"),
+            ("layers", 0, 0, "nested 'decoder_layer' ranges per step (0: none)"),
+            ("warmup-steps", 0, 0, "first steps that take twice as long (warm-up)")]:
+        sp.add_argument(f"--{name}", type=_whole(least), default=default, help=f"{text} (default {default})")
     sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
     sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
     sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "
