@@ -198,6 +198,7 @@ def test_flops_without_model_is_a_usage_error(capsys):
     (["run", "-j", "0", "job.yaml"], "argument -j/--jobs: 0 is less than 1"),
     (["synth", "--kernels-per-step", "0"], "argument --kernels-per-step: 0 is less than 1"),
     (["synth", "--step-ns", "-5"], "argument --step-ns: -5 is less than 1"),
+    (["flops", "--preset", "llama-3-8b", "--seq-len", "8", "--batch", "-1"], "argument --batch: -1 is less than 1"),
 ])
 def test_counts_out_of_range_are_usage_errors(args, message, tmp_path, capsys):
     """A negative --regions reached DuckDB's LIMIT and ended in a traceback (exit 5); a count the
