@@ -260,6 +260,30 @@ def test_gpu_outlasts_range_needs_kernels(tmp_path):
     assert "report.html" in files
 
 
+def test_impossible_occurrence_rows_are_marked_in_the_tables(tmp_path):
+    """Occurrence 1 (wall 1 us) cannot hold FLOPs that give 150 % on its own wall; the total
+    (2 x F over 11 us of wall: 27.27 %) is plausible, so the run is ok but row 1 is marked ⚠."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(3000, 13000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1100, 2000, gpid(100), 1)
+    e.launch(3100, gtid(100, 100), 2)
+    e.kernel(3100, 12100, gpid(100), 2)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.5e6}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 3.0e6 / 11e-6 / 1e12)
+    assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx([150.0, 15.0])
+    md, page = render_all(res)["report.md"], render_all(res)["report.html"]
+    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith(("| 1 |", "| 2 |"))}
+    assert rows["1"].rstrip(" |").endswith("150.00\u00a0⚠ | 150.00\u00a0⚠")
+    assert rows["2"].rstrip(" |").endswith("15.00 | 15.00")
+    assert "⚠ above 100 %: physically impossible" in md and "(warning `occurrence_above_100`)" in md
+    assert "150.00\u00a0⚠" in page and "<code>occurrence_above_100</code>" in page
+
+
 def test_flops_over_occurrences_without_kernels_are_invalid(tmp_path):
     """Only the kernel-less occurrence selected: 1e3 FLOPs over the ranks' 1.5 us of skew would read as
     33 % MFU, but no GPU work holds them (union 0, diagnostic infinite): invalid, not a figure."""

@@ -17,6 +17,7 @@ import pytest
 from pipeline.job.config import load_job
 from pipeline.job.documents import validator
 from pipeline.errors import TraceError
+from pipeline.report.render import render_all
 from pipeline.run import run_job
 from pipeline.trace.synth import SynthSpec, generate
 
@@ -151,3 +152,7 @@ def test_rank_above_100_is_warned_while_the_total_is_plausible(synth_trace, tmp_
     assert above, "the planted delay must put some rank above 100 %"
     (w,) = [w for w in res["warnings"] if w["code"] == "rank_above_100"]
     assert w["message"].startswith(f"rank(s) {', '.join(above)} over the selected occurrences")
+    md = render_all(res)["report.md"]
+    marked = sorted(line.split("|")[1].strip() for line in md.split("## Ranks", 1)[1].splitlines()
+                    if line.startswith("| ") and "\u00a0⚠ |" in line and "MFU" not in line)
+    assert marked == sorted(above) and "(warning `rank_above_100`)" in md

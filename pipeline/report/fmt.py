@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pipeline.checks import PCT_LIMIT
+
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 _TIME_UNITS = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
 NBSP = "\u00a0"          # between a number and its unit, so they never wrap apart
@@ -31,6 +33,13 @@ def fmt_num(value: float | int | None, digits: int | None = None) -> str:
     if _missing(value):
         return "—"
     return f"{value:,.{_decimals(value) if digits is None else digits}f}"
+
+
+def fmt_util(value: float | None, digits: int = 2) -> str:
+    """A per-occurrence or per-rank MFU/HFU cell: above 100 % it is marked, so a row that is no
+    measurement is not read as one (SEMANTICS §6; the table's note and the warning say why)."""
+    text = fmt_num(value, digits)
+    return text if _missing(value) or value <= PCT_LIMIT else f"{text}{NBSP}⚠"
 
 
 def fmt_int(value: int | None) -> str:

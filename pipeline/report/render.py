@@ -20,7 +20,7 @@ import jinja2
 
 from pipeline.bundled import pycache_folder
 from pipeline.report import charts, mdsafe, publish
-from pipeline.report.fmt import NBSP, column, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si
+from pipeline.report.fmt import NBSP, column, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
 
 
 def verdict(r: dict[str, Any]) -> dict[str, str]:
@@ -126,7 +126,7 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["code"] = mdsafe.code
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
-                       procs=processes)
+                       procs=processes, util=fmt_util)
     return env
 
 
