@@ -261,11 +261,24 @@ def _ranges(indices: list[int]) -> str:
     return ", ".join(out)
 
 
+def _domain(name: str | None) -> str:
+    return "the default domain" if name is None else repr(name)
+
+
 def _not_found(trace: Trace, region: Region) -> str:
     """Say what the user probably meant: names a prefix match finds, then near misses by edit distance."""
-    near = queries.run(trace.con, "inspect_near_names", name=region.name)
     dom = f" in domain '{region.domain}'" if region.domain else ""
     msg = f"{trace.path}: no NVTX range matches '{region.name}' (match: {region.match}){dom}."
+    if region.domain:
+        domains = queries.run(trace.con, "region_domains", name=region.name, match=region.match)
+        elsewhere = [d for d in domains if d["matching"]]
+        if elsewhere:
+            return (msg + " Ranges with that name are in " + ", ".join(
+                f"{_domain(d['domain'])} ({d['matching']} ranges)" for d in elsewhere)
+                + ": NVTX domain names are case-sensitive; set region.domain to the one meant, or remove it"
+                + " to match in every domain")
+        msg += " Domains in this trace: " + (", ".join(_domain(d["domain"]) for d in domains) or "none") + "."
+    near = queries.run(trace.con, "inspect_near_names", name=region.name)
     prefix = [r for r in near if r["kind"] == "prefix"]
     if prefix and region.match == "exact":
         msg += (" With `match: prefix` it would match " + ", ".join(
@@ -276,5 +289,6 @@ def _not_found(trace: Trace, region: Region) -> str:
         msg += " Close names: " + ", ".join(f"{r['name_group']!r} ({r['ranges']} ranges)" for r in close) + "."
     if not prefix and not close:
         top = queries.run(trace.con, "inspect_ranges", limit=8)
-        msg += f" Most frequent range names: {', '.join(repr(r['name_group']) for r in top) or 'none'}."
+        names = dict.fromkeys(r["name_group"] for r in top)    # one per name, whatever its domains and suffixes
+        msg += f" Most frequent range names: {', '.join(map(repr, names)) or 'none'}."
     return msg + f" Run `mfu inspect {trace.path}` to rank the names by the GPU work they enclose"

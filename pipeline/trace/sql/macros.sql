@@ -1,5 +1,5 @@
 -- reads: -
--- creates: interval_union, overlapping_ranges
+-- creates: interval_union, overlapping_ranges, name_matches
 -- Macros every connection defines (pipeline/trace/open.py connect()).
 
 -- The union algorithm of SEMANTICS §5 inside a SQL chain (inspect_regions.sql needs it mid-file).
@@ -53,3 +53,15 @@ JOIN range_buckets AS s
  AND t.start_ns < s.end_ns
  AND t.end_ns > s.start_ns
 WHERE t.bucket = greatest(t.start_ns, s.start_ns) // t.bucket_width_ns;
+
+-- Whether NVTX range name `name` matches a region's `pattern` under `how` (SEMANTICS §3): exact |
+-- prefix | contains | regex (RE2, unanchored search), case-sensitive. The regex is '' unless `how` is
+-- 'regex': DuckDB compiles the pattern whatever `how` is, and a prefix such as 'step(' is not a
+-- valid regex. region_ranges.sql selects with it; region_domains.sql says where else a name matches.
+CREATE OR REPLACE TEMP MACRO name_matches(name, pattern, how) AS
+CASE how
+    WHEN 'exact' THEN name = pattern
+    WHEN 'prefix' THEN starts_with(name, pattern)
+    WHEN 'contains' THEN contains(name, pattern)
+    WHEN 'regex' THEN regexp_matches(name, CASE WHEN how = 'regex' THEN pattern ELSE '' END)
+END;

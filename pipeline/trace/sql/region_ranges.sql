@@ -1,11 +1,10 @@
--- reads: range_events
+-- reads: range_events, name_matches
 -- creates: region_ranges, nested_ranges, unclosed_ranges
 -- Every NVTX range matching the job's region, numbered per process (SEMANTICS §3):
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.
--- $match: exact | prefix | contains | regex (RE2, unanchored search); case-sensitive.
--- The regex is '' unless $match is 'regex': DuckDB compiles the pattern whatever $match is,
--- and a prefix such as 'step(' is not a valid regex.
+-- $match: exact | prefix | contains | regex (RE2, unanchored search); case-sensitive (name_matches,
+-- macros.sql).
 -- $domain: NVTX domain name, or NULL for any domain.
 -- A matching range inside another matching range of the same process (it ends no later than
 -- one that started before it) is not an occurrence: its work is inside the outer one already
@@ -17,12 +16,7 @@ CREATE OR REPLACE TEMP TABLE matched_ranges AS
 WITH matched AS (
     SELECT *
     FROM range_events
-    WHERE CASE $match
-              WHEN 'exact' THEN name = $name
-              WHEN 'prefix' THEN starts_with(name, $name)
-              WHEN 'contains' THEN contains(name, $name)
-              WHEN 'regex' THEN regexp_matches(name, CASE WHEN $match = 'regex' THEN $name ELSE '' END)
-          END
+    WHERE name_matches(name, $name, $match)
       AND ($domain IS NULL OR domain = $domain)
 )
 SELECT *,
