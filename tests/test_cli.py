@@ -156,6 +156,15 @@ def test_inspect_json_on_synthetic(synth_trace, capsys):
     steps = [r for r in info["nvtx_ranges"] if r["name_group"] == "train_step"]
     assert steps[0]["ranges"] == 2 * 5               # 2 ranks x 5 steps planted
     assert [p["pid"] for p in info["processes"]] == [4000, 4001]
+    assert info["counts"]["kernels_without_launch"] == 0 and not any("no launch row" in s for s in info["supports"])
+
+
+def test_inspect_says_how_many_kernels_have_no_launch_row(synth_trace, capsys):
+    """Half of a real trace's kernels had no launch row and neither inspect nor run said so."""
+    trace, truth = synth_trace(ranks=1, steps=2, kernels_per_step=10, drop_launch_every=5, setup_kernels=0)
+    code, out, _ = run_cli(capsys, "inspect", trace)
+    # 1 rank x 2 steps x 10 kernels; launches 4 and 9 of each step dropped: 4 of 20
+    assert code == 0 and "  - 4 of 20 kernels (20.0 %) have no launch row in their process" in out
 
 
 def test_flops_preset_json(capsys):

@@ -14,21 +14,24 @@ def test_counts_by_hand(open_export) -> None:
     e.launch(100, gtid(1, 1), 1)
     e.launch(101, gtid(1, 1), 1, name="cudaLaunchKernel_v7000")    # launch rows are counted as rows
     e.kernel(120, 300, gpid(1), 1)
-    e.kernel(90, 130, gpid(2), 1, device=1)
+    e.kernel(90, 130, gpid(2), 1, device=1)                        # correlationId 1 launched in process 1 only
     e.kernel(400, 450, None, None)
     trace = open_export(e)
     assert queries.run(trace.con, "inspect_counts") == [{
         "kernels": 3, "launches": 2, "nvtx_ranges": 2, "kernel_processes": 2, "kernels_without_process": 1,
-        "first_kernel_ns": 90, "last_kernel_ns": 450}]
+        "kernels_without_launch": 2, "first_kernel_ns": 90, "last_kernel_ns": 450}]
 
 
 def test_synthetic_totals(synth_trace, open_views) -> None:
-    path, truth = synth_trace(ranks=2, steps=3, kernels_per_step=20, duplicate_every=10, setup_kernels=3)
+    path, truth = synth_trace(ranks=2, steps=3, kernels_per_step=20, duplicate_every=10, setup_kernels=3,
+                              drop_launch_every=7)
     spec = truth["spec"]
     trace = open_views(path)
     (row,) = queries.run(trace.con, "inspect_counts")
     kernels = spec["ranks"] * (spec["steps"] * spec["kernels_per_step"] + spec["setup_kernels"])
+    dropped = spec["ranks"] * spec["steps"] * 2           # launches 6 and 13 of each step's 20 (every 7th)
     duplicates = spec["ranks"] * spec["steps"] * 2        # launches 0 and 10 of each step's 20
     ranges = spec["ranks"] * spec["steps"] * 2            # the step range and one aten::mm range per step
     assert (row["kernels"], row["launches"], row["nvtx_ranges"], row["kernel_processes"]) == (
-        kernels, kernels + duplicates, ranges, spec["ranks"])
+        kernels, kernels - dropped + duplicates, ranges, spec["ranks"])
+    assert row["kernels_without_launch"] == dropped

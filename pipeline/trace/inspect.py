@@ -100,6 +100,11 @@ def _supports(tables: dict[str, str], counts: dict[str, Any]) -> list[str]:
         out.append("no CUPTI_ACTIVITY_KIND_RUNTIME table: kernel attribution falls back to the time window")
     if counts["kernels_without_process"]:
         out.append("kernels carry no globalPid: kernel attribution falls back to the time window")
+    elif "raw_runtime" in tables and counts["kernels_without_launch"]:
+        n, total = counts["kernels_without_launch"], counts["kernels"]
+        out.append(f"{n:,} of {total:,} kernels ({100 * n / total:.1f} %) have no launch row in their process: "
+                   "process and thread attribution cannot place them (a report counts those inside a selected "
+                   "range as unattributed); `region.attribution: window` places every kernel by time")
     if "raw_gpu" not in tables:
         out.append("no TARGET_INFO_GPU table: the job must name hardware.gpu or hardware.peak_tflops")
     if not out:
