@@ -47,9 +47,18 @@ def test_by_hand():
 
 
 def test_median_occurrence():
-    occ = [{"occurrence": i, "wall_ns": w} for i, w in [(1, 30), (2, 10), (3, 20), (4, 40)]]
-    assert median_occurrence(occ)["occurrence"] == 3          # lower median of 10, 20, 30, 40
-    assert median_occurrence(occ[:3])["occurrence"] == 3
+    occ = [{"occurrence": i, "wall_ns": w, "kernel_count": 5} for i, w in [(1, 30), (2, 10), (3, 20), (4, 40)]]
+    assert median_occurrence(occ) == (occ[2], 4)                # lower median of 10, 20, 30, 40
+    assert median_occurrence(occ[:3]) == (occ[2], 3)
+
+
+def test_median_occurrence_among_those_where_kernels_ran():
+    """On a real op-level trace the lower median of 140 walls was a kernel-less range: an empty chart."""
+    walls = [(1, 5), (2, 6), (3, 7), (4, 50), (5, 60), (6, 70), (7, 80)]
+    occ = [{"occurrence": i, "wall_ns": w, "kernel_count": 0 if w < 10 else 3} for i, w in walls]
+    assert median_occurrence(occ) == (occ[4], 4)                # 50, 60, 70, 80 -> 60; not 50 of all seven
+    none_ran = [dict(o, kernel_count=0) for o in occ]
+    assert median_occurrence(none_ran) == (none_ran[3], 7)      # nothing ran anywhere: all of them
 
 
 def test_synthetic_step_matches_the_measured_wall(synth_trace, tmp_path):

@@ -6,7 +6,7 @@
 -- communication kernels ('part', comm = 1). Then
 --   exposed = busy - compute      communication time with no compute kernel running
 --   hidden  = comm - exposed      communication time under some compute kernel
---   idle    = wall - busy         no kernel at all, inside the occurrences' wall
+--   idle    = wall - busy         no attributed kernel, inside the occurrences' wall
 -- $wall_ns is the total wall (union of the occurrence envelopes, occurrence_totals.sql) and
 -- $devices the devices to report, so a device with no kernel shows its whole wall as idle.
 WITH unions AS (

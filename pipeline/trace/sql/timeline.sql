@@ -2,7 +2,7 @@
 -- creates: -
 -- One step drawn to scale (the report's timeline, issue 14): for occurrence $occurrence, per
 -- device in $devices, the islands of compute, communication and memory activity, the idle
--- stretches (no kernel at all) inside the step's wall, and the NVTX range envelope.
+-- stretches (no attributed kernel) inside the step's wall, and the NVTX range envelope.
 -- Intervals less than $min_gap_ns apart are joined (the gap is under one pixel of the chart),
 -- so the row count follows the chart's width, not the number of kernels (timeline_islands.sql
 -- joins them). Times are nanoseconds from the step's start (the earliest range start, as for
