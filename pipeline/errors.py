@@ -83,7 +83,12 @@ class TraceError(MfuError):
 class HardwareError(MfuError):
     """No trustworthy peak: unknown GPU, mixed GPUs, no GPU table and no override.
 
-    Raised as a config problem (exit 3) because the fix is always in the job file.
+    Raised as a config problem (exit 3) because the fix is always in the job file; `pointer` names
+    the key the fix changes, so a run can locate the error in the job file (run.run_job).
     """
 
     code = ExitCode.CONFIG
+
+    def __init__(self, message: str, pointer: str = "/hardware/gpu"):
+        self.pointer = pointer
+        super().__init__(message)

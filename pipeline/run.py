@@ -16,7 +16,7 @@ from typing import Any
 
 from pipeline import checks
 from pipeline.analysis import classes, figures, metrics, precision, ranks, sharing
-from pipeline.errors import ConfigError, ExitCode, TraceError
+from pipeline.errors import ConfigError, ExitCode, HardwareError, TraceError
 from pipeline.hardware.catalog import Catalog, load_catalog
 from pipeline.hardware.detect import Peak, peak_at, resolve_job_peak
 from pipeline.job.config import Job, load_job
@@ -44,7 +44,10 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         raise TraceError(f"{job.trace_text}: {not_intervals}")
     _raise(checks.gpu_scope(job, m.devices_used))
     catalog = load_catalog()
-    peak = resolve_job_peak(catalog, job.hardware, sm.files)
+    try:
+        peak = resolve_job_peak(catalog, job.hardware, sm.files)
+    except HardwareError as exc:                    # the fix is in the job file: say where
+        raise ConfigError([job.problem(str(exc), exc.pointer)]) from None
     work = _work(job, fl, peak)
     fig, per_rank = figures.figures(m, work, sm.device_labels), figures.rank_figures(m, work)
     sections = {k: v for k, v in where.items() if k != "figure_device_s"}

@@ -467,3 +467,25 @@ def test_explicit_gpu_agreeing_with_mig_slice_keeps_the_scaling(catalog):
     peak = resolve_peak(catalog, hw(gpu="h100-sxm"), [mig])
     assert peak.peak_tflops == pytest.approx(989.4 * 16 / 132)
     assert peak.hbm_gbps == pytest.approx(420)
+
+
+@pytest.mark.parametrize(("hardware", "pointer", "needle"), [
+    ({"gpu": "auto"}, "/hardware/gpu", "no TARGET_INFO_GPU table"),
+    ({"gpu": "rtx-2070-super", "precision": "bf16"}, "/hardware/precision", "has no dense bf16 peak"),
+])
+def test_a_peak_the_trace_cannot_give_is_located_in_the_job_file(tmp_path, hardware, pointer, needle):
+    """Found only once the trace is read, but the fix is a job key: file:line:col and pointer, like a schema error."""
+    from nsys_export import Export, gpid, gtid
+    from pipeline.job.config import load_job
+    from pipeline.run import run_job
+    from test_run_synth import write_job
+    e = Export()                                     # no TARGET_INFO_GPU rows
+    e.range(100, 200, gtid(1, 1), "train_step")
+    e.launch(110, gtid(1, 1), 1)
+    e.kernel(120, 180, gpid(1), 1)
+    job = write_job(tmp_path, e.write(tmp_path / "t.sqlite"), hardware=hardware)
+    with pytest.raises(ConfigError) as err:
+        run_job(load_job(job))
+    (problem,) = err.value.problems
+    assert problem.file == str(job) and problem.line == 1 and problem.pointer == pointer and needle in problem.message
+    assert err.value.code == ExitCode.CONFIG

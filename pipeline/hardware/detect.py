@@ -288,13 +288,13 @@ def peak_at(catalog: Catalog, peak: Peak, precision: str) -> float | None:
 
 def _check_precision(precision: str, fraction: Any) -> None:
     if precision not in PRECISIONS:
-        raise HardwareError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+        raise HardwareError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}", "/hardware/precision")
     if fraction is None:
         return
     if precision != "fp8":
-        raise HardwareError(f"fp8_fraction applies to precision fp8 only (job says {precision})")
+        raise HardwareError(f"fp8_fraction applies to precision fp8 only (job says {precision})", "/hardware/fp8_fraction")
     if not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
-        raise HardwareError(f"fp8_fraction must be a share between 0 and 1, got {fraction!r}")
+        raise HardwareError(f"fp8_fraction must be a share between 0 and 1, got {fraction!r}", "/hardware/fp8_fraction")
 
 
 def _choose(catalog: Catalog, gpu: str, gpus: Sequence[Mapping[str, Any]] | None,
@@ -357,4 +357,4 @@ def _figure(entry: GpuEntry, table: Mapping[str, float], precision: str, kind: s
     has = ", ".join(table) or "none"
     raise HardwareError(f"{entry.key} ({entry.display_name}) has no {kind} {precision} peak in "
                         f"the catalog; it has: {has}. Choose one of those precisions or set "
-                        f"hardware.peak_tflops")
+                        f"hardware.peak_tflops", "/hardware/precision")
