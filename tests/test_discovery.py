@@ -64,6 +64,7 @@ def test_text_names_the_step_and_the_suffix_note(synth_trace, capsys):
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "verdict: 'train_step' looks like one step" in out
+    assert "(periods after occurrence 1)" in out             # 5 steps per rank: step 1's period left out
     assert "aten::mm …" in out and "`match: prefix`" in out
 
 

@@ -52,6 +52,7 @@ def test_ranked_groups_by_hand(open_export) -> None:
     assert step["kernel_sum_ns"] == 190 and step["kernel_share"] == pytest.approx(190 / 290)
     # periods 100, 120 (pid 1) and 100 (pid 2): mean 106.67, population sd 9.428
     assert step["period_cv"] == pytest.approx((800 / 9) ** 0.5 / (320 / 3))
+    assert step["period_skip"] == 0                          # under 1 + 3 occurrences per process: none left out
     assert (step["min_depth"], step["max_depth"], step["warmup_occurrences"], step["step_like"]) == (0, 0, 0, True)
     layer = by["layer"]
     assert (layer["occurrences"], layer["min_depth"], layer["kernel_sum_ns"], layer["period_ns"]) == (2, 1, 80, 40)
@@ -72,4 +73,4 @@ def test_warmup_and_limit(open_export) -> None:
     rows = queries.run(open_export(e).con, "inspect_regions", **{**PARAMS, "limit": 1})
     assert len(rows) == 1 and rows[0]["name_group"] == "step" and rows[0]["warmup_occurrences"] == 1
     # periods after the first (steady): 120, 110, 100, 110 -> mean 110, sd 7.071
-    assert rows[0]["period_cv"] == pytest.approx(50 ** 0.5 / 110)
+    assert rows[0]["period_cv"] == pytest.approx(50 ** 0.5 / 110) and rows[0]["period_skip"] == 1

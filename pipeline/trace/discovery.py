@@ -56,5 +56,6 @@ def reasons(r: dict[str, Any]) -> list[str]:
         + ("" if share >= MIN_SHARE else f" (under {100 * MIN_SHARE:.0f} %)"),
         ("no period (one occurrence)" if cv is None else
          f"period {r['period_ns'] / 1e6:.3f} ms, CV {100 * cv:.1f} %"
+         + (f" (periods after occurrence {r['period_skip']})" if r["period_skip"] else "")
          + ("" if cv <= MAX_PERIOD_CV else f" (over {100 * MAX_PERIOD_CV:.0f} %: not steady)")),
     ]

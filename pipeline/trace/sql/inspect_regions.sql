@@ -115,7 +115,8 @@ SELECT gid, count(*) FILTER (WHERE is_warmup) AS warmup_occurrences FROM slow GR
 
 -- One row per name group. period_cv: coefficient of variation of the periods after the warm-up
 -- occurrences (at least the first: step 1 is often slower), when at least two such periods remain
--- in the process; otherwise of all its periods.
+-- in the process; otherwise of all its periods. period_skip: the leading occurrences left out
+-- (the most of any process), so the text can say which periods the figures describe.
 WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernels),
 per_process AS (
     SELECT gid, min(n) AS min_per_process, max(n) AS max_per_process
@@ -135,7 +136,8 @@ stats AS (
            sum(kernel_sum_ns) AS kernel_sum_ns,
            CAST(median(period_ns) FILTER (WHERE occurrence > skip) AS BIGINT) AS period_ns,
            stddev_pop(period_ns) FILTER (WHERE occurrence > skip)
-               / nullif(avg(period_ns) FILTER (WHERE occurrence > skip), 0) AS period_cv
+               / nullif(avg(period_ns) FILTER (WHERE occurrence > skip), 0) AS period_cv,
+           max(skip) AS period_skip
     FROM (SELECT o.*, CASE WHEN max(o.occurrence) OVER (PARTITION BY o.gid, o.global_pid)
                                 >= greatest(1, w.warmup_occurrences) + 3
                            THEN greatest(1, w.warmup_occurrences) ELSE 0 END AS skip
