@@ -282,6 +282,7 @@ def test_impossible_occurrence_rows_are_marked_in_the_tables(tmp_path):
     assert rows["2"].rstrip(" |").endswith("15.00 | 15.00")
     assert "⚠ above 100 %: physically impossible" in md and "(warning `occurrence_above_100`)" in md
     assert "150.00\u00a0⚠" in page and "<code>occurrence_above_100</code>" in page
+    assert "devices with attributed kernels in this trace: 1 (device 0) |" in md     # a count, then the ids
 
 
 def test_flops_over_occurrences_without_kernels_are_invalid(tmp_path):
