@@ -101,3 +101,10 @@ def test_table_list_names_every_table_the_chain_creates():
     named = set(re.findall(r"`(\w+)`", section))
     assert sorted(created - named) == [], "tables missing from ARCHITECTURE.md's table list"
     assert sorted(named - created) == [], "ARCHITECTURE.md lists tables no SQL file creates"
+
+
+def test_every_query_has_a_test_of_the_same_name():
+    """The guide: each query in pipeline/trace/sql has a test of the same name (tests/test_sql_<name>.py)."""
+    missing = [sql.name for sql in sorted((REPO / "pipeline" / "trace" / "sql").glob("*.sql"))
+               if not (REPO / "tests" / f"test_sql_{sql.stem}.py").exists()]
+    assert missing == []

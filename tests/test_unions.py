@@ -7,9 +7,8 @@ import random
 import duckdb
 import numpy as np
 
-from pipeline.trace import queries, unions
+from pipeline.trace import unions
 from pipeline.trace.synth import merge, union_ns
-from tests.sqlfixtures import classified
 
 
 def per_group(rows: list[tuple[int, int, int]], spec: str = "g = g") -> list[tuple]:
@@ -66,17 +65,12 @@ def test_random_against_sort_and_merge():
     rng = random.Random(7)
     rows = [(rng.randint(1, 4), s, s + rng.choice([0, 1, 50, 400])) for s in
             (rng.randint(0, 20_000) for _ in range(3000))]
-    for g, union, total, count, last in per_group(rows):
+    got = per_group(rows)
+    assert [g for g, *_ in got] == [1, 2, 3, 4]
+    for g, union, total, count, last in got:
         mine = sorted((s, e) for k, s, e in rows if k == g)
         assert (union, total, count, last) == (union_ns(mine), sum(e - s for s, e in mine),
                                               len(mine), max(e for _, e in mine))
-
-
-def test_a_sql_file_declaring_unions_stores_them():
-    con = classified([(1, 0, "x", "gemm", 5, 15), (1, 0, "x", "gemm", 10, 30), (1, 0, "y", "gemm", 0, 99)])
-    assert queries.run(con, "pattern_unions", pattern="x") == []
-    assert con.execute("SELECT scope, k1, k2, k3, union_ns, sum_ns, interval_count, last_end_ns "
-                       "FROM pattern_unions").fetchall() == [("device", 0, None, None, 25, 30, 2, 30)]
 
 
 def _random_window(rng: random.Random, n: int, apart: bool = False, classes: int = 3) -> dict[str, np.ndarray]:

@@ -28,6 +28,7 @@ def test_scaled_trace_counts_and_union(tmp_path):
         "hardware": {"gpu": "auto", "num_gpus": 3, "precision": "bf16"}, "model": {"flops_per_step": 1.0e+12},
         "workload": {"mode": "training", "seq_len": 4096, "global_batch": 16}}))
     res = run_job(load_job(job))
+    assert [o["index"] for o in res["occurrences"]] == [2, 3]
     for occ in res["occurrences"]:
         planted = [(s, e) for s, e, _, c in kernels if (occ["index"] - 1) * 50 < c <= occ["index"] * 50]
         assert occ["kernel_count"] == truth["occurrences"][occ["index"] - 1]["kernel_count"] == len(planted)
