@@ -53,6 +53,21 @@ def test_demo_numbers_check_out_by_hand(fresh):
     assert f"**{r['metrics']['mfu_pct_wall']:.2f}\u00a0%**" in md        # number and unit never wrap apart
 
 
+def test_demo_walls_and_unions_are_the_generated_truth(tmp_path):
+    """The walls the MFU above divides by, and the per-device unions, against the generator's ground truth
+    (written while planting the kernels, not read back through the pipeline)."""
+    from pipeline.demo import DEMO_SPEC
+    from pipeline.trace.synth import generate
+    truth = {o["index"]: o for o in generate(DEMO_SPEC, tmp_path / "demo.sqlite")["occurrences"]}
+    r = json.loads((REPO / "reports" / "demo" / "result.json").read_text())
+    assert [o["index"] for o in r["occurrences"]] == [2, 3, 4, 5, 6]          # demo.yaml: first 2, last 6
+    for o in r["occurrences"]:
+        want = truth[o["index"]]
+        assert round(o["wall_time_s"] * 1e9) == want["wall_ns"]
+        assert round(o["gpu_kernel_union_s"] * 1e9) == want["kernel_union_ns"]
+        assert {d: round(s * 1e9) for d, s in o["device_union_s"].items()} == want["device_union_ns"]
+
+
 def test_html_is_self_contained(fresh):
     html = fresh.joinpath("report.html").read_text()
     assert "<script" not in html and "http://" not in html and "<link" not in html

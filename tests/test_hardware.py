@@ -349,12 +349,14 @@ def test_catalog_has_required_entries_with_sources(catalog):
             assert entry.note, entry.key
 
 
-@pytest.mark.parametrize("name", [
-    "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-32GB",
-    "NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 2070 SUPER", "Quadro RTX 6000",
-    "NVIDIA RTX A2000", "NVIDIA TITAN RTX", "nvidia h100 80gb hbm3", "h100-sxm"])
-def test_lookup_by_name_or_key(catalog, name):
-    assert catalog.lookup(name).key
+@pytest.mark.parametrize(("name", "key"), [
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),            # HBM3 is the SXM5 board; the PCIe card has HBM2e
+    ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"), ("Tesla V100-SXM2-32GB", "v100-sxm2-32gb"),
+    ("NVIDIA GeForce RTX 3090", "rtx-3090"), ("NVIDIA GeForce RTX 2070 SUPER", "rtx-2070-super"),
+    ("Quadro RTX 6000", "quadro-rtx-6000"), ("NVIDIA RTX A2000", "rtx-a2000"), ("NVIDIA TITAN RTX", "titan-rtx"),
+    ("nvidia h100 80gb hbm3", "h100-sxm"), ("h100-sxm", "h100-sxm")])
+def test_lookup_by_name_or_key(catalog, name, key):
+    assert catalog.lookup(name).key == key
 
 
 def test_lookup_errors(catalog):

@@ -111,7 +111,7 @@ def test_each_input_of_the_build_is_part_of_the_key(trace, tmp_path, builds, mon
         builds.clear()
         builds.append("base")
     assert _build(job, rules, cache) == base and builds == ["base"]     # the base is still kept
-    with pytest.raises(TraceError):                                     # another domain: built (and not found)
+    with pytest.raises(TraceError, match="in domain 'elsewhere'"):     # another domain: built (and not found)
         _build(replace(job, region=replace(job.region, domain="elsewhere")), rules, cache)
     assert len(builds) == 2
     said = classes.load_precision_rules()

@@ -88,8 +88,8 @@ def test_read_only_location(job, tmp_path, option, name):
             option, str(ro / name)]
     done = read_only_run(ro, argv)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith(f"error: {option} ") and "(Read-only file system)" in done.stderr \
-        or "(Permission denied)" in done.stderr
+    assert done.stderr.startswith(f"error: {option} ")
+    assert "(Read-only file system)" in done.stderr or "(Permission denied)" in done.stderr
     assert len(done.stderr.splitlines()) == 1 and list(ro.iterdir()) == []
 
 

@@ -48,6 +48,7 @@ def truth_run(synth_trace, tmp_path):
 def test_times_match_ground_truth(truth_run):
     res, truth = truth_run()
     assert len(res["occurrences"]) == len(truth["occurrences"]) == 5
+    assert len(res["occurrences"]) == len(truth["occurrences"]) == truth["spec"]["steps"]
     for got, want in zip(res["occurrences"], truth["occurrences"]):
         assert got["index"] == want["index"]
         assert got["start_ns"] == want["start_ns"]
@@ -85,6 +86,7 @@ def test_mfu_by_hand(truth_run):
 
 def test_thread_attribution_misses_the_autograd_thread(truth_run):
     res, truth = truth_run(region={"attribution": "thread"})
+    assert len(res["occurrences"]) == len(truth["occurrences"]) == truth["spec"]["steps"]
     for got, want in zip(res["occurrences"], truth["occurrences"]):
         assert got["kernel_count"] == want["thread_kernel_count"] < want["kernel_count"]
         assert round(got["gpu_kernel_union_s"] * NS) == want["thread_kernel_union_ns"]
@@ -92,6 +94,7 @@ def test_thread_attribution_misses_the_autograd_thread(truth_run):
 
 def test_kernels_without_launch_rows_are_counted_apart(truth_run):
     res, truth = truth_run({"drop_launch_every": 7})
+    assert len(res["occurrences"]) == len(truth["occurrences"]) == truth["spec"]["steps"]
     for got, want in zip(res["occurrences"], truth["occurrences"]):
         assert got["kernel_count"] == want["kernel_count"]
         assert got["unattributed_kernel_count"] == want["unattributed_kernel_count"] > 0
@@ -108,6 +111,7 @@ def test_covers_scales_the_numerator(truth_run):
 
 def test_straggler_rank_widens_the_wall(truth_run):
     res, truth = truth_run({"straggler_rank": 1, "straggler_ns": 3_000_000})
+    assert len(res["occurrences"]) == len(truth["occurrences"]) == truth["spec"]["steps"]
     for got, want in zip(res["occurrences"], truth["occurrences"]):
         assert round(got["wall_time_s"] * NS) == want["wall_ns"]
         assert got["rank_spread_s"] == pytest.approx(
@@ -129,6 +133,7 @@ def test_result_matches_its_schema(truth_run):
 def test_window_attribution_clips_to_the_range(truth_run):
     res, truth = truth_run(region={"attribution": "window"})
     skew = truth["spec"]["rank_skew_ns"] * (truth["spec"]["ranks"] - 1)
+    assert len(res["occurrences"]) == len(truth["occurrences"]) == truth["spec"]["steps"]
     for got, want in zip(res["occurrences"], truth["occurrences"]):
         # clipped kernels never reach past their range: wall is the envelope of the ranges alone
         assert round(got["wall_time_s"] * NS) == want["cpu_range_ns"] + skew < want["wall_ns"]

@@ -268,9 +268,11 @@ def test_flash_attention_of_a_real_trace_is_bf16_by_its_demangled_name(real_trac
 
 def test_the_framework_trace_without_cuda_tables_has_nothing_to_classify(real_trace):
     """YoonKyonghwan__EfficientCenterFormer holds NVTX only: no kernel, so no `other` time either."""
-    trace = open_trace(real_trace("YoonKyonghwan__EfficientCenterFormer__baseline.sqlite"))
+    path = real_trace("YoonKyonghwan__EfficientCenterFormer__baseline.sqlite")
+    trace = open_trace(path)
     trace.con.close()
     assert not trace.has("raw_kernel")
+    assert _classify_whole_trace(path) == []
 
 
 @pytest.mark.parametrize("bad", ["(unclosed", "a{2,1}"])

@@ -48,6 +48,7 @@ def test_against_synthetic_ground_truth(synth_trace, spec):
         got = communication(trace, m)
     finally:
         trace.con.close()
+    assert [d["device_id"] for d in got["devices"]] == list(range(spec.get("ranks", 2)))    # one GPU per rank
     for dev in got["devices"]:
         key = str(dev["device_id"])
         want = {k: sum(o["device_comm_ns"][key][k] for o in truth["occurrences"])
