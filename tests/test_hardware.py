@@ -491,3 +491,12 @@ def test_a_peak_the_trace_cannot_give_is_located_in_the_job_file(tmp_path, hardw
     (problem,) = err.value.problems
     assert problem.file == str(job) and problem.line == 1 and problem.pointer == pointer and needle in problem.message
     assert err.value.code == ExitCode.CONFIG
+
+
+def test_the_catalog_note_travels_with_a_catalog_peak(catalog):
+    """A GeForce fp16 peak is the FP32-accumulate rate: the report must say so beside the figure."""
+    peak = resolve_peak(catalog, hw(gpu="rtx-3090", precision="fp16"), None)
+    assert peak.peak_tflops == 71 and "FP32-accumulate" in peak.catalog_note
+    assert peak.catalog_note == catalog.lookup("rtx-3090").note
+    own = resolve_peak(catalog, hw(gpu="rtx-3090", precision="fp16", peak_tflops=142), None)
+    assert own.peak_tflops == 142 and own.catalog_note is None        # the job's figure: the catalog's caveat is moot

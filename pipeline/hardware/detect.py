@@ -201,6 +201,7 @@ class Peak:
     detection_reason: str
     warnings: tuple[str, ...] = ()
     mig_fraction: float = 1.0
+    catalog_note: str | None = None      # the catalog entry's caveats (e.g. which accumulate rate), with its peak
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (tuples become lists)."""
@@ -259,7 +260,8 @@ def resolve_peak(catalog: Catalog, hardware: Mapping[str, Any],
                 peak_tflops=value, peak_source=source, hbm_gbps=hbm, hbm_source=hbm_source,
                 sparsity=sparsity, fp8_fraction=fraction, blended=blended,
                 achievable_tflops=None if achievable is None else float(achievable),
-                detection_reason=choice.reason, warnings=tuple(warnings), mig_fraction=mig)
+                detection_reason=choice.reason, warnings=tuple(warnings), mig_fraction=mig,
+                catalog_note=entry.note if entry is not None and job_peak is None else None)
 
 
 def resolve_job_peak(catalog: Catalog, hardware: Mapping[str, Any], files: Sequence[Mapping[str, Any]]) -> Peak:
