@@ -93,6 +93,8 @@ def test_base_files_are_skipped_by_batches(synth_trace, tmp_path, capsys):
     assert rows["a.yaml"]["status"] == "ok"
     assert rows["base.yaml"]["status"] == "skipped" and rows["base.yaml"]["exit_code"] == 0
     assert "note: " in err and "base.yaml: skipped: a base file (kind: base)" in err
+    index = (tmp_path / "o" / "index.md").read_text()                # the base is no job: not listed, not failed
+    assert "**1 job: 1 ok.**" in index and "base.yaml" not in index
     code, out, _ = cli(capsys, "validate", *files)
     assert code == 0 and "ok: " in out and "base.yaml: skipped" in out
 

@@ -24,6 +24,8 @@ def entries(out_root: Path) -> list[dict[str, Any]]:
     """
     rows: dict[str, dict[str, Any]] = {}
     for rec in publish.read_records(out_root):
+        if rec["status"] == "skipped":              # a base file (kind: base) is no job: nothing to list
+            continue
         report = rec.get("report")
         row = None
         if report and rec["exit_code"] in (0, 1):
