@@ -204,7 +204,7 @@ def detect(change_pct: float, better: str, min_change_pct: float, now: Sequence[
 
 def _stat(t: dict[str, Any], field: str) -> str:
     return (f"one-sided Mann–Whitney U = {t['u']:g}, {t['method']}, n = {t['n_value']} vs {t['n_baseline']} "
-            f"{field} samples, p = {t['p_value']:.3g}, effect size {t['effect_size']:.2f}")
+            f"{field} samples, effect size {t['effect_size']:.2f}, p = {t['p_value']:.3g}")   # p last: '< alpha' follows
 
 
 def change_text(change_pct: float, verdict: str | None) -> str:

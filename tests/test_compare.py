@@ -63,7 +63,7 @@ def test_gate_fails_at_5_and_passes_at_15_percent(pair, tmp_path, capsys):
     # every b occurrence is slower than every a occurrence: U = n², exact p = 1 / C(2n, n)
     p = 1 / math.comb(2 * n, n)
     assert "regression: b step_time_median_s" in err and "(worse), limit 5 % worse" in err
-    assert f"p = {p:.3g}" in err and "effect size 1.00" in err and "Traceback" not in err
+    assert f"effect size 1.00, p = {p:.3g} < 0.01" in err and "Traceback" not in err   # p next to its alpha
     assert main(["compare", str(a), str(b), "--max-regression", "15%", "--out", str(tmp_path / "c15")]) == 0
     # the faster run against the slower baseline is an improvement, never a regression
     assert main(["compare", str(b), str(a), "--max-regression", "0", "--out", str(tmp_path / "c0")]) == 0
