@@ -81,7 +81,7 @@ def _region(found: dict[str, Any]) -> list[str]:
 def _hardware(info: dict[str, Any]) -> list[str]:
     det, gpus = info["gpu_detection"], info["gpus"] or []
     if det.get("entry"):
-        gpu = _kv("  gpu", "auto", f"the trace names {det['name']} (catalog entry {det['entry']})")
+        gpu = _kv("  gpu", "auto", f"the trace names {gpus[0]['name']}: catalog entry {det['entry']} ({det['name']})")
     elif gpus and gpus[0]["name"]:
         near = load_catalog().close_names(gpus[0]["name"], n=3)
         gpu = _kv("  gpu", MARK, f"the trace names {gpus[0]['name']!r}, not a catalog entry; nearest: "
