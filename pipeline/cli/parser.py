@@ -2,7 +2,8 @@
 
 Exit codes (the same table is in README.md):
   0    ok
-  1    a threshold was not met, or a computed figure is impossible (invalid: MFU above 100 %)
+  1    a threshold was not met, or a computed figure is impossible (invalid: e.g. MFU above 100 %, or
+       FLOPs where no kernel ran; README.md lists every rule)
   2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
        a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
        not answer; a full disk while writing
@@ -194,7 +195,7 @@ def _demo_options(sub: Any) -> None:
 
 def _synth_options(sub: Any) -> None:
     sp = _command(sub, "synth", commands.cmd_synth,
-                  "Write a synthetic step-level trace and its ground truth (OUT.truth.json).")
+                  "Write a synthetic step-level trace and its ground truth (OUT.sqlite.truth.json).")
     sp.add_argument("out", type=Path, metavar="OUT.sqlite", help="SQLite file to write (replaced if present); "
                     "the ground truth goes to OUT.sqlite.truth.json")
     for name, default, least, text in [
