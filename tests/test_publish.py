@@ -224,3 +224,21 @@ def test_the_index_reads_a_report_once_not_at_every_later_run(synth_trace, tmp_p
     index.write_index(out)
     line = next(ln for ln in (out / "index.md").read_text().splitlines() if ln.startswith("| [kept]"))
     assert [c.strip() for c in line.split("|")][3] == "12.35"                # the MFU column, read again
+
+
+def test_rerunning_a_job_leaves_the_same_bytes_everywhere(synth_trace, tmp_path):
+    """Reports are checked into repositories: a rerun of unchanged inputs changes no file, the status
+    records (which the index is built from) included; it used to record result.json's mtime."""
+    from pipeline.batch import run_batch
+    trace, _ = synth_trace()
+    job = tmp_path / "same.yaml"
+    job.write_text(json.dumps({"name": "same", "trace": str(trace), "region": {"name": "train_step"},
+                               "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+                               "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}))
+    runs = []
+    for name in ("a", "b"):
+        run_batch([job], tmp_path / name, workers=1)
+        index.write_index(tmp_path / name)
+        runs.append({p.relative_to(tmp_path / name): p.read_bytes() for p in sorted((tmp_path / name).rglob("*"))
+                     if p.is_file() and p.name != publish.LOCK_FILE})
+    assert runs[0] == runs[1] and Path(publish.STATUS_DIR, "same.json") in runs[0]

@@ -9,6 +9,7 @@ so the folder can be moved or published as it is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ def entries(out_root: Path) -> list[dict[str, Any]]:
     """One row per job, sorted by name: headline figures from its report, else its status record.
 
     A record made with `summary` holds the report's row: its result.json (which may be large: one
-    row per occurrence) is then read once, when the job ran, not by every later run's index.
+    row per occurrence) is then parsed once, when the job ran; later runs' indexes only hash it.
     """
     rows: dict[str, dict[str, Any]] = {}
     for rec in publish.read_records(out_root):
@@ -40,27 +41,30 @@ def entries(out_root: Path) -> list[dict[str, Any]]:
 
 
 def summary(row: dict[str, Any]) -> dict[str, Any] | None:
-    """What publish.record keeps of a finished job for the index: its report's row, and which
-    result.json that row was read from (size, modification time), so a report replaced since is read again."""
+    """What publish.record keeps of a finished job for the index: its report's row, and the SHA-256
+    of the result.json that row was read from, so a report replaced since is read again. A digest, not
+    a modification time: a rerun then leaves the same record, and a report folder under version
+    control does not change when nothing in it did. Hashing is a plain read, far cheaper than parsing."""
     if not row.get("report") or row["exit_code"] not in (0, 1):
         return None
     folder = Path(row["report"])
-    try:
-        stat = (folder / "result.json").stat()
-    except OSError:
-        return None
-    found = _from_result(folder)
-    return None if found is None else {"result": [stat.st_size, stat.st_mtime_ns], "row": found}
+    digest = _digest(folder / "result.json")
+    found = None if digest is None else _from_result(folder)
+    return None if found is None else {"result_sha256": digest, "row": found}
 
 
 def _summarized(kept: dict[str, Any] | None, folder: Path) -> dict[str, Any] | None:
     """The record's row when its result.json is still the one it was read from."""
-    try:
-        if kept is None or [(st := (folder / "result.json").stat()).st_size, st.st_mtime_ns] != kept["result"]:
-            return None
-    except OSError:
+    if kept is None or kept.get("result_sha256") is None or _digest(folder / "result.json") != kept["result_sha256"]:
         return None
     return {**kept["row"], "folder": folder.name}
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _from_result(folder: Path) -> dict[str, Any] | None:
