@@ -82,7 +82,7 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None,
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         interrupts.reraise_if_pending()
         exc = integrity.explain(exc, jobs[0].trace_files())
-        return [_failed(job.path, exc) for job in jobs]
+        return [_failed(job.path, exc, job.name) for job in jobs]
     rows = []
     try:
         for same, rules in sets:
@@ -131,7 +131,7 @@ def _job_row(job: Job, out_root: Path, **where: Any) -> Row:
         return _ok(job.path, res, folder, int(exit_code(res)))
     except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
         interrupts.reraise_if_pending()
-        return _failed(job.path, integrity.explain(exc, job.trace_files()))
+        return _failed(job.path, integrity.explain(exc, job.trace_files()), job.name)
 
 
 def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
@@ -194,13 +194,15 @@ def _ok(path: Path, res: dict[str, Any], folder: Path, code: int) -> Row:
             "step_time_median_s": res["step_time"]["median_s"], "failed_thresholds": failed}
 
 
-def _failed(path: Path, exc: BaseException) -> Row:
+def _failed(path: Path, exc: BaseException, name: str | None = None) -> Row:
+    """A job's failed row; `name` once the job file loaded, so its record replaces the job's earlier
+    outcome (the index lists one row per job name, with its latest run)."""
     if isinstance(exc, MfuError):
         code, status, reason = int(exc.code), "error", str(exc)
     else:   # a bug: keep the traceback in the row so it can be reported
         code, status = int(ExitCode.INTERNAL), "internal error"
         reason = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
-    return {"job": str(path), "name": None, "exit_code": code, "status": status, "reason": reason}
+    return {"job": str(path), "name": name, "exit_code": code, "status": status, "reason": reason}
 
 
 def _fmt(v: float | None) -> str:

@@ -242,3 +242,24 @@ def test_rerunning_a_job_leaves_the_same_bytes_everywhere(synth_trace, tmp_path)
         runs.append({p.relative_to(tmp_path / name): p.read_bytes() for p in sorted((tmp_path / name).rglob("*"))
                      if p.is_file() and p.name != publish.LOCK_FILE})
     assert runs[0] == runs[1] and Path(publish.STATUS_DIR, "same.json") in runs[0]
+
+
+def test_a_job_that_fails_after_a_good_run_shows_its_latest_outcome_once(synth_trace, tmp_path):
+    """A scheduled run that fails (here: its region vanished) must not leave the previous 'ok' figures in the
+    index beside an unnamed failure row: one row per job name, the latest outcome."""
+    from pipeline.batch import run_batch
+    trace, _ = synth_trace()
+    body = {"name": "nightly", "trace": str(trace), "region": {"name": "train_step"},
+            "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+            "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
+    job, out = tmp_path / "nightly.yaml", tmp_path / "out"
+    job.write_text(json.dumps(body))
+    assert run_batch([job], out, workers=1)[0]["exit_code"] == 0
+    job.write_text(json.dumps({**body, "region": {"name": "no_such_range"}}))
+    [row] = run_batch([job], out, workers=1)
+    assert (row["exit_code"], row["name"]) == (4, "nightly")
+    index.write_index(out)
+    md = (out / "index.md").read_text()
+    assert "**1 job: 0 ok, 1 failed without a report.**" in md
+    [line] = [ln for ln in md.splitlines() if "nightly" in ln]
+    assert "exit 4" in line and "no NVTX range matches 'no_such_range'" in line
