@@ -302,6 +302,11 @@ def test_flops_over_occurrences_without_kernels_are_invalid(tmp_path):
     assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1.0e3 / (1500e-9 * 2 * 1.0e12))
     assert res["metrics"]["active_ratio_pct_union"] is None
     assert res["status"] == "invalid" and "no attributed kernel ran" in res["status_reason"]
+    files = render_all(res)
+    for card in ("HFU (wall time)", "Active-time ratio (union), diagnostic", "Model TFLOP/s per GPU"):
+        assert f'<div class="card void"><div class="l">{card}</div>' in files["report.html"]   # struck out too
+    assert "check region.attribution. The figures below are shown for diagnosis only" in files["report.html"]
+    assert "check region.attribution.\n> The figures below" in files["report.md"]
 
 
 # --------------------------------------------------------------------------- plausibility

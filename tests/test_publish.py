@@ -263,3 +263,20 @@ def test_a_job_that_fails_after_a_good_run_shows_its_latest_outcome_once(synth_t
     assert "**1 job: 0 ok, 1 failed without a report.**" in md
     [line] = [ln for ln in md.splitlines() if "nightly" in ln]
     assert "exit 4" in line and "no NVTX range matches 'no_such_range'" in line
+
+
+def test_the_index_strikes_out_the_figures_of_an_invalid_result(synth_trace, tmp_path):
+    """An invalid job's MFU (here 4e16 FLOPs: far above 100 %) stays visible for diagnosis, struck out."""
+    from pipeline.batch import run_batch
+    trace, _ = synth_trace()
+    job = tmp_path / "huge.yaml"
+    job.write_text(json.dumps({"name": "huge", "trace": str(trace), "region": {"name": "train_step"},
+                               "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+16},
+                               "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}))
+    [row] = run_batch([job], tmp_path / "out", workers=1)
+    index.write_index(tmp_path / "out")
+    mfu = f"{row['metrics']['mfu_pct_wall']:,.2f}"                       # thousands separated
+    assert row["status"] == "invalid" and row["metrics"]["mfu_pct_wall"] > 100
+    [line] = [ln for ln in (tmp_path / "out" / "index.md").read_text().splitlines() if ln.startswith("| [huge]")]
+    assert f"| ~~{mfu}~~ | ~~{mfu}~~ |" in line
+    assert f'<s title="not a measurement">{mfu}</s>' in (tmp_path / "out" / "index.html").read_text()
