@@ -330,3 +330,17 @@ def test_covers_microbatch_with_grad_accum_1_is_covers_step_on_a_run(synth_trace
     assert scope["values"] == ["1 step(s) per occurrence"] * 2
     region = next(s for s in doc["scope"] if s["name"] == "region")
     assert region["values"] == ["train_step (exact), covers step", "train_step (exact), covers microbatch"]
+
+
+def test_an_invalid_input_is_never_called_better_or_worse(tmp_path, capsys):
+    """An invalid result's MFU (8x the baseline's here) is shown with its change, but judged neither way."""
+    base = fake.result("good", STEADY)
+    bad = fake.result("bad", [v / 8 for v in STEADY], {"status": "invalid"})
+    for name, doc in (("good", base), ("bad", bad)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    main(["compare", str(tmp_path / "good.json"), str(tmp_path / "bad.json"), "--out", str(tmp_path / "c")])
+    capsys.readouterr()
+    row = next(ln for ln in (tmp_path / "c" / "compare.md").read_text().splitlines() if ln.startswith("| MFU (wall)"))
+    assert "+700.0 %, ⚠ not comparable)" in row and "better" not in row and "worse" not in row
+    page = (tmp_path / "c" / "compare.html").read_text()
+    assert '<span class="better">' not in page and '<span class="worse">' not in page
