@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,6 +16,7 @@ from pipeline.cli import main
 from pipeline.job.documents import validator
 from pipeline.errors import UsageError
 from pipeline.history import append
+from pipeline.report import render
 from pipeline.report.charts import history_charts
 from tests import fake_results
 from tests.test_batch import write
@@ -282,3 +284,20 @@ def test_mfu_threshold_is_stored_and_older_format_2_rows_read_as_null(tmp_path, 
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     svg = history_charts(doc)["history-mfu.svg"]
     assert svg.count('class="threshold"') == 1 and "a threshold 35.00" in svg     # job b has none
+
+
+def test_invalid_runs_are_listed_not_drawn_and_threshold_misses_are_said(tmp_path):
+    """A 258 % invalid run once set the MFU chart's axis to 0-300; a run under its MFU threshold read 'ok'."""
+    path = tmp_path / "h.duckdb"
+    gated = {**fake("a", 31.0), "thresholds": [{"name": "mfu_pct_wall_min", "limit": 35.0, "value": 31.0,
+                                                 "passed": False}]}
+    append(path, [gated])
+    append(path, [{**fake("a", 258.0), "status": "invalid"}])
+    append(path, [fake("a", 33.0)])
+    doc = history.trend(path)
+    svg = history_charts(doc)["history-mfu.svg"]
+    points = re.findall(r"<title>a, run (\d+)", svg)
+    assert points == ["1", "3"]                                         # run 2 (invalid) is not a point
+    files = render.render_all(doc, kind="history")
+    rows = [ln for ln in files["history.md"].splitlines() if ln.startswith("| 1 |") or ln.startswith("| 2 |")]
+    assert "| ok, below its MFU threshold 35.00 | 31.00 |" in rows[0] and "| invalid | 258.00 |" in rows[1]

@@ -323,8 +323,9 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
           limit_key: str | None = None) -> str | None:
     """One figure over the runs, one line per job (overlaid), on labelled axes: x = run number with
     its label under it, y = the figure with round ticks; points carry their value in a tooltip.
-    With `limit_key`, a job whose latest run has that threshold gets a dashed line at it in its colour."""
-    series = [(j["name"], [(x["run"], x[key]) for x in j["runs"] if x[key] is not None],
+    With `limit_key`, a job whose latest run has that threshold gets a dashed line at it in its colour.
+    Invalid runs are not drawn (no measurement: one 258 % would flatten every real line); the table lists them."""
+    series = [(j["name"], [(x["run"], x[key]) for x in j["runs"] if x[key] is not None and x["status"] != "invalid"],
                j["runs"][-1].get(limit_key) if limit_key else None) for j in jobs]
     series = [s for s in series if s[1]]
     if not series:
@@ -347,7 +348,8 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
         if i % every == 0:
             body.append(_text(sx[n], top + plot_h + 16, str(n), "middle"))
             if labels[n]:
-                body.append(_text(sx[n], top + plot_h + 31, labels[n][:10], "middle", "", ' font-size="11"'))
+                short = labels[n] if len(labels[n]) <= 10 else labels[n][:9] + "…"
+                body.append(_text(sx[n], top + plot_h + 31, short, "middle", "", ' font-size="11"'))
     taken: list[tuple[float, ...]] = []
     for k, (name, pts, limit) in enumerate(series):
         color, lx, ly = PALETTE[k % len(PALETTE)], left + 200 * (k % 3), 14 + 18 * (k // 3)
