@@ -114,7 +114,7 @@ def test_charts_are_deterministic():
 
 def test_history_overlays_jobs_on_labelled_axes():
     def run(n, label, mfu, step):
-        return {"run": n, "label": label, "mfu_pct_wall": mfu, "step_time_median_s": step}
+        return {"run": n, "label": label, "status": "ok", "mfu_pct_wall": mfu, "step_time_median_s": step}
     doc = {"jobs": [{"name": "a", "runs": [run(1, "v1", 40.0, 1.0), run(2, "abc1234", 38.0, 1.1)]},
                     {"name": "b", "runs": [run(2, "abc1234", 30.0, 0.5)]}]}
     made = charts.history_charts(doc)
@@ -131,7 +131,8 @@ def test_history_overlays_jobs_on_labelled_axes():
 
 def test_history_threshold_line_per_job_at_its_value():
     def run(n, mfu, limit=None):
-        return {"run": n, "label": None, "mfu_pct_wall": mfu, "step_time_median_s": 1.0, "mfu_pct_wall_min": limit}
+        return {"run": n, "label": None, "status": "ok", "mfu_pct_wall": mfu, "step_time_median_s": 1.0,
+                "mfu_pct_wall_min": limit}
     doc = {"jobs": [{"name": "a", "runs": [run(1, 40.0), run(2, 38.0, 45.0)]},
                     {"name": "b", "runs": [run(1, 31.0, 20.0), run(2, 30.0)]},     # threshold dropped: none now
                     {"name": "c", "runs": [run(2, 35.0, 33.0)]}]}
@@ -156,6 +157,7 @@ def test_history_threshold_line_per_job_at_its_value():
 
 def test_history_without_thresholds_draws_no_threshold_line():
     def run(n, mfu):
-        return {"run": n, "label": None, "mfu_pct_wall": mfu, "step_time_median_s": 1.0, "mfu_pct_wall_min": None}
+        return {"run": n, "label": None, "status": "ok", "mfu_pct_wall": mfu, "step_time_median_s": 1.0,
+                "mfu_pct_wall_min": None}
     made = charts.history_charts({"jobs": [{"name": "a", "runs": [run(1, 40.0), run(2, 38.0)]}]})
     assert all("threshold" not in svg for svg in made.values())
