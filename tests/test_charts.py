@@ -73,16 +73,31 @@ def test_roofline_labels_do_not_overlap():
 
 def test_step_chart_axis_and_median():
     svg = ET.fromstring(charts.steps(DEMO))
-    walls = [o["wall_time_s"] for o in DEMO["occurrences"]]
+    steps = [o["step_time_s"] for o in DEMO["occurrences"]]
     dots = [c for c in svg.iter("circle")]
-    assert len(dots) == len(walls)
+    assert len(dots) == len(steps)
     ys = [float(c.get("cy")) for c in dots]
-    # higher wall time is drawn higher up (smaller y); the slowest and fastest are the extremes
-    assert ys.index(min(ys)) == walls.index(max(walls)) and ys.index(max(ys)) == walls.index(min(walls))
+    # a longer step is drawn higher up (smaller y); the slowest and fastest are the extremes
+    assert ys.index(min(ys)) == steps.index(max(steps)) and ys.index(max(ys)) == steps.index(min(steps))
     ticks = [t.text for t in svg.iter("text") if t.get("text-anchor") == "end" and t.get("class") is None]
     assert len(set(ticks)) == len(ticks) >= 3                            # distinct, readable tick labels
     median = next(t.text for t in svg.iter("text") if t.get("class") == "lbl")
-    assert median == f"median {statistics.median(walls):.3f}\u00a0s"
+    assert median == f"median {statistics.median(steps):.3f}\u00a0s"
+
+
+def test_step_chart_draws_step_times_where_they_differ_from_walls():
+    """Overlapping occurrences: the step time is the period to the next start, shorter than the wall. The
+    points are the quantity whose median the dashed line shows (walls were drawn under a step-time median)."""
+    r = copy.deepcopy(DEMO)
+    r["occurrences"] = [{"index": i, "wall_time_s": 0.098, "step_time_s": s} for i, s in ((1, 0.05), (2, 0.06),
+                                                                                        (3, 0.052))]
+    r["step_time"]["median_s"] = 0.052
+    svg = ET.fromstring(charts.steps(r))
+    titles = [c.find("title").text for c in svg.iter("circle")]
+    assert titles == ["occurrence 1: 50.00\u00a0ms (wall 98.00\u00a0ms)", "occurrence 2: 60.00\u00a0ms (wall 98.00\u00a0ms)",
+                      "occurrence 3: 52.00\u00a0ms (wall 98.00\u00a0ms)"]
+    ticks = [float(t.text) for t in svg.iter("text") if t.get("text-anchor") == "end" and t.get("class") is None]
+    assert min(ticks) <= 50 and max(ticks) <= 62                           # the axis spans the step times (ms)
 
 
 def test_ticks():
