@@ -21,6 +21,7 @@ def test_code_spans_outlast_backticks_and_keep_pipes_out_of_tables():
     assert mdsafe.code("void k<float>") == "`void k<float>`"
     assert mdsafe.code("a``b|c\nd") == "```a``b\\|c d```"
     assert mdsafe.code("`x") == "`` `x ``"
+    assert mdsafe.code("fwd|bwd", in_table=False) == "`fwd|bwd`"      # GitHub would show the backslash there
 
 
 def unescaped_pipes(line: str) -> int:
@@ -48,6 +49,9 @@ def test_report_md_of_a_hostile_trace_and_job(tmp_path: Path, capsys):
     assert "<script" not in outside and "<img" not in outside and "<b>" not in outside   # ... but no raw HTML
     assert "&lt;script&gt;alert(1)&lt;/script&gt; \\| pipes" in md
     assert "mine&lt;b&gt;\\|x" in md
+    # outside tables a code span keeps its pipe as written (the region name in the line under the title)
+    [context] = [ln for ln in md.splitlines() if ln.startswith("explicit FLOPs per step")]
+    assert mdsafe.code(HOSTILE, in_table=False) in context and "\\|" not in context
     table, width = [], None
     for line in md.splitlines() + [""]:                       # every row has as many cells as its header
         if line.startswith("|"):

@@ -5,7 +5,8 @@ get one here. Every `{{ value }}` in a `*.md.j2` template is escaped on output (
 `<`, `>` and `&` become entities, `|` and backslashes and backticks are backslash-escaped,
 line breaks become spaces. A value the template puts in a code span, `` `{{ value }}` ``,
 is rewritten before compiling into `{{ (value) | code }}`: a code span fenced with more
-backticks than the value holds, with `|` escaped for tables, so names keep their `<float>`.
+backticks than the value holds, with `|` escaped on table rows (template lines starting with `|`),
+so names keep their `<float>`.
 Kernel names, GPU and range names, paths, regexes and reasons all go through one of the two.
 """
 
@@ -30,9 +31,12 @@ def plain(value: str) -> str:
     return value.translate(_PLAIN)
 
 
-def code(value: Any) -> Safe:
-    """`value` as one inline code span that no backtick, pipe or line break inside can end early."""
-    text = str(value).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+def code(value: Any, in_table: bool = True) -> Safe:
+    """`value` as one inline code span that no backtick, pipe or line break inside can end early.
+
+    A pipe is escaped only in a table row: GitHub then shows `|`, but outside a table it shows `\\|`."""
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    text = text.replace("|", "\\|") if in_table else text
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return Safe(f"{fence}{pad}{text}{pad}{fence}")
@@ -52,4 +56,6 @@ class CodeSpans(Extension):
     def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
         if not (name or "").endswith(".md.j2"):
             return source
-        return _CODE_SPAN.sub(r"{{ (\1) | code }}", source)
+        return "".join(_CODE_SPAN.sub(r"{{ (\1) | code }}" if line.lstrip().startswith("|")
+                                      else r"{{ (\1) | code(false) }}", line)
+                       for line in source.splitlines(keepends=True))
