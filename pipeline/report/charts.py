@@ -166,10 +166,13 @@ def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float
     body = ['<polyline fill="none" stroke="#222" stroke-width="2" points="'
             + " ".join(f"{sx(a):.1f},{sy(t):.1f}" for a, t in pts) + '"/>']
     peak_label = f"peak {fmt_num(peak)}{NBSP}TFLOP/s ({hw['precision']})"
-    for px, py, anchor in ((x_right - 4, sy(peak) - 6, "end"), (sx(ridge) + 6, sy(peak) - 6, "start"),
-                           (x_right - 4, sy(peak) + 16, "end"), (sx(ridge) + 6, sy(peak) + 16, "start")):
-        if not any(_overlaps(_box(px, py, peak_label, anchor), t) for t in taken):
-            break
+    spots = [(px, py, anchor) for px, py, anchor in (
+        (x_right - 4, sy(peak) - 6, "end"), (sx(ridge) - 8, sy(peak) - 6, "end"),   # left of the ridge: above
+        (sx(ridge) + 6, sy(peak) - 6, "start"), (x_right - 4, sy(peak) + 16, "end"),   # the slope, nothing drawn
+        (sx(ridge) + 6, sy(peak) + 16, "start"))
+        if _box(px, py, peak_label, anchor)[2] <= x_right]            # never cut off at the right edge
+    px, py, anchor = next((s for s in spots if not any(_overlaps(_box(s[0], s[1], peak_label, s[2]), t)
+                                                       for t in taken)), spots[0])
     body.append(_text(px, py, peak_label, anchor, "lbl roof-label"))
     taken.append(_box(px, py, peak_label, anchor))
     mid = math.sqrt(x_start * ridge)
