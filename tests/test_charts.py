@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report import charts
+from pipeline.report import charts, render
 from pipeline.report.charts import PLOT_PX, nice_ticks, tick_labels
 from pipeline.job.config import load_job
 from pipeline.report.render import device_label, render_all
@@ -176,3 +176,15 @@ def test_history_without_thresholds_draws_no_threshold_line():
                 "mfu_pct_wall_min": None}
     made = charts.history_charts({"jobs": [{"name": "a", "runs": [run(1, 40.0), run(2, 38.0)]}]})
     assert all("threshold" not in svg for svg in made.values())
+
+
+def test_rank_file_devices_are_named_within_the_axis_margin():
+    """'GPU ../traces/r0.sqlite:0' was right-aligned into a 90 px margin and showed as 'aces/r0.sqlite:0'."""
+    assert charts._gpu_name("3", 82) == "GPU 3"
+    assert charts._gpu_name("../traces/r0.sqlite:0", 82) == "GPU r0:0"              # the file's stem, the device
+    # 82 px hold 10 characters of 7.8 px: the end (which file, which device) is kept
+    assert charts._gpu_name("/runs/rank_0000_of_node_a.sqlite:3", 82) == "…_node_a:3"
+    r = copy.deepcopy(DEMO)
+    r["devices"][0]["label"] = "../traces/r0.sqlite:0"
+    svg = charts.devices(r, render.device_label)
+    assert ">GPU r0:0</text>" in svg and "<title>GPU ../traces/r0.sqlite:0</title>" in svg

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
@@ -240,6 +241,20 @@ def steps(r: dict[str, Any]) -> str | None:
     return _svg("steps", w, top + plot_h + 44, "step time per occurrence", body)
 
 
+def _gpu_name(full: str, room_px: float) -> str:
+    """A device's axis label within `room_px`: 'GPU 3', or for a rank file 'GPU r0:3' (the file's
+    name without folder and extension), cut at the front ('…') if still too long; the full label
+    stays in the tooltip."""
+    file, sep, device = full.rpartition(":")
+    short = f"GPU {Path(file).stem}{sep}{device}" if sep else f"GPU {full}"
+    fits = max(4, int(room_px / CHAR_W))
+    return short if len(short) <= fits else "…" + short[-(fits - 1):]
+
+
+def _axis_name(x: float, y: float, full: str, room_px: float) -> str:
+    return f'<g><title>GPU {_e(full)}</title>{_text(x, y, _gpu_name(full, room_px), "end")}</g>'
+
+
 def devices(r: dict[str, Any], label) -> str | None:
     """Per device, compute, exposed communication and idle as shares of wall (stacked bars)."""
     rows = r["communication"]["devices"]
@@ -249,7 +264,7 @@ def devices(r: dict[str, Any], label) -> str | None:
     body = []
     for i, d in enumerate(rows):
         y, x, wall = 8 + i * (bar + 6), float(left), d["wall_s"] or 1.0
-        body.append(_text(left - 6, y + bar * 0.7, f"GPU {label(r, d['device_id'])}", "end"))
+        body.append(_axis_name(left - 6, y + bar * 0.7, label(r, d["device_id"]), left - 8))
         for key, part in (("compute_s", "compute"), ("exposed_s", "exposed"), ("idle_s", "idle")):
             width = (w - left - right) * d[key] / wall
             body.append(f'<g><title>GPU {_e(label(r, d["device_id"]))} {part}: {fmt_pct(100 * d[key] / wall, 1)} '
@@ -294,7 +309,7 @@ def timeline(r: dict[str, Any], label) -> str | None:
     y = top + 22
     for d in t["devices"]:
         name = f"GPU {label(r, d['device_id'])}"
-        body.append(_text(left - 6, y + group / 2, name, "end"))
+        body.append(_axis_name(left - 6, y + group / 2, label(r, d["device_id"]), left - 8))
         for lane, h in TIMELINE_LANES:
             spans = d[lane]
             share = 100 * d["lane_time_s"][lane] / t["wall_s"] if t["wall_s"] else 0.0
