@@ -179,13 +179,3 @@ def test_warmup_step_in_the_selection_is_warned_about(synth_trace, tmp_path, cap
     assert res["step_time"]["cv_pct"] > 10                   # what the warning is about, from the result
     assert "Outside ±10 % of the median: 1." in w["message"]
     assert "region.occurrences: {first: 2, last: 6}" in w["message"]
-
-
-def test_unsteady_steps_suggests_no_run_without_kernels():
-    """Steady but kernel-less occurrences (op-level ranges whose work ran elsewhere) are not suggested."""
-    seconds = [2.3, 1.0, 1.02, 0.98, 1.01, 1.0, 1.0]
-    w = unsteady_steps([1, 2, 3, 4, 5, 6, 7], seconds, [True, True, True, False, False, False, False])
-    assert "Outside ±10 % of the median: 1." in w["message"]            # kernels or not, 4-7 are not outliers
-    assert "region.occurrences: {first: 2, last: 3}" in w["message"]
-    w = unsteady_steps([1, 2, 3], [2.3, 1.0, 1.0], [True, False, False])
-    assert "region.occurrences" not in w["message"]
