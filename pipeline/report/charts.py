@@ -308,8 +308,9 @@ def timeline(r: dict[str, Any], label) -> str | None:
     body.append(_line(sx(t["wall_s"]), top, sx(t["wall_s"]), height, COLORS["ink"], ' stroke-dasharray="3 2"'))
     y = top + 22
     for d in t["devices"]:
-        name = f"GPU {label(r, d['device_id'])}"
-        body.append(_axis_name(left - 6, y + group / 2, label(r, d["device_id"]), left - 8))
+        full = label(r, d["device_id"])
+        name = f"GPU {full}"
+        body.append(_axis_name(left - 6, y + group / 2, full, left - 8))
         for lane, h in TIMELINE_LANES:
             spans = d[lane]
             share = 100 * d["lane_time_s"][lane] / t["wall_s"] if t["wall_s"] else 0.0
