@@ -424,3 +424,31 @@ def test_roofline_under_roof():
     assert [w["code"] for w in warned] == ["above_roof", "above_roof"]
     assert "2000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s roof" in warned[0]["message"]
     assert "250.0 TFLOP/s achieved exceeds the 200.0 TFLOP/s roof" in warned[1]["message"]
+
+
+def test_gpu_outlasts_range_is_per_rank(tmp_path):
+    """SEMANTICS §5: the tail is each rank's last kernel end past its own range end, over the longest range.
+    Start skew with every kernel inside its rank's range warns of nothing; a late kernel on the rank with the
+    shorter range warns although the occurrence's wall equals its longest range."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(1500, 2500, gtid(200, 200), "step")          # skew: wall 1000..2500 = 1.5 x the longest range
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1200, 1900, gpid(100), 1)
+    e.launch(1600, gtid(200, 200), 2)
+    e.kernel(1700, 2400, gpid(200), 2, device=1)
+    e.range(3000, 5000, gtid(100, 100), "step")
+    e.range(3000, 3500, gtid(200, 200), "step")          # shorter range; its kernel ends 300 ns after it
+    e.launch(3100, gtid(100, 100), 3)
+    e.kernel(3200, 4900, gpid(100), 3)
+    e.launch(3100, gtid(200, 200), 4)
+    e.kernel(3200, 3800, gpid(200), 4, device=1)         # tail 300 = 15 % of the longest range (2000)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 2, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    first, second = res["occurrences"]
+    assert first["wall_time_s"] == pytest.approx(1500e-9) and second["wall_time_s"] == pytest.approx(2000e-9)
+    (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert "in 1 of 2 occurrences (2)" in late["message"] and "(15.0 % to 15.0 %)" in late["message"]
+

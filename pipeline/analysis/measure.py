@@ -22,7 +22,7 @@ from pipeline.errors import TraceError
 from pipeline.trace.open import MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
-OUTLAST_TOLERANCE = 1.05      # wall vs the longest CPU range: above 5 %, say the GPU work outlasts the range
+OUTLAST_TOLERANCE = 0.05      # a rank's GPU tail past its own range, over the longest CPU range (SEMANTICS §5)
 OVERLAP_TOLERANCE = 1.01       # sum of envelopes vs their union: warn above 1 % (SEMANTICS §6)
 
 
@@ -137,7 +137,7 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     rows = chain.run(con, steps - window.made, comm_class=comm_class)
     warnings = list(window.warnings)
     totals = rows["occurrence_totals"][0]
-    assemble_occurrences(rows["occurrence_times"], rows["device_times"], window.unattributed,
+    assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)
     union = {(u["occurrence"], u["global_pid"]): u["union_ns"] for u in rows["rank_union"]}
     for r in rows["rank_times"]:
@@ -196,14 +196,29 @@ def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> s
     return wanted
 
 
-def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattributed: dict[int, dict],
-                         counts: dict[str, int], warnings: list[dict[str, str]], totals: dict[str, Any]) -> None:
+def gpu_tails(ranks: list[dict]) -> dict[int, int]:
+    """Per occurrence, the longest time a rank's kernels ran past that rank's own range end (SEMANTICS §5).
+
+    Per rank, not the occurrence's wall against its longest range: skew between ranks' starts is no GPU work,
+    and a late kernel on a rank with a shorter range hides inside the others' ranges."""
+    tails: dict[int, int] = {}
+    for r in ranks:
+        if r["kernel_count"]:
+            tail = r["wall_ns"] - r["cpu_range_ns"]
+            tails[r["occurrence"]] = max(tail, tails.get(r["occurrence"], 0))
+    return tails
+
+
+def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: list[dict],
+                         unattributed: dict[int, dict], counts: dict[str, int], warnings: list[dict[str, str]],
+                         totals: dict[str, Any]) -> None:
     """Add per-device unions and unattributed counts to each occurrence row; one warning per kind."""
     expected = len(counts)
     partial, late, empty = [], [], []
     per_device: dict[int, list[dict]] = {}
     for d in devices:
         per_device.setdefault(d["occurrence"], []).append(d)
+    tails = gpu_tails(ranks)
     for occ in occurrences:
         k = occ["occurrence"]
         occ["device_union_ns"] = {str(d["device_id"]): d["union_ns"] for d in per_device.get(k, [])}
@@ -213,8 +228,8 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattribu
         occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
         if occ["processes"] < expected:
             partial.append(k)
-        if occ["kernel_count"] and occ["cpu_range_ns"] and occ["wall_ns"] > OUTLAST_TOLERANCE * occ["cpu_range_ns"]:
-            late.append((k, 100.0 * (occ["wall_ns"] / occ["cpu_range_ns"] - 1)))
+        if occ["cpu_range_ns"] > 0 and tails.get(k, 0) > OUTLAST_TOLERANCE * occ["cpu_range_ns"]:
+            late.append((k, 100.0 * tails[k] / occ["cpu_range_ns"]))
         if occ["kernel_count"] == 0:
             empty.append(k)
     if partial:
@@ -225,8 +240,8 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], unattribu
         excess = sorted(x for _, x in late)
         warnings.append({"code": "gpu_outlasts_range", "message":
                          f"in {len(late)} of {len(occurrences)} occurrences ({_ranges([k for k, _ in late])}) the "
-                         f"GPU work outlasts the CPU range by more than 5 % ({excess[0]:.1f} % to "
-                         f"{excess[-1]:.1f} %): the region closes before its kernels finish, so wall time is the "
+                         f"kernels of a rank end after that rank's range by more than 5 % of the CPU range ({excess[0]:.1f} % "
+                         f"to {excess[-1]:.1f} %): the region closes before its kernels finish, so wall time is the "
                          "envelope of range and kernels, as it should be"})
     if empty:
         warnings.append({"code": "no_kernels", "message": f"no kernel was attributed in occurrence(s) {_ranges(empty)}"})
