@@ -452,3 +452,35 @@ def test_gpu_outlasts_range_is_per_rank(tmp_path):
     (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
     assert "in 1 of 2 occurrences (2)" in late["message"] and "(15.0 % to 15.0 %)" in late["message"]
 
+
+def _drop_kernel_pid(path: Path) -> Path:
+    import sqlite3
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN globalPid")
+    con.commit()
+    con.close()
+    return path
+
+
+def test_kernels_without_process_id(tmp_path):
+    """No globalPid column: window attribution. One process owns every kernel of its ranges (counted once);
+    with two processes nothing says whose a kernel is, so the run is refused (exit 4), not counted per rank."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1200, 1800, gpid(100), 1)
+    e.kernel(1500, 2500, gpid(100), 2)                   # no launch row: still the window's, clipped at 2000
+    one = _drop_kernel_pid(e.write(tmp_path / "one.sqlite"))
+    spec = dict(region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(write_job(tmp_path, one, **spec)))
+    assert "attribution_window" in {w["code"] for w in res["warnings"]}
+    (occ,) = res["occurrences"]
+    assert occ["kernel_count"] == 2 and round(occ["gpu_kernel_sum_s"] * 1e9) == 600 + 500
+    (rank,) = res["ranks"]
+    assert rank["kernel_count"] == 2
+    e.range(1000, 2000, gtid(200, 200), "step")
+    two = _drop_kernel_pid(e.write(tmp_path / "two.sqlite"))
+    with pytest.raises(TraceError) as err:
+        run_job(load_job(write_job(tmp_path, two, **{**spec, "hardware": {"num_gpus": 2, "peak_tflops": 1.0}})))
+    assert err.value.code == 4 and "no globalPid column" in str(err.value) and "2 processes (100, 200)" in str(err.value)

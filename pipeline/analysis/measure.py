@@ -96,6 +96,11 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
         raise TraceError(_not_found(trace, region))
     _, last = occurrence_range(trace, region, counts)
     attribution = _attribution(trace, region.attribution, warnings)
+    if attribution == "window" and len(counts) > 1 and not trace.has_column("raw_kernel", "globalPid"):
+        raise TraceError(f"{trace.path}: the kernel table has no globalPid column and region '{region.name}' is in "
+                         f"{len(counts)} processes ({', '.join(sorted(counts))}): nothing says whose a kernel is, and "
+                         "giving it to every process's range would count it once per rank. Measure one process "
+                         "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
              "attribute_memops", "classify"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",

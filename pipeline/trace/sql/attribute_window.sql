@@ -1,13 +1,15 @@
 -- reads: range_buckets, kernels, overlapping_ranges
 -- creates: attributed, launched
 -- `window` attribution (no runtime table needed): every kernel of the range's process
--- that overlaps the range, clipped to it. Kernels without a process id count for every
--- process's window, since nothing in the export says whose they are. overlapping_ranges
--- (macros.sql) pairs kernels and ranges through time buckets: linear in ranges.
+-- that overlaps the range, clipped to it. A kernel without a process id is the window's
+-- process's only when the window holds one process; with several, nothing says whose it is and
+-- giving it to each would count it once per rank, so it is left out (build_window refuses an
+-- export whose kernel table has no globalPid column and whose region spans several processes).
+-- overlapping_ranges (macros.sql) pairs kernels and ranges through time buckets: linear in ranges.
 CREATE OR REPLACE TEMP TABLE attributed AS
 SELECT
     occurrence,
-    global_pid,
+    range_pid AS global_pid,
     device_id,
     name_id,
     greatest(start_ns, range_start_ns) AS start_ns,
@@ -15,7 +17,8 @@ SELECT
     graph_id,
     detail_id
 FROM overlapping_ranges(kernels)
-WHERE global_pid = range_pid OR global_pid IS NULL;
+WHERE global_pid = range_pid
+   OR (global_pid IS NULL AND (SELECT count(DISTINCT global_pid) FROM range_buckets) = 1);
 
 -- No launch keys in window mode: attribute_memops.sql then uses the window rule too.
 CREATE OR REPLACE TEMP TABLE launched AS
