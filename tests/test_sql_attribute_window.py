@@ -8,6 +8,17 @@ from pipeline.trace import queries
 A, B = gpid(100), gpid(200)
 
 
+def attributed(open_export, e: Export, last: int) -> list[tuple]:
+    """Occurrences 1..last of `step` attributed by window: (occurrence, pid, device, start, end, name)."""
+    trace = open_export(e)
+    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
+    queries.run(trace.con, "select_occurrences", first=1, last=last)
+    queries.run(trace.con, "attribute_window")
+    return trace.con.execute("SELECT occurrence, global_pid, device_id, start_ns, end_ns, s.value "
+                             "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
+                             "ORDER BY occurrence, s.value, start_ns").fetchall()
+
+
 def test_overlap_clipping_and_process(open_export) -> None:
     e = Export()
     e.range(1000, 2000, gtid(100, 100), "step")
@@ -22,14 +33,7 @@ def test_overlap_clipping_and_process(open_export) -> None:
     e.kernel(1200, 1300, B, None, device=1, name="other")      # B's range is 1750..1760
     e.kernel(1700, 1800, None, None, device=1, name="nopid")   # two processes: whose? left out
     e.kernel(5500, 5600, A, None, name="second")
-    trace = open_export(e)
-    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
-    queries.run(trace.con, "select_occurrences", first=1, last=1)
-    queries.run(trace.con, "attribute_window")
-    rows = trace.con.execute("SELECT occurrence, global_pid, device_id, start_ns, end_ns, s.value "
-                             "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
-                             "ORDER BY s.value, start_ns").fetchall()
-    assert rows == [
+    assert attributed(open_export, e, last=1) == [
         (1, A, 0, 1000, 1100, "head"),
         (1, A, 0, 1200, 1300, "inside"),
         (1, A, 0, 1000, 2000, "spans"),
@@ -37,18 +41,12 @@ def test_overlap_clipping_and_process(open_export) -> None:
     ]
 
 
-def test_kernel_without_process_is_the_lone_process_s(open_export) -> None:
+def test_kernel_without_process_belongs_to_the_lone_process(open_export) -> None:
     """With one process in the window, a kernel with no process id is that process's, clipped like any."""
     e = Export()
     e.range(1000, 2000, gtid(100, 100), "step")
     e.range(3000, 4000, gtid(100, 100), "step")
     e.kernel(1700, 3200, None, None, name="nopid")     # overlaps both occurrences
     e.kernel(1200, 1300, A, None, name="own")
-    trace = open_export(e)
-    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
-    queries.run(trace.con, "select_occurrences", first=1, last=2)
-    queries.run(trace.con, "attribute_window")
-    rows = trace.con.execute("SELECT occurrence, global_pid, start_ns, end_ns, s.value "
-                             "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
-                             "ORDER BY occurrence, start_ns").fetchall()
-    assert rows == [(1, A, 1200, 1300, "own"), (1, A, 1700, 2000, "nopid"), (2, A, 3000, 3200, "nopid")]
+    assert attributed(open_export, e, last=2) == [
+        (1, A, 0, 1700, 2000, "nopid"), (1, A, 0, 1200, 1300, "own"), (2, A, 0, 3000, 3200, "nopid")]
