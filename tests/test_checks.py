@@ -484,3 +484,45 @@ def test_kernels_without_process_id(tmp_path):
     with pytest.raises(TraceError) as err:
         run_job(load_job(write_job(tmp_path, two, **{**spec, "hardware": {"num_gpus": 2, "peak_tflops": 1.0}})))
     assert err.value.code == 4 and "no globalPid column" in str(err.value) and "2 processes (100, 200)" in str(err.value)
+
+
+@pytest.mark.parametrize("cpu_range, short_range, tail, warned", [
+    # one rank: 5 % of a 2000 ns range is exactly 100 ns
+    (2000, None, 100, False),
+    (2000, None, 101, True),
+    # a range of about one second, not a round number: 5 % of 987,654,320 ns is 49,382,716 ns
+    (987_654_320, None, 49_382_716, False),
+    (987_654_320, None, 49_382_717, True),
+    # two ranks: the tail of the rank with the 1000 ns range is measured against the longest range
+    # (2000 ns), not its own: 100 ns past it is 10 % of its own range but exactly 5 % of cpu_range_s
+    (2000, 1000, 100, False),
+    (2000, 1000, 101, True),
+])
+def test_gpu_outlasts_range_boundary(tmp_path: Path, cpu_range: int, short_range: int | None, tail: int,
+                                     warned: bool) -> None:
+    """SEMANTICS §5 warns when the last kernel ends *more than* 5 % of cpu_range_s after its rank's range end:
+    a tail of exactly 5 % is no warning, one nanosecond more is. Integer ns, so the boundary is exact."""
+    e = Export()
+    long_tid, short_tid = gtid(100, 100), gtid(200, 200)
+    start = 1000
+    e.range(start, start + cpu_range, long_tid, "step")
+    if short_range is None:                       # the one rank's kernel is the late one
+        e.launch(start + 10, long_tid, 1)
+        e.kernel(start + 20, start + cpu_range + tail, gpid(100), 1)
+    else:                                         # the long rank's kernel stays inside; the short rank's is late
+        e.launch(start + 10, long_tid, 1)
+        e.kernel(start + 20, start + cpu_range, gpid(100), 1)
+        e.range(start, start + short_range, short_tid, "step")
+        e.launch(start + 10, short_tid, 2)
+        e.kernel(start + 20, start + short_range + tail, gpid(200), 2, device=1)
+    trace = e.write(tmp_path / "t.sqlite")
+    gpus = 1 if short_range is None else 2
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": gpus, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    (occ,) = res["occurrences"]
+    assert round(occ["cpu_range_s"] * 1e9) == cpu_range
+    late = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert bool(late) is warned
+    if warned:
+        assert "in 1 of 1 occurrences (1)" in late[0]["message"]

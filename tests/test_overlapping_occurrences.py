@@ -81,3 +81,32 @@ def test_nested_same_name_ranges_fold_into_the_outermost(tmp_path):
         (0, 1000, 1), (2000, 1000, 1)]
     (w,) = [w for w in res["warnings"] if w["code"] == "nested_occurrences"]
     assert "pid 100: 1" in w["message"]
+
+
+@pytest.mark.parametrize("step, over, warned", [
+    (1000, 20, False),                 # envelopes 0..1020 and 1000..2000: sum 2020 = union 2000 + exactly 1 %
+    (1000, 21, True),                  # sum 2021: 1 % + 1 ns
+    (500_000_000, 10_000_000, False),  # one second of union, 10 ms counted twice: exactly 1 %
+    (500_000_000, 10_000_001, True),
+])
+def test_overlap_warning_boundary(tmp_path, step: int, over: int, warned: bool) -> None:
+    """SEMANTICS §6 warns `occurrences_overlap` when the sum of the envelopes exceeds their union by more than
+    1 % (of the union, the wall the totals use): exactly 1 % is no warning, 1 % + 1 ns is. Two back-to-back
+    steps of `step` ns; step 1's kernel runs `over` ns into step 2, whose kernel stays inside its own range.
+    The tail is at most 2 % of the range, so no other warning is involved."""
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    e.range(0, step, main, "step")
+    e.range(step, 2 * step, main, "step")
+    e.launch(10, main, 1)
+    e.kernel(20, step + over, key, 1)
+    e.launch(step + 10, main, 2)
+    e.kernel(step + 20, 2 * step - 10, key, 2)
+    trace = e.write(tmp_path / "trace.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    t = res["totals"]
+    assert round(t["wall_time_s"] * NS) == 2 * step                   # union 0..2*step
+    assert round(t["wall_time_sum_s"] * NS) == 2 * step + over        # (step + over) + step
+    assert bool([w for w in res["warnings"] if w["code"] == "occurrences_overlap"]) is warned
