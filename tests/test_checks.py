@@ -214,6 +214,25 @@ def test_ranges_have_length_is_a_trace_problem(tmp_path, end, words):
     assert err.value.code == 4 and f"occurrence 1 rank 100: {words}" in str(err.value)
 
 
+def test_ranges_have_length_inside_another_range_is_a_trace_problem(tmp_path):
+    """A range ending before its start that starts inside another range of the name (same process) is no nested
+    range to fold (SEMANTICS §6): it is a selected range with end < start, so exit 4, naming it, like any other."""
+    e = Export()
+    main = gtid(100, 100)
+    e.range(1000, 3000, main, "step")
+    e.range(1500, 1400, main, "step")                    # inside 1000..3000, ends 100 ns before it starts
+    e.launch(1100, main, 1)
+    e.kernel(1200, 2500, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    with pytest.raises(TraceError) as err:
+        run_job(load_job(job))
+    assert err.value.code == 4
+    assert "1 selected range(s)" in str(err.value)
+    assert "occurrence 2 rank 100: ends before it starts (-100 ns)" in str(err.value)
+
+
 def test_repeated_files(tmp_path):
     assert checks.repeated_files([]) == []
     (w,) = checks.repeated_files([("link.sqlite", "t.sqlite")])

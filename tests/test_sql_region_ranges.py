@@ -61,6 +61,24 @@ def test_overlapping_but_not_nested_ranges_both_count(open_export) -> None:
     assert queries.run(trace.con, "nested_counts") == [{"pid": 10, "nested": 1, "example": "step"}]
 
 
+def test_a_range_ending_before_it_starts_is_never_nested(open_export) -> None:
+    """SEMANTICS §6: a range with end < start is trace data that cannot be right (exit 4 when selected), not a
+    range nested inside another: it is numbered like any range, so ranges_have_length sees and refuses it,
+    and is not folded away as `nested_occurrences` (which would measure the trace as if nothing were wrong).
+    A zero-length range inside another is still a point inside it, and still folded."""
+    e = Export()
+    e.range(1000, 3000, P1, "step")
+    e.range(1500, 1400, P1, "step")             # starts inside 1000..3000, ends before it starts
+    e.range(2000, 2000, P1_WORKER, "step")      # zero length, inside 1000..3000: nested
+    e.range(4000, 5000, P1, "step")
+    e.range(4000, 3900, P1, "step")             # same start as 4000..5000, ends before it starts
+    trace = open_export(e)
+    assert [r[1:5] for r in _select(trace, "step")] == [
+        (1, 1000, 3000, 500), (2, 1500, 1400, 2500), (3, 4000, 5000, 0), (4, 4000, 3900, None)]
+    assert trace.con.execute("SELECT start_ns, end_ns FROM nested_ranges").fetchall() == [(2000, 2000)]
+    assert queries.run(trace.con, "nested_counts") == [{"pid": 10, "nested": 1, "example": "step"}]
+
+
 @pytest.mark.parametrize(("match", "name", "expected"), [
     ("exact", "train_step", ["train_step", "train_step"]),
     ("prefix", "train_step", ["train_step", "train_step", "train_step_extra"]),

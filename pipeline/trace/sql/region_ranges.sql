@@ -9,6 +9,9 @@
 -- A matching range inside another matching range of the same process (it ends no later than
 -- one that started before it) is not an occurrence: its work is inside the outer one already
 -- (SEMANTICS §6). Such ranges go to `nested_ranges`, so the report can say what was folded.
+-- A range that ends before it starts is no interval, so nested in nothing: it stays a range of
+-- its own, and selected it is refused as a trace problem (exit 4, checks.ranges_have_length),
+-- not folded into the range it starts in as if the trace were sound.
 -- A matching range never closed (end NULL: the capture ended inside it) is no occurrence; it
 -- goes to `unclosed_ranges`, so the report can say it was not counted. Its NULL end adds nothing
 -- to the running max, so the other ranges' nesting is what it would be without it.
@@ -20,8 +23,9 @@ WITH matched AS (
       AND ($domain IS NULL OR domain = $domain)
 )
 SELECT *,
-       coalesce(end_ns <= max(end_ns) OVER (PARTITION BY global_pid ORDER BY start_ns, end_ns DESC, global_tid
-                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS nested
+       coalesce(end_ns >= start_ns
+                AND end_ns <= max(end_ns) OVER (PARTITION BY global_pid ORDER BY start_ns, end_ns DESC, global_tid
+                                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS nested
 FROM matched;
 
 CREATE OR REPLACE TEMP TABLE nested_ranges AS
