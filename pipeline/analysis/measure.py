@@ -22,8 +22,9 @@ from pipeline.errors import TraceError
 from pipeline.trace.open import MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
-OUTLAST_TOLERANCE = 0.05      # a rank's GPU tail past its own range, over the longest CPU range (SEMANTICS §5)
-OVERLAP_TOLERANCE = 1.01       # sum of envelopes vs their union: warn above 1 % (SEMANTICS §6)
+# Warning thresholds in percent, compared in integer nanoseconds so the boundary is exact:
+OUTLAST_PCT = 5                # a rank's GPU tail past its own range, of the longest CPU range (SEMANTICS §5)
+OVERLAP_PCT = 1                # sum of envelopes above their union (SEMANTICS §6)
 
 
 @dataclass
@@ -233,7 +234,7 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
         occ["unattributed_kernel_sum_ns"] = miss.get("kernel_sum_ns", 0)
         if occ["processes"] < expected:
             partial.append(k)
-        if occ["cpu_range_ns"] > 0 and tails.get(k, 0) > OUTLAST_TOLERANCE * occ["cpu_range_ns"]:
+        if occ["cpu_range_ns"] > 0 and 100 * tails.get(k, 0) > OUTLAST_PCT * occ["cpu_range_ns"]:
             late.append((k, 100.0 * tails[k] / occ["cpu_range_ns"]))
         if occ["kernel_count"] == 0:
             empty.append(k)
@@ -261,7 +262,7 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
 def overlap_warning(totals: dict[str, Any]) -> list[dict[str, str]]:
     """The sum of the envelopes exceeds their union by more than 1 %: some seconds would count twice."""
     union, total = totals["wall_ns"], totals["wall_sum_ns"]
-    if not union or total <= OVERLAP_TOLERANCE * union:
+    if not union or 100 * total <= (100 + OVERLAP_PCT) * union:
         return []
     return [{"code": "occurrences_overlap", "message":
              f"the selected occurrences overlap in time (the CPU ran ahead of the GPU): their envelopes sum to "
