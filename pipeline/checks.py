@@ -241,7 +241,7 @@ def ranges_have_length(ranks: list[Doc]) -> str | None:
                       + ("ends before it starts" if r["cpu_range_ns"] < 0 else "zero length")
                       + f" ({r['cpu_range_ns']} ns)" for r in bad[:10])
     more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-    return (f"{len(bad)} selected range(s) are not time intervals: {shown}{more}. Check the capture "
+    return (f"{len(bad)} selected range(s) of NVTX_EVENTS are not time intervals: {shown}{more}. Check the capture "
             "(unbalanced or cross-thread push/pop, a truncated export) or select other occurrences")
 
 

@@ -193,7 +193,7 @@ def test_ranges_have_length():
             {"occurrence": 3, "rank": "200", "pid": 200, "cpu_range_ns": -5}]
     assert checks.ranges_have_length(rows[:1]) is None
     reason = checks.ranges_have_length(rows)
-    assert "2 selected range(s)" in reason and "occurrence 2 rank 100: zero length" in reason
+    assert "2 selected range(s) of NVTX_EVENTS" in reason and "occurrence 2 rank 100: zero length" in reason
     assert "occurrence 3 rank 200: ends before it starts (-5 ns)" in reason
 
 
