@@ -218,3 +218,22 @@ def test_counts_out_of_range_are_usage_errors(args, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert info.value.code == 2 and message in err and "Traceback" not in err
     assert not target.exists()
+
+
+def test_inspect_says_kernels_without_process_limit_the_regions(tmp_path, capsys):
+    """An export whose kernel table has no globalPid: inspect says what `mfu run` will then do and refuse."""
+    import sqlite3
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1)
+    for start in (1200, 1500, 1800):
+        e.kernel(start, start + 100, gpid(100), 1)
+    path = e.write(tmp_path / "t.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN globalPid")
+    con.commit()
+    con.close()
+    code, out, _ = run_cli(capsys, "inspect", path, "--format", "json")
+    (line,) = [s for s in json.loads(out)["supports"] if "globalPid" in s]
+    assert code == 0 and line.startswith("3 kernels carry no globalPid") and "only to a region in one process" in line

@@ -99,7 +99,9 @@ def _supports(tables: dict[str, str], counts: dict[str, Any]) -> list[str]:
     if "raw_runtime" not in tables and "raw_kernel" in tables:
         out.append("no CUPTI_ACTIVITY_KIND_RUNTIME table: kernel attribution falls back to the time window")
     if counts["kernels_without_process"]:
-        out.append("kernels carry no globalPid: kernel attribution falls back to the time window")
+        out.append(f"{counts['kernels_without_process']:,} kernels carry no globalPid: they are attributed by time "
+                   "window, and only to a region in one process (with several, nothing says whose they are: "
+                   "`mfu run` refuses such a region when the column is missing)")
     elif "raw_runtime" in tables and counts["kernels_without_launch"]:
         n, total = counts["kernels_without_launch"], counts["kernels"]
         out.append(f"{n:,} of {total:,} kernels ({100 * n / total:.1f} %) have no launch row in their process: "
