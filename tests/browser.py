@@ -31,7 +31,31 @@ PROBE = """<script>(function () {
     refs.push(e.outerHTML.slice(0, 120)); });
   document.querySelectorAll("[style]").forEach(function (e) {
     if (/url\\(/.test(e.getAttribute("style"))) refs.push(e.outerHTML.slice(0, 120)); });
-  var out = {innerWidth: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+  var broken = [];     // table-cell words split across lines: letters or digits on both sides of a line break
+  document.querySelectorAll("th, td").forEach(function (cell) {
+    var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node, m, re = /[A-Za-z0-9]+/g;
+    while ((node = walk.nextNode())) {
+      var css = getComputedStyle(node.parentElement);
+      if (css.overflowWrap === "anywhere" || css.wordBreak === "break-all") continue;   // allowed on purpose (hashes)
+      while ((m = re.exec(node.data))) {
+        var r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(r.getClientRects(), function (b) { if (b.width > 0) tops[Math.round(b.top)] = 1; });
+        if (Object.keys(tops).length > 1) broken.push(m[0]);
+      }
+    }
+  });
+  var squeezed = [];   // prose cells squeezed to a word or two per line: more than 3 lines, under 3 words a line
+  document.querySelectorAll("td").forEach(function (cell) {
+    var words = cell.textContent.trim().split(/\\s+/).filter(Boolean).length;
+    var r = document.createRange(); r.selectNodeContents(cell);
+    var tops = [];
+    Array.prototype.forEach.call(r.getClientRects(), function (b) {
+      if (b.width > 0 && !tops.some(function (t) { return Math.abs(t - b.top) < 6; })) tops.push(b.top); });
+    if (tops.length > 3 && words / tops.length < 3) squeezed.push(cell.textContent.trim().slice(0, 40));
+  });
+  var out = {innerWidth: window.innerWidth, brokenWords: broken, squeezedCells: squeezed,
+             scrollWidth: document.documentElement.scrollWidth,
              bodyScrollWidth: document.body.scrollWidth, svgs: svgs, refs: refs,
              resources: performance.getEntriesByType("resource").map(function (r) { return r.name; }),
              styleUrls: Array.prototype.slice.call(document.querySelectorAll("style")).some(function (s) {

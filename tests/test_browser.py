@@ -1,9 +1,11 @@
 """The pages as readers see them: headless Chromium at a phone's 390 px and a desktop's 1400 px.
 
 Renders the demo report, a 16-rank report, an index with a failed and a missed-threshold
-job, a compare and a history, then reads a probe's measurements from the live DOM
-(tests/browser.py): no sideways scrolling of the page, every chart drawn with a size, the
-roofline's labels present and apart, the timeline within its stated size, nothing fetched.
+job, a compare and a history with a flagged change, then reads a probe's measurements from the live DOM
+(tests/browser.py): no sideways scrolling of the page, no word in a table cell split across lines
+(a long row scrolls in its table's box), no prose cell squeezed to a word a line on a desktop, every
+chart drawn with a size, the roofline's labels present and apart, the timeline within its stated
+size, nothing fetched.
 Skips with the reason when Chromium is missing, except under CI=true (.ci/run installs it).
 """
 
@@ -46,6 +48,10 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     for label in ("v1", "v2"):
         code = main(["run", *map(str, jobs), "--out", str(out), "--history", str(hist), "--label", label, "-j", "1"])
         assert code == 4                                        # the lost trace; the others have reports
+    slower, _ = synth_trace(seed=4, step_ns=60_000_000)          # a's steps 20 % slower: run 3 is flagged
+    (tmp / "v3").mkdir()
+    assert main(["run", str(_job(tmp / "v3", "a", slower, hardware=fast)), "--out", str(tmp / "v3" / "reports"),
+                 "--history", str(hist), "--label", "v3", "-j", "1"]) == 0
     assert main(["compare", str(out / "a"), str(out / "c"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
@@ -61,6 +67,11 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     assert found["innerWidth"] == width                         # the frame really was a phone's width
     assert found["scrollWidth"] <= width, f"{page} scrolls sideways at {width} px: {found['scrollWidth']} px wide"
     assert found["refs"] == [] and found["resources"] == [] and not found["styleUrls"]      # nothing to fetch
+    # a cell wraps between words only: a long row scrolls in its table's box instead ('16 × NVIDI|A H100' was
+    # split at 1400 px by the page's overflow-wrap: break-word, which table cells inherited)
+    assert found["brokenWords"] == [], f"{page} at {width} px splits words in table cells: {found['brokenWords'][:8]}"
+    if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
+        assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
     for svg in found["svgs"]:
         assert svg["box"]["w"] > 0 and svg["box"]["h"] > 0, f"{svg['cls']} has no size"
     kinds = {(s["cls"].split() or [""])[-1]: s for s in found["svgs"]}
