@@ -170,6 +170,34 @@ def test_history_threshold_line_per_job_at_its_value():
         assert line.get("stroke") == color and line.get("stroke-dasharray")
 
 
+def test_history_threshold_labels_stay_inside_the_plot_and_apart():
+    """Thresholds close together near the bottom of the axis: their labels were stacked downwards past
+    the x axis, over the run numbers. Each must sit inside the plot, clear of the others."""
+    def run(n, mfu, limit):
+        return {"run": n, "label": None, "status": "ok", "mfu_pct_wall": mfu, "step_time_median_s": 1.0,
+                "mfu_pct_wall_min": limit}
+    doc = {"jobs": [{"name": name, "runs": [run(1, mfu, limit)]}
+                    for name, mfu, limit in (("a", 40.0, 1.0), ("b", 45.0, 2.0), ("c", 50.0, 3.0))]}
+    svg = ET.fromstring(charts.history_charts(doc)["history-mfu.svg"])
+    # by hand: values 1..50 padded by 15 % of the span (7.35) from 0 -> ticks 0, 20, 40, 60; one legend row:
+    # plot from y = 14 + 18 = 32 to 32 + 170 = 202, so y(v) = 202 - v / 60 * 170: the lines at 199.2, 196.3, 193.5
+    ticks = [t.text for t in svg.iter("text") if t.get("text-anchor") == "end" and t.text[0].isdigit()]
+    assert ticks == ["0", "20", "40", "60"]
+    groups = [g for g in svg.iter("g") if g.get("class") == "threshold"]
+    assert [round(float(g.find("line").get("y1")), 1) for g in groups] == [199.2, 196.3, 193.5]
+    labels = [g.find("text") for g in groups]
+    boxes = [(float(t.get("x")) - 7.8 * len(t.text) if t.get("text-anchor") == "end" else float(t.get("x")),
+              float(t.get("y")) - 0.95 * 13, float(t.get("y")) + 0.3 * 13) for t in labels]   # FONT 13, glyph 7.8 px
+    for left, upper, lower in boxes:
+        assert 70 <= left and 32 <= upper and lower <= 202          # inside the plot (left margin 70), above the x axis
+    assert {t.get("text-anchor") for t in labels} == {"end"}          # all at the right end: rows were free there
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[1] or b[2] <= a[1], f"threshold labels overlap: {a} {b}"
+    for g, (_, upper, lower) in zip(groups, boxes):             # each label within three rows (15 px) of its line
+        assert abs((upper + lower) / 2 - float(g.find("line").get("y1"))) <= 3 * 15
+
+
 def test_history_without_thresholds_draws_no_threshold_line():
     def run(n, mfu):
         return {"run": n, "label": None, "status": "ok", "mfu_pct_wall": mfu, "step_time_median_s": 1.0,

@@ -376,8 +376,8 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     for k, (name, pts, limit) in enumerate(series):
         color, lx, ly = PALETTE[k % len(PALETTE)], left + 200 * (k % 3), 14 + 18 * (k // 3)
         if limit is not None:
-            body.append(_limit_line(f"{name[:22]} threshold {col(limit)}{NBSP}{col.unit}", sy(limit), left,
-                                    w - right, color, taken))
+            body.append(_limit_line(f"{name[:22]} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
+                                    (left, top, w - right, top + plot_h), color, taken))
         body.append(_line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"') + _text(lx + 21, ly, name[:22]))
         body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
                     + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>')
@@ -390,15 +390,34 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
 
 
-def _limit_line(text: str, y: float, x1: float, x2: float, color: str, taken: list[tuple[float, ...]]) -> str:
-    """A threshold as a dashed line across the plot, labelled at its right end; labels of thresholds
-    close together are stacked downwards instead of drawn over each other."""
-    ty = y - 4
-    while any(_overlaps(_box(x2 - 4, ty, text, "end"), t) for t in taken):
-        ty += FONT + 2
-    taken.append(_box(x2 - 4, ty, text, "end"))
+def _limit_line(text: str, y: float, plot: tuple[float, float, float, float], color: str,
+                taken: list[tuple[float, ...]]) -> str:
+    """A threshold as a dashed line across the plot (x0, y0, x1, y1), labelled near its right end by
+    _limit_spot: inside the plot and over no other threshold's label."""
+    x1, x2 = plot[0], plot[2]
+    tx, ty, anchor = _limit_spot(text, y, plot, taken)
     return (f'<g class="threshold"><title>{_e(text)}</title>' + _line(x1, y, x2, y, color, ' stroke-dasharray="6 4"')
-            + _text(x2 - 4, ty, text, "end", "lbl", f' fill="{color}"') + "</g>")
+            + _text(tx, ty, text, anchor, "lbl", f' fill="{color}"') + "</g>")
+
+
+def _limit_spot(text: str, y: float, plot: tuple[float, float, float, float],
+                taken: list[tuple[float, ...]]) -> tuple[float, float, str]:
+    """Where a threshold's label goes: just above its line at the right end, else the nearest free row
+    below or above it there (then the same at the left end), never outside the plot. Stacking only
+    downwards put the labels of thresholds close together near the axis's foot below the x axis,
+    over the run numbers. With every row taken it goes above its line, overlapping (many thresholds)."""
+    x0, top, x1, bottom = plot
+    lo, hi = top + FONT * 0.95, bottom - FONT * 0.3          # baselines whose box is inside the plot
+    first, row = min(max(y - 4, lo), hi), FONT + 2
+    rows = [first + sign * k * row for k in range(int((hi - lo) / row) + 1) for sign in ((1,) if k == 0 else (1, -1))]
+    for tx, anchor in ((x1 - 4, "end"), (x0 + 4, "start")):
+        for ty in (r for r in rows if lo <= r <= hi):
+            box = _box(tx, ty, text, anchor)
+            if not any(_overlaps(box, t) for t in taken):
+                taken.append(box)
+                return tx, ty, anchor
+    taken.append(_box(x1 - 4, first, text, "end"))
+    return x1 - 4, first, "end"
 
 
 def history_charts(doc: dict[str, Any]) -> dict[str, str]:
