@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def test_signs_and_words_agree_in_every_output(pair, tmp_path, capsys):
         assert g["change_pct"] == pytest.approx(pct) and g["verdict"] == "worse"
         text = f"{pct:+.2f} % (worse)"
         assert g["detail"].startswith(text) and text in err and text in md
-        assert f"| {pct:+.2f} % worse |" in md                          # the gate table's change column
+        assert f"| {pct:+.2f} worse |" in md                            # the gate table's change column (%)
     assert f"({step_pct:+.1f} % worse)" in md and "better" not in md.split("## Regression gate")[1]
 
 
@@ -344,3 +345,28 @@ def test_an_invalid_input_is_never_called_better_or_worse(tmp_path, capsys):
     assert "+700.0 %, ⚠ not comparable)" in row and "better" not in row and "worse" not in row
     page = (tmp_path / "c" / "compare.html").read_text()
     assert '<span class="better">' not in page and '<span class="worse">' not in page
+
+
+def test_gate_tables_name_their_units_in_the_headers(tmp_path, capsys):
+    """The gate table printed bare numbers ('0.06002') under 'baseline' and 'value' with MFU and step time
+    rows mixed: one table per gated figure now, each number column with its unit in the header."""
+    base = fake.result("base", STEADY)
+    slow = fake.result("slow", [1.2 * v for v in STEADY])
+    for name, doc in (("base", base), ("slow", slow)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    main(["compare", str(tmp_path / "base.json"), str(tmp_path / "slow.json"), "--max-regression", "5",
+          "--out", str(tmp_path / "c")])
+    capsys.readouterr()
+    gate = (tmp_path / "c" / "compare.md").read_text().split("## Regression gate")[1]
+    # by hand: 6 occurrences of 4e15 FLOP on 8 GPUs at 989.4 TFLOP/s; walls 6.0 s and 7.2 s
+    # MFU 100 * 24e15 / (6.0 * 8 * 989.4e12) = 50.54 %, and 42.11 % (-16.67 %); median steps 1.0 s and 1.2 s
+    lines = gate.splitlines()
+    mfu = lines.index("### MFU (wall)")
+    assert lines[mfu + 2] == "| column | baseline (%) | value (%) | change (%) | test | result |"
+    assert lines[mfu + 4].startswith("| slow | 50.54 | 42.11 | -16.67 worse | ")
+    step = lines.index("### step time (median)")
+    assert lines[step + 2] == "| column | baseline (s) | value (s) | change (%) | test | result |"
+    assert lines[step + 4].startswith("| slow | 1.000 | 1.200 | +20.00 worse | ")
+    page = (tmp_path / "c" / "compare.html").read_text().split('id="gate"')[1]
+    heads = re.findall(r'<th class="n">([^<]*)</th>', page)
+    assert heads == ["baseline (%)", "value (%)", "change (%)", "baseline (s)", "value (s)", "change (%)"]
