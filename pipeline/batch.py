@@ -127,7 +127,7 @@ def _run_sharing(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule] 
 
 def _job_row(job: Job, out_root: Path, **where: Any) -> Row:
     try:
-        res, folder = run_to_folder(job, out_root, **where)
+        res, folder = run_to_folder(job, out_root, indexed=True, **where)     # mfu run writes the index
         return _ok(job.path, res, folder, int(exit_code(res)))
     except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
         interrupts.reraise_if_pending()

@@ -116,11 +116,12 @@ def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak)
 
 def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None,
                   window: sharing.SharedWindow | None = None, cache_dir: Path | None = None,
-                  submit: ranks.Submit | None = None) -> tuple[dict[str, Any], Path]:
-    """run_job, then the report folder out_root/<job name> (all files or none)."""
+                  submit: ranks.Submit | None = None, indexed: bool = False) -> tuple[dict[str, Any], Path]:
+    """run_job, then the report folder out_root/<job name> (all files or none); `indexed` when out_root
+    gets an index listing it (a batch: the pages then link up to it)."""
     res = run_job(job, shared=shared, cache_dir=cache_dir, window=window, submit=submit)
     folder = Path(out_root) / job.name
-    publish.replace_folder(folder, render.render_all(res))
+    publish.replace_folder(folder, render.render_all(res, indexed=indexed))
     return res, folder
 
 

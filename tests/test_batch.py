@@ -97,6 +97,30 @@ def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
     assert 'href="a/report.html"' in html and str(tmp_path) not in html + md
 
 
+def test_a_report_of_a_run_links_back_to_its_folders_index(batch, tmp_path, capsys):
+    """`mfu run` writes index.md / index.html beside the report folders; a report had no way back to it.
+    The link is relative (the folder can be moved or published), so reruns leave the same bytes."""
+    out = tmp_path / "o"
+    main(["run", *map(str, batch[:2]), "--out", str(out), "--jobs", "1"])
+    capsys.readouterr()
+    for name in ("a", "b"):
+        md = (out / name / "report.md").read_text()
+        html = (out / name / "report.html").read_text()
+        assert "[← All reports](../index.md)" in md.splitlines()[:4]          # under the title
+        assert '<a href="../index.html">← All reports</a>' in html
+        assert (out / name / "../index.md").is_file() and (out / name / "../index.html").is_file()
+        assert str(tmp_path) not in md + html
+
+
+def test_a_report_outside_a_run_has_no_index_link(tmp_path):
+    """`mfu demo` writes no index beside its report: a link there would lead nowhere."""
+    from pipeline.demo import run_demo
+    _, folder = run_demo(tmp_path)
+    assert not (tmp_path / "index.md").exists()
+    assert "index.md" not in (folder / "report.md").read_text()
+    assert "index.html" not in (folder / "report.html").read_text()
+
+
 def test_index_says_why_a_report_is_invalid(synth_trace, tmp_path, capsys):
     """An invalid job wrote a report; its index row gives the result's reason, not a bare "invalid"."""
     t, _ = synth_trace()

@@ -17,7 +17,7 @@ PAGES = ("report.md.j2", "report.html.j2")
 
 
 def _pages(env: jinja2.Environment) -> list[str]:
-    return [env.get_template(name).render(r=DEMO, svgs={}) for name in PAGES]
+    return [env.get_template(name).render(r=DEMO, svgs={}, indexed=False) for name in PAGES]
 
 
 def _no_compiling(env: jinja2.Environment, monkeypatch) -> None:

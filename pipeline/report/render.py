@@ -135,15 +135,20 @@ def to_json(result: dict[str, Any]) -> str:
     return json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def render_all(result: dict[str, Any], kind: str = "report") -> dict[str, str]:
+def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = False) -> dict[str, str]:
     """Every output file of one result, as text, keyed by file name: the pages, the JSON, and each
-    chart as a sidecar .svg (the HTML carries the same drawings inline)."""
+    chart as a sidecar .svg (the HTML carries the same drawings inline).
+
+    `indexed`: the report's folder sits in an output folder whose index.md / index.html list it
+    (`mfu run` writes them), so the pages link up to it. Decided by the caller, not by looking for
+    an index on disk: a first run and a rerun must write the same bytes.
+    """
     env = environment()
     svgs = (charts.report_charts(result, device_label) if kind == "report"
             else charts.history_charts(result) if kind == "history" else {})
     return {
-        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs),
-        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs),
+        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
+        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, indexed=indexed),
         "result.json" if kind == "report" else f"{kind}.json": to_json(result),
         **{name: charts.standalone(svg) for name, svg in svgs.items()},
     }
