@@ -280,3 +280,62 @@ def test_the_index_strikes_out_the_figures_of_an_invalid_result(synth_trace, tmp
     [line] = [ln for ln in (tmp_path / "out" / "index.md").read_text().splitlines() if ln.startswith("| [huge]")]
     assert f"| ~~{mfu}~~ | ~~{mfu}~~ |" in line
     assert f'<s title="not a measurement">{mfu}</s>' in (tmp_path / "out" / "index.html").read_text()
+
+
+def _job_folder(root: Path, trace: Path) -> Path:
+    """A checkout's job folder: a good job, a nameless broken one, one whose trace is missing; traces inside."""
+    jobs = root / "jobs"
+    (jobs / "traces").mkdir(parents=True)
+    (jobs / "traces" / "t.sqlite").write_bytes(trace.read_bytes())
+    body = {"name": "a", "trace": "traces/t.sqlite", "region": {"name": "train_step"},
+            "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+            "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
+    (jobs / "a.yaml").write_text(json.dumps(body))
+    (jobs / "lost.yaml").write_text(json.dumps({**body, "name": "lost", "trace": "traces/gone.sqlite"}))
+    (jobs / "broken.yaml").write_text("name: [\n")
+    return jobs
+
+
+def test_the_output_folder_is_the_same_from_any_cwd_and_any_checkout_place(synth_trace, tmp_path, monkeypatch):
+    """Status records kept the job file as typed (relative to the cwd) and its absolute path, and the index
+    sorted a nameless failed job by the typed path: the same jobs run from another folder, or from a copy
+    of the checkout elsewhere, gave other bytes and another row order."""
+    from pipeline.cli import main
+    trace, _ = synth_trace()
+    one, two = tmp_path / "one" / "tree", tmp_path / "two" / "deeper" / "tree"
+    for root in (one, two):
+        _job_folder(root, trace)
+    monkeypatch.chdir(one)
+    assert main(["run", "jobs/a.yaml", "jobs/broken.yaml", "jobs/lost.yaml", "--out", "reports", "-j", "1",
+                 "--no-cache"]) == 4
+    monkeypatch.chdir(two / "jobs")
+    assert main(["run", "lost.yaml", "broken.yaml", "a.yaml", "--out", "../reports", "-j", "1", "--no-cache"]) == 4
+
+    def tree(out: Path) -> dict[Path, bytes]:
+        return {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*"))
+                if p.is_file() and p.name != publish.LOCK_FILE}
+    first, second = tree(one / "reports"), tree(two / "reports")
+    assert first == second
+    records = {json.loads(text)["job"]: json.loads(text) for p, text in first.items() if p.parts[0] == ".status"}
+    assert set(records) == {"../jobs/a.yaml", "../jobs/broken.yaml", "../jobs/lost.yaml"}   # from reports/
+    assert records["../jobs/lost.yaml"]["reason"].startswith("traces/gone.sqlite: trace file not found")
+    assert records["../jobs/broken.yaml"]["reason"].startswith("broken.yaml:2:1: ")
+    assert all("job_path" not in r for r in records.values())
+    assert not any(str(tmp_path).encode() in text for text in first.values())
+    md = first[Path("index.md")].decode()
+    assert [ln.split(" | ")[0] for ln in md.splitlines() if ln.startswith("| ") and "exit" in ln or
+            ln.startswith("| [")] == ["| [a](a/report.md)", "| broken.yaml", "| lost"]       # by the name shown
+
+
+def test_a_record_written_before_relative_paths_is_still_listed_and_replaced(tmp_path):
+    """Output folders hold records with `job_path` (absolute) from earlier versions: the index still strips
+    the job's folder from their reason, and a new record of the same job file replaces the old one."""
+    out, job = tmp_path / "out", tmp_path / "jobs" / "x.yaml"
+    (out / publish.STATUS_DIR).mkdir(parents=True)
+    old = {"job": "jobs/x.yaml", "job_path": str(job), "name": None, "exit_code": 3, "status": "error",
+           "reason": f"{job}:2:1: /: invalid YAML", "report": None}
+    (out / publish.STATUS_DIR / "job-0123456789abcdef.json").write_text(json.dumps(old))
+    index.write_index(out)
+    assert "| x.yaml | error (exit 3): x.yaml:2:1: /: invalid YAML |" in (out / "index.md").read_text()
+    publish.record(out, {"job": str(job), "name": "x", "exit_code": 4, "status": "error", "reason": "gone"})
+    assert [(r["job"], r["name"]) for r in publish.read_records(out)] == [("../jobs/x.yaml", "x")]

@@ -18,7 +18,8 @@ from pipeline.report import publish, render
 
 
 def entries(out_root: Path) -> list[dict[str, Any]]:
-    """One row per job, sorted by name: headline figures from its report, else its status record.
+    """One row per job, sorted by the name shown (a nameless job's file name; then its path from the
+    output folder): headline figures from its report, else its status record.
 
     A record made with `summary` holds the report's row: its result.json (which may be large: one
     row per occurrence) is then parsed once, when the job ran; later runs' indexes only hash it.
@@ -31,13 +32,13 @@ def entries(out_root: Path) -> list[dict[str, Any]]:
         row = None
         if report and rec["exit_code"] in (0, 1):
             row = _summarized(rec.get("summary"), out_root / report) or _from_result(out_root / report)
-        rows[rec["name"] or rec["job"]] = row or _failed(rec)
+        rows[rec["name"] or rec["job"]] = row or _failed(rec)       # a nameless job: its file, from out_root
     for path in sorted(out_root.glob("*/result.json")):
         if path.parent.name not in {r["folder"] for r in rows.values()}:
             row = _from_result(path.parent)
             if row is not None and row["name"] not in rows:
                 rows[row["name"]] = row
-    return [rows[k] for k in sorted(rows)]
+    return [rows[k] for k in sorted(rows, key=lambda k: (rows[k]["name"], k))]     # by the name shown
 
 
 def summary(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -86,11 +87,13 @@ def _failed(rec: dict[str, Any]) -> dict[str, Any]:
     """A job without a report of this run: its name (or job file), exit code and the first line of why.
 
     Paths are shown relative to the job file's folder (where its trace paths are relative to as
-    well), so the page names no machine's folders and can be published as it is.
+    well), so the page names no machine's folders and can be published as it is: publish.record
+    keeps them so; a record from before it did holds the job file's absolute path, taken out here.
     """
-    job_dir = str(Path(rec["job_path"]).parent) + "/"
-    reason = (rec["reason"].splitlines() or [""])[0].replace(job_dir, "")
-    return {"name": rec["name"] or Path(rec["job_path"]).name, "folder": None, "status": rec["status"],
+    reason = (rec["reason"].splitlines() or [""])[0]
+    if "job_path" in rec:
+        reason = reason.replace(str(Path(rec["job_path"]).parent) + "/", "")
+    return {"name": rec["name"] or Path(rec["job"]).name, "folder": None, "status": rec["status"],
             "exit_code": rec["exit_code"], "reason": reason,
             "mfu_pct_wall": None, "hfu_pct_wall": None, "step_time_median_s": None, "tokens_per_s": None,
             "gpus": None, "gpu": None, "precision": None, "straggler_s": None, "failed_thresholds": [],

@@ -9,7 +9,9 @@ and the staging folder is removed on every path out, including Ctrl-C and SIGTER
 
 Every job of a run, failed or not, leaves a status record (job, exit code, reason) in
 `.status/`: not a report, just what the index is built from, so the index lists failed
-jobs too. Hidden names cannot collide with jobs: a job name starts with a letter or digit.
+jobs too. Its paths are relative (the job file to the output folder, paths in the reason to
+the job file's folder), so it does not depend on the current directory or the checkout's
+place. Hidden names cannot collide with jobs: a job name starts with a letter or digit.
 Files get the permissions the umask gives, like any other file the user creates.
 """
 
@@ -21,6 +23,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -148,21 +151,54 @@ def locked(folder: Path) -> Iterator[None]:
 def record(out_root: Path, row: dict[str, Any], summary: dict[str, Any] | None = None) -> None:
     """Leave this job's status record; it replaces earlier records of the same job name or job file.
 
+    The record names the job file relative to the output folder, and paths in the reason relative
+    to the job file's folder (job_reference, job_relative): the same jobs run from another folder,
+    or from a copy of the checkout elsewhere, leave the same bytes, and no machine's folders.
     `summary`: what the index shows of the job's report (index.summary), kept so the index need
     not read the report again.
     """
     folder = Path(out_root) / STATUS_DIR
-    job_path = str(Path(row["job"]).resolve())
-    rec = {"job": str(row["job"]), "job_path": job_path, "name": row.get("name"),
-           "exit_code": row["exit_code"], "status": row["status"], "reason": _short(row.get("reason") or ""),
+    job_file = Path(row["job"]).resolve()
+    job = job_reference(out_root, job_file)
+    rec = {"job": job, "name": row.get("name"), "exit_code": row["exit_code"], "status": row["status"],
+           "reason": _short(job_relative(row.get("reason") or "", Path(row["job"]))),
            "report": Path(row["report"]).name if row.get("report") else None,
            **({"summary": summary} if summary is not None else {})}
-    key = rec["name"] or "job-" + hashlib.sha256(job_path.encode()).hexdigest()[:16]
+    key = rec["name"] or "job-" + hashlib.sha256(job.encode()).hexdigest()[:16]
     with locked(out_root):
         for other in read_records(out_root):
-            if other["job_path"] == job_path and other["_file"] != f"{key}.json":
+            if record_job_file(out_root, other) == job_file and other["_file"] != f"{key}.json":
                 (folder / other["_file"]).unlink(missing_ok=True)
         write_files(folder, {f"{key}.json": json.dumps(rec, indent=1, sort_keys=True) + "\n"})
+
+
+def job_reference(out_root: Path, job_file: Path) -> str:
+    """The job file as a record names it: relative to the output folder ('../jobs/a.yaml'), which
+    neither the current directory nor the checkout's place changes, and which still tells two job
+    files of the same name apart. Absolute only where no relative path exists (another drive)."""
+    try:
+        return Path(os.path.relpath(job_file, Path(out_root).resolve())).as_posix()
+    except ValueError:
+        return job_file.as_posix()
+
+
+def record_job_file(out_root: Path, rec: dict[str, Any]) -> Path:
+    """The absolute job file a record is about; a record written before job_reference kept it as `job_path`."""
+    if "job_path" in rec:
+        return Path(rec["job_path"])
+    return Path(os.path.normpath(Path(out_root).resolve() / rec["job"]))
+
+
+def job_relative(reason: str, job: Path) -> str:
+    """`reason` with the job file's folder left out of the paths in it, however it was reached (as
+    typed, absolute, through symlinks): 'jobs/a.yaml:2:1' and '/home/x/jobs/traces/t.sqlite' become
+    'a.yaml:2:1' and 'traces/t.sqlite', paths relative to the job file's folder as its trace paths are."""
+    folders = {str(job.resolve().parent), os.path.abspath(job.parent)}
+    if job.parent != Path("."):
+        folders.add(str(job.parent))                       # as typed, relative to the current directory
+    for folder in sorted(folders, key=len, reverse=True):
+        reason = re.sub(r"(?<![\w.~/-])" + re.escape(folder.rstrip(os.sep) + os.sep), "", reason)
+    return reason
 
 
 def read_records(out_root: Path) -> list[dict[str, Any]]:
@@ -171,7 +207,7 @@ def read_records(out_root: Path) -> list[dict[str, Any]]:
     for path in sorted((Path(out_root) / STATUS_DIR).glob("*.json")):
         with contextlib.suppress(OSError, ValueError):
             rec = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(rec, dict) and {"job", "job_path", "exit_code", "status", "reason"} <= rec.keys():
+            if isinstance(rec, dict) and {"job", "exit_code", "status", "reason"} <= rec.keys():
                 out.append({**rec, "_file": path.name})
     return out
 
