@@ -44,6 +44,10 @@ def test_github_annotations_and_step_summary(tmp_path, capsys, monkeypatch):
     assert text.startswith("earlier step\n") and "### mfu compare: gate FAILED (3 against base)" in text
     assert "❌ **FAIL**" in text and "⚠️ cannot decide" in text
     assert "- ⚠️ big: tokens/s, step time (median)" in text
+    # values carry their unit (the table mixes figures): medians of STEADY and 1.2 x STEADY, MFU / 1.2
+    assert "| slow | step time (median) | 1.000\xa0s | 1.200\xa0s | +20.00 % worse |" in text
+    mfu = 100 * 4e15 / (8 * 989.4e12)               # fake.result: 4 PFLOP per 1 s step, 8 GPUs, 989.4 TFLOP/s
+    assert f"| slow | MFU (wall) | {mfu:.2f}\xa0% | {mfu / 1.2:.2f}\xa0% |" in text and f"{mfu:.2f}" == "50.54"
     assert (tmp_path / "c" / "summary.md").read_text() == text.removeprefix("earlier step\n")
 
 
