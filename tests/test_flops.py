@@ -264,6 +264,28 @@ def test_model_convention_key_and_argument_override():
                          convention="megatron").convention == "megatron"
 
 
+
+def test_convention_note_states_what_was_applied_to_this_model():
+    """SEMANTICS §7: the report states causal halving yes/no, LM head in or out, active experts only.
+
+    The note describes this model: SEM11 has full attention and no LM head, so nothing is halved
+    and no LM head is counted, whatever the convention would do for a causal decoder.
+    """
+    full = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1).convention_note
+    assert "not halved" in full and "LM head not counted (lm_head: false)" in full
+    assert "counted at half" not in full and "LM head included" not in full
+    causal = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=8192, sequences=1)
+    assert "counted at half (s²/2 query-key pairs)" in causal.convention_note
+    assert "LM head included" in causal.convention_note and "3× forward" in causal.convention_note
+    palm = compute_flops({"preset": "llama-3-8b"}, mode="inference", seq_len=8192, sequences=1,
+                         convention="palm").convention_note
+    assert "counted whole (s² query-key pairs), not halved" in palm and "1× forward" in palm
+    moe = compute_flops({"preset": "deepseek-v3"}, mode="training", seq_len=16, sequences=1).convention_note
+    assert "only the active experts (top-8 of 256 routed + 1 shared)" in moe
+    assert "MoE" not in causal.convention_note
+    gemma = compute_flops({"preset": "gemma-2-9b"}, mode="inference", seq_len=16, sequences=1).convention_note
+    assert "sliding window 4096, one layer in 2 global" in gemma
+
 # --- explicit numerator, presets, resolution ------------------------------------------
 
 def test_explicit_numerator_passes_through():

@@ -101,3 +101,13 @@ def test_kernel_names_stay_whole_in_the_title():
     html = _html(demo())
     name = DEMO["top_kernels"][0]["name"]
     assert f'<td class="kname"><code title="{name}">{name}</code></td>' in html
+
+
+def test_the_flops_section_states_the_convention_it_used():
+    """SEMANTICS §7: the report says which convention (halving, LM head, experts), not only its name."""
+    note = "component-wise; causal attention: QKᵀ and ×V counted at half; LM head included"
+    r = demo()
+    r["flops"] = {**r["flops"], "convention": "megatron", "convention_note": note}
+    pages = render_all(r)
+    assert f"Convention: `megatron`: {note}." in pages["report.md"]
+    assert f"Convention <code>megatron</code>: {note}." in pages["report.html"]

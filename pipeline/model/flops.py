@@ -21,10 +21,9 @@ from pipeline.model.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls,
 MODES = ("training", "inference", "decode")
 RECOMPUTE = ("none", "selective", "full")
 CONVENTIONS = {
-    "megatron": "component-wise; causal attention counts half of QKᵀ and ×V (Megatron-LM, MaxText); "
-                "LM head included; only active experts",
-    "palm": "component-wise without causal halving = 6N + 12·L·H·Q·T per token (PaLM App. B, "
-            "nanoGPT, torchtitan); N = all matmul weights incl. LM head, excl. input-embedding lookup",
+    "megatron": "component-wise (Megatron-LM since 2025, MaxText)",
+    "palm": "component-wise, never halved = 6N + 12·L·H·Q·T per token (PaLM App. B, nanoGPT, torchtitan); "
+            "N = all matmul weights, excl. the input-embedding lookup",
     "6n": "6·N·tokens (2·N·tokens forward-only), N = active parameters incl. embeddings; "
           "ignores attention",
 }
@@ -130,9 +129,43 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
     return FlopsResult(
         model_flops_per_step=model_flops, hardware_flops_per_step=sum(r.hardware_total for r in rows),
         flops_per_token=model_flops / tokens, tokens_per_step=tokens, params_total=total,
-        params_active=active, convention=chosen, convention_note=CONVENTIONS[chosen], mode=mode,
+        params_active=active, convention=chosen, convention_note=convention_note(arch, chosen, mode), mode=mode,
         recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
         six_n_flops_per_step=six_n, warnings=warnings)
+
+
+def convention_note(arch: Arch, convention: str, mode: str) -> str:
+    """The counting choices behind this figure, as the report states them (SEMANTICS §7).
+
+    Says what was applied to this model, not what the convention would do in general:
+    causal halving yes/no (and why not), LM head counted or not, active vs total experts.
+    """
+    parts = [CONVENTIONS[convention]]
+    if convention != "6n":
+        if mode == "decode":
+            parts.append("decode: each new token against every cached key, not halved")
+        elif not arch.causal:
+            parts.append("full (non-causal) attention: QKᵀ and ×V counted whole, not halved")
+        elif convention == "megatron":
+            parts.append("causal attention: QKᵀ and ×V counted at half (s²/2 query-key pairs)")
+        else:
+            parts.append("causal attention: QKᵀ and ×V counted whole (s² query-key pairs), not halved")
+        if arch.window is not None:
+            every = f", one layer in {arch.global_every} global" if arch.global_every else ""
+            parts.append(f"sliding window {arch.window}{every}: at most {arch.window} keys per query")
+        if arch.lm_head and arch.vocab:
+            parts.append("LM head included")
+        else:
+            parts.append("LM head not counted (" + ("lm_head: false" if not arch.lm_head else "no vocab declared")
+                         + ")")
+    if arch.moe is not None:
+        e = arch.moe
+        shared = f" + {e.shared_experts} shared" if e.shared_experts else ""
+        parts.append(f"MoE: only the active experts (top-{e.top_k} of {e.experts} routed{shared}), "
+                     f"never all experts")
+    multiplier = "training: 3× forward (forward, input gradient, weight gradient)" if mode == "training" \
+        else f"{mode}: 1× forward"
+    return "; ".join(parts + [multiplier])
 
 
 def per_occurrence(per_step: int, steps: Fraction) -> int:
