@@ -83,3 +83,21 @@ def test_naive_attention_moves_the_score_matrix():
     flash = next(o for o in operators(arch, comps, Work(2048, 2048, 2048, 1, 2, "flash")) if o.operator == "attention core")
     naive = next(o for o in operators(arch, comps, Work(2048, 2048, 2048, 1, 2, "naive")) if o.operator == "attention core")
     assert naive.bytes - flash.bytes == 4 * 8 * 2048 * 2048 * 2
+
+
+def test_mla_bytes_use_the_latent_and_per_head_widths():
+    """DeepSeek-V3 (config.json: h 7168, 61 layers, 128 heads, q_lora 1536, kv_lora 512, qk 128+64, v 128),
+    one 4096-token sequence, BF16, forward. MLA has no hidden/heads head width: 7168/128 = 56 is not a
+    width of any of its tensors, so bytes come from the MLA shapes (DeepSeek-V2 §2.1)."""
+    from pipeline.model.presets import resolve_model
+    arch = Arch.from_model(resolve_model({"preset": "deepseek-v3"}))
+    comps = {"q_proj": 1, "kv_proj": 1, "attn_scores": 1, "attn_context": 1, "out_proj": 1}
+    ops = {o.operator: o for o in operators(arch, comps, Work(4096, 4096, 4096, 1, 2, "flash"))}
+    t = 4096
+    down = t * 7168 + 7168 * (1536 + 512 + 64) + t * (1536 + 512 + 64)     # h -> q latent, kv latent, rope key
+    q_up = t * 1536 + 1536 * 128 * 192 + t * 128 * 192                       # q latent -> 128 heads x (128+64)
+    kv_up = t * 512 + 512 * 128 * 256 + t * 128 * 256                        # kv latent -> 128 x (k_nope 128 + v 128)
+    assert ops["QKV projection"].bytes == 61 * 2 * (down + q_up + kv_up)
+    assert ops["output projection"].bytes == 61 * 2 * (t * 128 * 128 + 128 * 128 * 7168 + t * 7168)
+    # flash: read Q (128 x 192), K (128 x 192), V (128 x 128), write O (128 x 128) per token
+    assert ops["attention core"].bytes == 61 * 2 * t * (2 * 128 * 192 + 2 * 128 * 128)

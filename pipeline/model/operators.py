@@ -46,15 +46,10 @@ def elementwise_bytes(elements: int, tensors: int, bpe: float) -> float:
     return elements * tensors * bpe
 
 
-def flash_attention_bytes(seq: int, q_dim: int, kv_dim: int, bpe: float) -> float:
-    """FlashAttention forward, one sequence, one layer: read Q, K, V, write O; scores stay on chip."""
-    return (2 * seq * q_dim + 2 * seq * kv_dim) * bpe
-
-
-def naive_attention_bytes(seq: int, q_dim: int, kv_dim: int, heads: int, bpe: float) -> float:
-    """Unfused attention: as flash, plus the heads x s x s scores written, read by softmax, the
-    probabilities written and read by x V (4 passes over the score matrix)."""
-    return flash_attention_bytes(seq, q_dim, kv_dim, bpe) + 4 * heads * seq * seq * bpe
+def attention_io_bytes(seq: int, q: int, k: int, v: int, o: int, bpe: float) -> float:
+    """One sequence, one layer: read Q, K, V and write O once (widths summed over heads); FlashAttention's
+    whole traffic, the scores staying on chip."""
+    return seq * (q + k + v + o) * bpe
 
 
 @dataclass(frozen=True)
@@ -79,14 +74,19 @@ def operators(arch: Arch, components: dict[str, int], w: Work) -> list[Operator]
         return Operator(name, "gemm", flops, round(mult * calls * layers * gemm_bytes(t, k, n, bpe)), note)
 
     h, L = arch.hidden, arch.layers
-    q_dim, kv_dim = arch.heads * arch.head_dim, arch.kv_heads * arch.head_dim
     moe_layers = sum(arch.is_moe_layer(i) for i in range(L))
     dense_layers = L - moe_layers
     m = arch.mlp_matrices
-    rows = [gemm("QKV projection", components.get("q_proj", 0) + components.get("kv_proj", 0), L,
-                 h, q_dim + 2 * kv_dim, "fused Q, K, V weights read once")]
-    rows.append(_attention(arch, components, w, q_dim, kv_dim))
-    rows.append(gemm("output projection", components.get("out_proj", 0), L, q_dim, h))
+    qkv = components.get("q_proj", 0) + components.get("kv_proj", 0)
+    if arch.mla is not None:
+        rows = [_mla_projections(arch, qkv, w, calls)]
+        out_width = arch.heads * arch.mla.v_head_dim
+    else:
+        q_dim, kv_dim = arch.heads * arch.head_dim, arch.kv_heads * arch.head_dim
+        rows = [gemm("QKV projection", qkv, L, h, q_dim + 2 * kv_dim, "fused Q, K, V weights read once")]
+        out_width = q_dim
+    rows.append(_attention(arch, components, w))
+    rows.append(gemm("output projection", components.get("out_proj", 0), L, out_width, h))
     mlp = components.get("mlp", 0)
     if mlp and arch.ffn:
         rows.append(gemm("MLP up" + (" + gate" if m == 3 else ""), mlp * (m - 1) // m, dense_layers,
@@ -100,14 +100,44 @@ def operators(arch: Arch, components: dict[str, int], w: Work) -> list[Operator]
     return [r for r in rows if r.flops > 0]
 
 
-def _attention(arch: Arch, components: dict[str, int], w: Work, q_dim: int, kv_dim: int) -> Operator:
-    """QKᵀ and x V together; bytes follow the declared implementation (flash or naive)."""
+def _mla_projections(arch: Arch, flops: int, w: Work, calls: int) -> Operator:
+    """MLA (DeepSeek-V2 §2.1): h -> [q latent; kv latent; rope key] in one GEMM, then the two
+    up-projections (q latent -> per-head q, kv latent -> per-head k_nope and v)."""
+    a, h, t, bpe = arch.mla, arch.hidden, w.tokens_per_call, w.bpe
+    assert a is not None
+    qk = arch.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+    kv_up = gemm_bytes(t, a.kv_lora_rank, arch.heads * (a.qk_nope_head_dim + a.v_head_dim), bpe)
+    if a.q_lora_rank:
+        down = gemm_bytes(t, h, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, bpe)
+        q_up = gemm_bytes(t, a.q_lora_rank, qk, bpe)
+    else:
+        down = gemm_bytes(t, h, qk + a.kv_lora_rank + a.qk_rope_head_dim, bpe)
+        q_up = 0
+    per_call = down + q_up + kv_up
+    return Operator("QKV projection", "gemm", flops, round(w.multiplier * calls * arch.layers * per_call),
+                    "MLA: fused down-projections, then the q and kv up-projections")
+
+
+def _attention(arch: Arch, components: dict[str, int], w: Work) -> Operator:
+    """QKᵀ and x V together; bytes follow the declared implementation (flash or naive).
+
+    Widths over all heads: Q and K (query heads x QK head width; GQA/MQA: kv heads for K and V),
+    V and O (value head width). MLA's per-head K and V are materialised from the latent (DeepSeek-V2).
+    """
     sequences = w.tokens // w.seq_len
+    if arch.mla is not None:
+        a = arch.mla
+        q = k = arch.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+        v = o = arch.heads * a.v_head_dim
+    else:
+        q = o = arch.heads * arch.head_dim
+        k = v = arch.kv_heads * arch.head_dim
+    per = attention_io_bytes(w.seq_len, q, k, v, o, w.bpe)
     if w.attention == "naive":
-        per = naive_attention_bytes(w.seq_len, q_dim, kv_dim, arch.heads, w.bpe)
+        # unfused: the heads x s x s scores written, read by softmax, probabilities written, read by x V
+        per += 4 * arch.heads * w.seq_len * w.seq_len * w.bpe
         cls, note = "gemm", "naive: scores materialised in HBM; runs as batched GEMMs plus softmax"
     else:
-        per = flash_attention_bytes(w.seq_len, q_dim, kv_dim, w.bpe)
         cls, note = "attention", "flash: Q, K, V read and O written once; scores stay on chip"
     flops = components.get("attn_scores", 0) + components.get("attn_context", 0)
     return Operator("attention core", cls, flops, round(w.multiplier * sequences * arch.layers * per), note)
