@@ -97,8 +97,13 @@ class Job:
         return self.locate(Problem(message, pointer, hint=hint))
 
     def locate(self, problem: Problem) -> Problem:
-        """Give a problem raised by a lower layer (FLOPs, hardware) this file's name and position."""
+        """Give a problem raised by a lower layer (FLOPs, hardware) this file's name and position.
+
+        A problem that already names its own file (a broken configs/models.yaml found while resolving
+        the job's preset) stays there: its pointer and line are in that file, not in the job."""
         from pipeline.job.extends import relocate
+        if problem.file and problem.file != str(self.path):
+            return problem
         problem.file = str(self.path)
         return relocate(locate(problem, self.positions), self.positions, self.base)
 
