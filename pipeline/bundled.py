@@ -10,12 +10,6 @@ from __future__ import annotations
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import yaml
-
-# libyaml's C parser when PyYAML was built with it: about 10x faster on the catalog, same result.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _root(kind: str) -> Path:
@@ -42,11 +36,6 @@ def pycache_folder(folder: Path) -> Path:
     if sys.pycache_prefix:
         return Path(sys.pycache_prefix).joinpath(*folder.resolve().parts[1:])
     return folder / "__pycache__"
-
-
-def safe_load(text: str) -> Any:
-    """yaml.safe_load of a shipped data file (no positions needed: job files use job.documents)."""
-    return yaml.load(text, Loader=_SAFE_LOADER)
 
 
 def label(path: Path) -> str:

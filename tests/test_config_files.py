@@ -19,9 +19,9 @@ workload: {mode: training, seq_len: 2048, global_batch: 8}
 """
 
 
-def _run(tmp_path: Path, capsys, *args: str) -> tuple[int, str]:
+def _run(tmp_path: Path, capsys, *args: str, trace: Path | None = None) -> tuple[int, str]:
     job = tmp_path / "job.yaml"
-    job.write_text(JOB, encoding="utf-8")
+    job.write_text(JOB.replace("missing.sqlite", str(trace or "missing.sqlite")), encoding="utf-8")
     code = main([*args, str(job)])
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -47,3 +47,41 @@ def test_a_broken_presets_file_is_named_not_the_job_using_it(tmp_path, capsys, b
     assert code == 3
     assert f"{presets_file}:{line}:7: /presets/llama-3-8b/model/hidden: duplicate key 'hidden'" in err
     assert "job.yaml:1:1: /presets/" not in err
+
+
+@pytest.fixture
+def classes_file(tmp_path, monkeypatch):
+    """Point the kernel-class rules at an edited copy of configs/kernel_classes.yaml."""
+    from pipeline.analysis import classes as module
+
+    def edit(old: str, new: str) -> tuple[str, str]:
+        text = module.CLASSES_FILE.read_text(encoding="utf-8")
+        assert old in text
+        edited = tmp_path / "kernel_classes.yaml"
+        edited.write_text(text.replace(old, new, 1), encoding="utf-8")
+        monkeypatch.setattr(module, "CLASSES_FILE", edited)
+        monkeypatch.setattr(module.load_rules, "__defaults__", (None, edited))
+        module._document.cache_clear()
+        return str(edited), text.replace(old, new, 1)
+    yield edit
+    module._document.cache_clear()
+
+
+@pytest.mark.parametrize("old, new, at, message", [
+    ("classes:\n", 'classes:\n  - class: lookahead\n    patterns: ["(?=gemm)"]\n', '"(?=gemm)"',
+     "/classes/0/patterns/0: invalid regular expression '(?=gemm)' (RE2): invalid perl operator: (?="),
+    ("classes:\n", "classes:\n  - class: quirk\n    patterns: [yes]\n", "yes]",
+     "/classes/0/patterns/0: True is not valid here"),
+    ("precision_classes:", "classes: []\nprecision_classes:", "classes: []",
+     "/classes: duplicate key 'classes' (fix: keep one of them)"),
+    ("  - class: fused\n", "  - klass: fused\n", "klass: fused", "/classes/1/klass: unknown key 'klass'"),
+])
+def test_a_broken_kernel_classes_file_is_a_located_config_error(synth_trace, tmp_path, capsys, classes_file,
+                                                               old, new, at, message):
+    trace, _ = synth_trace()
+    name, text = classes_file(old, new)
+    code, err = _run(tmp_path, capsys, "run", "--out", str(tmp_path / "out"), trace=trace)
+    assert code == 3, err
+    line, col = next((i, row.index(at) + 1) for i, row in enumerate(text.splitlines(), 1) if at in row)
+    assert f"{name}:{line}:{col}: {message}" in err
+    assert not (tmp_path / "out" / "cfg").exists()

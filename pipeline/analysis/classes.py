@@ -19,6 +19,7 @@ from pipeline.trace import chain, queries, re2
 from pipeline import bundled
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
+from pipeline.job.documents import locate, parse_yaml, schema_problems
 from pipeline.analysis.measure import NS, Measurement
 from pipeline.trace.open import Trace
 
@@ -39,7 +40,25 @@ class Rule:
 
 @lru_cache(maxsize=4)
 def _document(path: Path) -> dict[str, Any]:
-    return bundled.safe_load(path.read_text(encoding="utf-8"))
+    """Read like the catalog and the presets (job/documents.py: positions, duplicate keys), checked against
+    schemas/kernel_classes.schema.json and every pattern by RE2: a mistake in this human-edited file is a
+    located config problem (exit 3), not a failing query."""
+    label = bundled.label(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text (byte {exc.start})"
+        raise ConfigError([Problem(f"cannot read kernel classes: {why}", file=label)]) from None
+    data, positions, problems = parse_yaml(text, label, shipped=True)
+    problems = problems or schema_problems(data, "kernel_classes.schema.json", label, positions)
+    if not problems:
+        problems = [locate(Problem(f"invalid regular expression {pattern!r} (RE2): {why}", f"/{section}/{i}/patterns/{j}",
+                                   label, hint="RE2 syntax: no lookarounds or backreferences"), positions)
+                    for section in ("classes", "precisions") for i, rule in enumerate(data[section])
+                    for j, pattern in enumerate(rule["patterns"]) if (why := re2.problem(pattern))]
+    if problems:
+        raise ConfigError(problems)
+    return data
 
 
 def _shipped(path: Path) -> list[dict[str, str]]:

@@ -7,8 +7,9 @@ Exit codes (the same table is in README.md):
   2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
        a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
        not answer; a full disk while writing
-  3    anything wrong in a job, catalog or preset file (configs/hardware.yaml, configs/models.yaml):
-       every problem listed with file:line:col and JSON pointer
+  3    anything wrong in a job, catalog, preset or kernel-class file (configs/hardware.yaml,
+       configs/models.yaml, configs/kernel_classes.yaml): every problem listed with file:line:col
+       and JSON pointer
   4    trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not
        found, contents the export schema does not allow, a leftover -wal/-journal beside it)
   5    internal error (a bug: please report it with the traceback printed)
