@@ -126,9 +126,18 @@ def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None
 
 
 def load_checked(job_file: Path) -> Job:
-    """A job file read, schema-checked and scope-checked (checks.JOB_RULES): a broken job never reaches a trace."""
+    """A job file read, schema-checked and scope-checked (checks.JOB_RULES): a broken job never reaches a trace.
+
+    The model section (its preset, its shape) is resolved here too, so its problems are listed together with
+    the scope rules' instead of appearing only once those are fixed."""
     job = load_job(job_file)
-    _raise(checks.job_problems(job))
+    problems = checks.job_problems(job)
+    if problems:            # a valid job's model is resolved once, later (run_job, validate_file)
+        try:
+            resolved_model(job)
+        except ConfigError as exc:
+            problems += exc.problems
+    _raise(problems)
     return job
 
 

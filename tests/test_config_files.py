@@ -85,3 +85,15 @@ def test_a_broken_kernel_classes_file_is_a_located_config_error(synth_trace, tmp
     line, col = next((i, row.index(at) + 1) for i, row in enumerate(text.splitlines(), 1) if at in row)
     assert f"{name}:{line}:{col}: {message}" in err
     assert not (tmp_path / "out" / "cfg").exists()
+
+
+def test_scope_and_model_problems_are_listed_at_once(tmp_path, capsys):
+    """Every problem of a job in one run: an unknown preset is not held back behind a batch-size error."""
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB.replace("llama-3.2-1b", "llama-3.2-1bx")
+                   .replace("global_batch: 8}", "global_batch: 8, micro_batch: 1, grad_accum: 3}"), encoding="utf-8")
+    code = main(["validate", str(job)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert f"{job}:6:57: /workload/global_batch: global_batch 8 is not a multiple of micro_batch 1 x grad_accum 3" in err
+    assert f"{job}:5:17: /model/preset: unknown model preset 'llama-3.2-1bx' (fix: did you mean llama-3.2-1b" in err
