@@ -71,7 +71,7 @@ def classes_file(tmp_path, monkeypatch):
     ("classes:\n", 'classes:\n  - class: lookahead\n    patterns: ["(?=gemm)"]\n', '"(?=gemm)"',
      "/classes/0/patterns/0: invalid regular expression '(?=gemm)' (RE2): invalid perl operator: (?="),
     ("classes:\n", "classes:\n  - class: quirk\n    patterns: [yes]\n", "yes]",
-     "/classes/0/patterns/0: True is not valid here"),
+     "/classes/0/patterns/0: true is not valid here"),
     ("precision_classes:", "classes: []\nprecision_classes:", "classes: []",
      "/classes: duplicate key 'classes' (fix: keep one of them)"),
     ("  - class: fused\n", "  - klass: fused\n", "klass: fused", "/classes/1/klass: unknown key 'klass'"),

@@ -118,3 +118,24 @@ def test_extends_of_a_non_mapping_shows_none_of_its_lines(tmp_path, capsys, cont
     (tmp_path / "base.txt").write_text(content)
     code, err = run(tmp_path, "extends: base.txt\n" + JOB, capsys)
     assert code == 3 and "base.txt" in err and "secret" not in err
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("name: hostile", "name: no", "job.yaml:1:7: /name: false is not valid here: Report folder name under the output "
+     "directory (reports/<name>/). Letters, digits, '.', '_' and '-'. (fix: YAML reads an unquoted "
+     "yes/no/on/off/true/false as true or false: quote it if you mean the text (\"no\"), or write the value this key takes)"),
+    ("name: hostile", "name: 2024-01-01", "job.yaml:1:7: /name: 2024-01-01 is not valid here: Report folder name "
+     "under the output directory (reports/<name>/). Letters, digits, '.', '_' and '-'. "
+     "(fix: YAML reads an unquoted 2024-01-01 as a date: quote it (\"2024-01-01\"))"),
+    ("region: {name: train_step}", "region: {name: on}", "job.yaml:3:16: /region/name: true is not valid here"),
+    ("num_gpus: 2", "num_gpus: -1", "job.yaml:4:22: /hardware/num_gpus: -1 is less than the minimum of 1 "
+     "(fix: what goes here: GPUs that did the work of one occurrence"),
+    ("name: hostile", "name: bad name", "job.yaml:1:7: /name: 'bad name' does not match '^[A-Za-z0-9][A-Za-z0-9._-]*$' "
+     "(fix: what goes here: Report folder name under the output directory (reports/<name>/). Letters, digits"),
+])
+def test_schema_problems_show_the_yaml_value_and_how_to_fix_it(tmp_path, capsys, old, new, message):
+    """YAML 1.1 reads yes/no/on/off as booleans and 2024-01-01 as a date: say so in YAML's words (not
+    Python's True or datetime.date(...)), and every schema problem says what the key takes."""
+    code, err = run(tmp_path, JOB.replace(old, new), capsys)
+    assert code == 3 and message in err, err
+    assert "True" not in err and "datetime" not in err

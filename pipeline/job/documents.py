@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime
 import hashlib
 import json
 import math
@@ -308,13 +309,32 @@ def _message(err) -> str:
     if err.validator == "required":
         return err.message.replace("is a required property", "is required here")
     if err.validator == "enum":
-        return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
+        return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
     if err.validator in ("type", "oneOf", "anyOf"):
-        return f"{err.instance!r} is not valid here: {err.schema.get('description', err.message)}"
+        return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
     return err.message
 
 
+def _shown(value: Any) -> str:
+    """A value as YAML would print it (true, null, 2024-01-01), not as Python does (True, None, datetime.date(...))."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    return repr(value)
+
+
 def _hint(err) -> str:
+    """What to write instead: the YAML 1.1 reading that surprised, else what the key holds (its description)."""
     if err.validator == "required":
         return f"add the key; {err.schema.get('properties', {}).get(err.message.split(chr(39))[1], {}).get('description', '')}".rstrip("; ")
-    return ""
+    if isinstance(err.instance, bool):
+        return ("YAML reads an unquoted yes/no/on/off/true/false as true or false: quote it if you mean "
+                "the text (\"no\"), or write the value this key takes")
+    if isinstance(err.instance, (datetime.date, datetime.datetime)):
+        return f"YAML reads an unquoted {err.instance.isoformat()} as a date: quote it (\"{err.instance.isoformat()}\")"
+    if err.validator in ("type", "oneOf", "anyOf", "enum", "additionalProperties"):
+        return ""                     # the message already says what the key holds, or lists the choices
+    return f"what goes here: {err.schema['description']}" if "description" in err.schema else ""
