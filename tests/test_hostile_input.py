@@ -139,3 +139,12 @@ def test_schema_problems_show_the_yaml_value_and_how_to_fix_it(tmp_path, capsys,
     code, err = run(tmp_path, JOB.replace(old, new), capsys)
     assert code == 3 and message in err, err
     assert "True" not in err and "datetime" not in err
+
+
+def test_bytes_that_are_not_utf8_are_located(tmp_path, capsys):
+    job = tmp_path / "job.yaml"
+    job.write_bytes(JOB.replace("name: hostile", "name: hostile\ndescription: caf\xe9").encode("latin-1"))
+    code = main(["validate", str(job)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert f"{job}:2:17: /: not UTF-8 text (byte 30: 0xe9) (fix: save the file as UTF-8" in err

@@ -120,7 +120,10 @@ def read_job_text(path: Path, hint: str = "check the path") -> tuple[bytes, str]
     try:
         return raw, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError([Problem(f"not UTF-8 text (byte {exc.start})", "", file)]) from None
+        before = raw[:exc.start]
+        line, col = before.count(b"\n") + 1, len(before) - (before.rfind(b"\n") + 1) + 1
+        raise ConfigError([Problem(f"not UTF-8 text (byte {exc.start}: 0x{raw[exc.start]:02x})", "", file, line, col,
+                                   "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)")]) from None
 
 
 def load_job(path: str | Path) -> Job:
