@@ -148,3 +148,19 @@ def test_bytes_that_are_not_utf8_are_located(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 3
     assert f"{job}:2:17: /: not UTF-8 text (byte 30: 0xe9) (fix: save the file as UTF-8" in err
+
+
+@pytest.mark.parametrize("written, message", [
+    ("04000", "/workload/seq_len: 04000 is read by YAML 1.1 as 2048 (octal, because of the leading 0)"),
+    ("1:00", "/workload/seq_len: 1:00 is read by YAML 1.1 as 60 (base 60)"),
+])
+def test_yaml11_octal_and_base60_integers_are_refused(tmp_path, capsys, written, message):
+    """PyYAML turns seq_len: 04000 into 2048 and 1:00 into 60 without a word: a silently different job."""
+    code, err = run(tmp_path, JOB.replace("seq_len: 2048", f"seq_len: {written}"), capsys)
+    assert code == 3
+    assert f"job.yaml:6:37: {message} (fix: write the number without a leading 0 or ':' (or quote it if it is text))" in err
+
+
+def test_numbers_yaml_reads_as_written_still_pass(tmp_path, capsys):
+    code, err = run(tmp_path, JOB.replace("seq_len: 2048", "seq_len: 2_048").replace("4.0e+13", "4.0e13"), capsys)
+    assert (code, err) == (0, "")

@@ -204,8 +204,12 @@ def _walk(node: yaml.Node, pointer: str, positions: dict, problems: list[Problem
         for i, item in enumerate(node.value):
             _walk(item, f"{pointer}/{i}", positions, problems, file)
     elif (bad := _absurd_number(node)) is not None:
-        problems.append(Problem(bad, pointer, file, node.start_mark.line + 1, node.start_mark.column + 1,
-                                "write a finite number of sensible size, e.g. 1.2e+14"))
+        hint = ("write the number without a leading 0 or ':' (or quote it if it is text)" if "YAML 1.1" in bad
+                else "write a finite number of sensible size, e.g. 1.2e+14")
+        problems.append(Problem(bad, pointer, file, node.start_mark.line + 1, node.start_mark.column + 1, hint))
+
+
+_YAML11_INT = re.compile(r"^[-+]?(0[0-7]+|[1-9][0-9]*(:[0-5]?[0-9])+)$")   # octal without 0o, sexagesimal
 
 
 def _absurd_number(node: yaml.Node) -> str | None:
@@ -221,6 +225,10 @@ def _absurd_number(node: yaml.Node) -> str | None:
             return None
         return f"{shown} is not a finite number (too large for a float)" if math.isinf(value) else None
     if node.tag == "tag:yaml.org,2002:int":
+        if _YAML11_INT.match(text):       # YAML 1.1 reads 010 as octal 8 and 1:30 as base 60 (90)
+            read = yaml.SafeLoader.construct_yaml_int(_Loader(""), node)
+            return (f"{node.value} is read by YAML 1.1 as {read} ("
+                    + ("base 60" if ":" in text else "octal, because of the leading 0") + ")")
         try:
             value = int(text, 0)
         except ValueError:
