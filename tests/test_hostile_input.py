@@ -164,3 +164,5 @@ def test_yaml11_octal_and_base60_integers_are_refused(tmp_path, capsys, written,
 def test_numbers_yaml_reads_as_written_still_pass(tmp_path, capsys):
     code, err = run(tmp_path, JOB.replace("seq_len: 2048", "seq_len: 2_048").replace("4.0e+13", "4.0e13"), capsys)
     assert (code, err) == (0, "")
+    code, err = run(tmp_path, JOB.replace("seq_len: 2048", "seq_len: 07"), capsys)     # octal 7 is 7
+    assert (code, err) == (0, "")

@@ -213,7 +213,8 @@ _YAML11_INT = re.compile(r"^[-+]?(0[0-7]+|[1-9][0-9]*(:[0-5]?[0-9])+)$")   # oct
 
 
 def _absurd_number(node: yaml.Node) -> str | None:
-    """NaN, infinities (also 1e400, which overflows to one) and integers beyond 64 bits: never a real input."""
+    """NaN, infinities (also 1e400, which overflows to one), integers beyond 64 bits, and integers YAML 1.1
+    reads as another number than written (octal 010, base-60 1:30): never a real input."""
     text = str(node.value).replace("_", "").lower()
     shown = text if len(text) <= 24 else f"{text[:12]}…({len(text)} characters)"
     if node.tag == "tag:yaml.org,2002:float":
@@ -227,6 +228,8 @@ def _absurd_number(node: yaml.Node) -> str | None:
     if node.tag == "tag:yaml.org,2002:int":
         if _YAML11_INT.match(text):       # YAML 1.1 reads 010 as octal 8 and 1:30 as base 60 (90)
             read = yaml.SafeLoader.construct_yaml_int(_Loader(""), node)
+            if ":" not in text and read == int(text, 10):      # 02, 007: the same number either way
+                return None
             return (f"{node.value} is read by YAML 1.1 as {read} ("
                     + ("base 60" if ":" in text else "octal, because of the leading 0") + ")")
         try:
