@@ -159,8 +159,9 @@ def test_a_bad_file_fails_the_job_as_inline(batch, tmp_path):
     root, _ = batch
     generate(SynthSpec(ranks=2, steps=3, kernels_per_step=25, seed=7, first_pid=5000), root / "short.sqlite")
     (root / "broken.sqlite").write_text("not a trace")
-    jobs = [_job_file(root, "short", ["rank0.sqlite", "short.sqlite"], last=5),
-            _job_file(root, "broken", ["rank0.sqlite", "short.sqlite", "rank1.sqlite", "broken.sqlite"], last=5)]
+    # occurrence 6: more than any file has (a file with fewer than asked is ranks missing occurrences)
+    jobs = [_job_file(root, "short", ["rank0.sqlite", "short.sqlite"], last=6),
+            _job_file(root, "broken", ["rank0.sqlite", "short.sqlite", "rank1.sqlite", "broken.sqlite"], last=6)]
     for job in jobs:
         inline = run_batch([job], tmp_path / "a", workers=1)
         procs = run_batch([job], tmp_path / "b", workers=2)

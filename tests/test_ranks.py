@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,30 @@ def test_rank_above_100_is_warned_while_the_total_is_plausible(synth_trace, tmp_
     marked = sorted(line.split("|")[1].strip() for line in md.split("## Ranks", 1)[1].splitlines()
                     if line.startswith("| ") and "\u00a0⚠ |" in line and "MFU" not in line)
     assert marked == sorted(above) and "(warning `rank_above_100`)" in md
+
+
+def test_a_file_with_fewer_occurrences_is_a_rank_missing_them_not_an_error(tmp_path):
+    """Occurrences are counted per process and asking for more than *any* process has is the error
+    (SEMANTICS §3): a rank file with 4 steps beside files with 5 is a rank missing occurrence 5, as the
+    same ranks in one file are (occurrence_missing_ranks), not a trace error for the whole job."""
+    truths = rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4001}, {"first_pid": 4002, "steps": 4}])
+    res = run_job(load_job(job(tmp_path, "r*.sqlite", num_gpus=3, occurrences={"first": 2, "last": 5})))
+    assert [o["index"] for o in res["occurrences"]] == [2, 3, 4, 5]
+    assert [o["processes"] for o in res["occurrences"]] == [[4000, 4001, 4002]] * 3 + [[4000, 4001]]
+    for got in res["occurrences"]:
+        per = [t["occurrences"][got["index"] - 1] for t in truths if len(t["occurrences"]) >= got["index"]]
+        assert got["kernel_count"] == sum(o["kernel_count"] for o in per)
+        assert round(got["gpu_kernel_sum_s"] * NS) == sum(o["kernel_sum_ns"] for o in per)
+        start = min(o["start_ns"] for o in per)
+        assert round(got["wall_time_s"] * NS) == max(o["start_ns"] + o["wall_ns"] for o in per) - start
+    assert res["totals"]["kernel_count"] == 3 * 3 * 40 + 2 * 40
+    codes = {w["code"]: w["message"] for w in res["warnings"]}
+    assert "occurrence_missing_ranks" in codes and "r2.sqlite:4002" in codes["rank_missing_occurrences"]
+    with ThreadPoolExecutor(2) as pool:         # each file's window built by a task (ranks.build_files)
+        assert run_job(load_job(tmp_path / "job.yaml"), submit=pool.submit) == res
+    only = run_job(load_job(job(tmp_path, "r*.sqlite", num_gpus=3, occurrences={"first": 5, "last": 5})))
+    assert [o["processes"] for o in only["occurrences"]] == [[4000, 4001]]
+    assert only["totals"]["kernel_count"] == 2 * 40
+    with pytest.raises(TraceError, match="fewer occurrences than asked") as err:
+        run_job(load_job(job(tmp_path, "r*.sqlite", num_gpus=3, occurrences={"first": 2, "last": 6})))
+    assert "r2.sqlite:4002: 4" in str(err.value) and "r0.sqlite:4000: 5" in str(err.value)

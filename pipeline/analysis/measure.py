@@ -76,11 +76,13 @@ def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
             tuple((name, tuple(values)) for name, values in sorted(classify_params.items())))
 
 
-def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) -> Window:
+def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], several: bool = False) -> Window:
     """Select the job's occurrences, attribute their kernels and memory operations, classify them.
 
     The only step that reads the trace's kernel, launch and memory tables; raise TraceError
-    when the region cannot be measured. `classify_params`: classes.classify_params.
+    when the region cannot be measured. `classify_params`: classes.classify_params. `several`: the
+    file is one of a job's several files, whose occurrences are checked against every file's
+    (ranks.check_occurrences): a file whose processes have fewer is ranks missing occurrences.
     """
     if not trace.has("raw_nvtx"):
         raise TraceError(f"{trace.path}: the trace has no NVTX_EVENTS table, so it has no regions; "
@@ -95,7 +97,10 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any]) 
     warnings += _nested_warning(found["nested_counts"]) + _unclosed_warning(found["unclosed_counts"])
     if not counts:
         raise TraceError(_not_found(trace, region))
-    _, last = occurrence_range(trace, region, counts)
+    if several:
+        last = region.last if region.last is not None else max(counts.values())
+    else:
+        _, last = occurrence_range(trace, region, counts)
     attribution = _attribution(trace, region.attribution, warnings)
     if attribution == "window" and len(counts) > 1 and not trace.has_column("raw_kernel", "globalPid"):
         raise TraceError(f"{trace.path}: the kernel table has no globalPid column and region '{region.name}' is in "
@@ -126,11 +131,16 @@ def occurrence_range(trace: Trace, region: Region, counts: dict[str, int]) -> tu
 
     Also how a window shared by several jobs (analysis/sharing.py) checks each job.
     """
+    return occurrence_range_of(str(trace.path), region, counts, "pid ")
+
+
+def occurrence_range_of(where: str, region: Region, counts: dict[str, int], prefix: str) -> tuple[int, int]:
+    """occurrence_range for `where` (a file, or a job's files), processes named by `prefix` + their key."""
     most = max(counts.values())
     last = region.last if region.last is not None else most
     if region.first > most or last > most:
-        per = ", ".join(f"pid {p}: {n}" for p, n in sorted(counts.items()))
-        raise MissingOccurrences(f"{trace.path}: region '{region.name}' has fewer occurrences than asked "
+        per = ", ".join(f"{prefix}{p}: {n}" for p, n in sorted(counts.items()))
+        raise MissingOccurrences(f"{where}: region '{region.name}' has fewer occurrences than asked "
                                  f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job",
                                  most)
     return region.first, last

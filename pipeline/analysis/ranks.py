@@ -31,7 +31,7 @@ from pipeline.analysis import classes, kept_window
 from pipeline.trace import cache
 from pipeline.trace import chain, queries
 from pipeline.job.config import Job
-from pipeline.analysis.measure import Measurement, Window, analyse, build_window, prepare
+from pipeline.analysis.measure import Measurement, Window, analyse, build_window, occurrence_range_of, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
 
 if TYPE_CHECKING:
@@ -141,13 +141,21 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
             kept = kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params)
             per.append(kept.window)
         else:
-            per.append(build_window(trace, job.region, params))
+            per.append(build_window(trace, job.region, params, several=len(ts.traces) > 1))
         files.append(_file_entry(trace, labels[i]))
         if len(ts.traces) > 1:
             chain.run(ts.con, {"rank_collect", "classify_collect"}, file=i)
     if len(per) == 1:
         return SetWindow(per[0], files, labels, kept=kept)
+    check_occurrences(job, per, labels)
     return _combine(ts, per, files, labels)
+
+
+def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
+    """Several files: asking for more occurrences than any process of any file has is the error
+    (SEMANTICS §3, as for the processes of one file); a file with fewer is ranks missing occurrences."""
+    counts = {f"{labels[i]}:{pid}": n for i, w in enumerate(per) for pid, n in w.counts_per_process.items()}
+    occurrence_range_of(", ".join(labels), job.region, counts, "")
 
 
 def _file_entry(trace: Trace, label: str) -> dict[str, Any]:
@@ -188,7 +196,7 @@ def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path 
     try:
         trace = ts.use(0)
         prepare(trace)
-        window = build_window(trace, job.region, params)
+        window = build_window(trace, job.region, params, several=True)
         entry = _file_entry(trace, job.file_label(path))
         from pipeline.trace import handover
         tables = {t: handover.pack(ts.con, t) for t in HANDED}
@@ -218,6 +226,7 @@ def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
             first = min(failed, key=lambda d: not isinstance(d, Unopened))     # the earliest, unopened ones first
             raise first.error if isinstance(first, Unopened) else first
         ts.traces = [replace(d.trace, con=ts.con) for d in done]
+        check_occurrences(job, [d.window for d in done], [job.file_label(p) for p in paths])
         return ts, _combine(ts, [d.window for d in done], [d.entry for d in done],
                             [job.file_label(p) for p in paths])
     except BaseException:
