@@ -9,6 +9,7 @@ slowest rank finish exactly D after the median rank.
 from __future__ import annotations
 
 import json
+import sqlite3
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -184,3 +185,32 @@ def test_a_file_with_fewer_occurrences_is_a_rank_missing_them_not_an_error(tmp_p
     with pytest.raises(TraceError, match="fewer occurrences than asked") as err:
         run_job(load_job(job(tmp_path, "r*.sqlite", num_gpus=3, occurrences={"first": 2, "last": 6})))
     assert "r2.sqlite:4002: 4" in str(err.value) and "r0.sqlite:4000: 5" in str(err.value)
+
+
+def test_two_hosts_sharing_a_pid_in_one_file_are_two_ranks(tmp_path):
+    """A process is globalTid & ~0xFFFFFF, host bits included (SEMANTICS §2): two hosts' processes with one
+    pid in one file are two ranks, named pid@host as the occurrence counts name them, each over its own 5
+    occurrences; merging them would count 10 occurrences of FLOPs over one rank's time (twice its MFU)."""
+    truth = generate(SynthSpec(ranks=2, steps=STEPS, rank_skew_ns=300_000, straggler_rank=1, straggler_ns=D),
+                     tmp_path / "t.sqlite")
+    con = sqlite3.connect(tmp_path / "t.sqlite")        # rank 1 (pid 4001, host 1) becomes pid 4000 on host 2
+    moved, low = (1 << 48) | (4001 << 24), (1 << 24) - 1
+    for table, col in (("NVTX_EVENTS", "globalTid"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"),
+                       ("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid")):
+        con.execute(f"UPDATE {table} SET {col} = ? | ({col} & ?) WHERE {col} & ~? = ?",
+                    ((2 << 48) | (4000 << 24), low, low, moved))
+    con.execute("UPDATE PROCESSES SET globalPid = ?, pid = 4000 WHERE pid = 4001", ((2 << 48) | (4000 << 24),))
+    con.commit()
+    con.close()
+    res = run_job(load_job(job(tmp_path, "t.sqlite", num_gpus=2)))
+    summary = {r["rank"]: r for r in res["rank_summary"]}
+    assert sorted(summary) == ["4000@1", "4000@2"]
+    peak, flops = 989.4e12, 4.0e14
+    for rank, name in ((0, "4000@1"), (1, "4000@2")):
+        walls = [o["rank_wall_ns"][str(rank)] for o in truth["occurrences"]]   # disjoint: their union is the sum
+        assert summary[name]["occurrences"] == STEPS
+        assert summary[name]["kernel_count"] == STEPS * 40
+        assert summary[name]["mfu_pct_wall"] == pytest.approx(100 * STEPS * flops / (sum(walls) / NS * 2 * peak))
+    assert res["straggler"]["slowest_rank"] == "4000@2"
+    assert [sorted(r["rank"] for r in res["ranks"] if r["occurrence"] == k) for k in (1, STEPS)] == \
+        [["4000@1", "4000@2"]] * 2

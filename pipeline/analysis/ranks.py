@@ -265,7 +265,7 @@ def _analyse_set(ts: TraceSet, built: SetWindow,
                  figures: list[dict[str, Any]]) -> tuple[SetMeasurement, dict[str, Any]]:
     m = analyse(ts.con, built.window, classes.COMM_CLASS)
     rank_of = built.rank_of or {r["global_pid"]: (0, r["global_pid"]) for r in m.ranks}
-    _label_ranks(m.ranks, rank_of, built.labels)
+    _label_ranks(m.ranks, rank_of, built.labels, m.counts_per_process)
     device_of = built.device_of or {d: (0, d) for d in m.devices_used}
     files = [{**f, "devices": [device_of[d][1] for d in m.devices_used if device_of[d][0] == i]}
              for i, f in enumerate(built.files)]
@@ -294,10 +294,15 @@ def _combine(ts: TraceSet, per: list[Window], files: list[dict], labels: list[st
                      {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "device"})
 
 
-def _label_ranks(ranks: list[dict], rank_of: dict[int, tuple[int, int]], labels: list[str]) -> None:
-    """Give each rank row its file and a printable rank name."""
+def _label_ranks(ranks: list[dict], rank_of: dict[int, tuple[int, int]], labels: list[str],
+                 counts: dict[str, int]) -> None:
+    """Give each rank row its file and a printable rank name: the process's label in `counts` (pid, or
+    pid@host when two hosts of one file share the pid), after its file's label when there are several.
+    Rows are grouped by this name (rankstats), so two processes never share one."""
     several = len(labels) > 1
     for r in ranks:
-        file, _ = rank_of[r["global_pid"]]
+        file, global_pid = rank_of[r["global_pid"]]
+        prefix = f"{labels[file]}:" if several else ""
+        on_host = f"{r['pid']}@{global_pid >> 48}"
         r["file"] = labels[file]
-        r["rank"] = f"{labels[file]}:{r['pid']}" if several else str(r["pid"])
+        r["rank"] = prefix + (on_host if prefix + on_host in counts else str(r["pid"]))
