@@ -113,3 +113,34 @@ def test_a_build_clears_folders_abandoned_by_killed_builds(trace, tmp_path):
     t = cache.open_cached(trace, cache_dir)
     t.con.close()
     assert not old.exists() and young.exists()
+
+
+@pytest.mark.parametrize("table", ["raw_kernel", "raw_strings"])
+def test_entry_whose_data_pages_are_damaged_is_rebuilt_not_crashed_on(trace, tmp_path, capfd, table):
+    """A Parquet file whose footer is intact but whose pages cannot be decoded (bytes overwritten in place,
+    same size) passes the footer check; reading it fails mid-run. The entry is then rebuilt with a warning
+    and the job measured from it, with the figures the trace holds (its ground truth), never a traceback."""
+    truth = json.loads(Path(f"{trace}.truth.json").read_text())
+    cache.open_cached(trace, tmp_path / "c").con.close()
+    [entry] = list((tmp_path / "c").iterdir())
+    damaged = entry / f"{table}.parquet"
+    con = cache.connect()
+    chunks = con.execute("SELECT data_page_offset, total_compressed_size FROM parquet_metadata(?)",
+                         [str(damaged)]).fetchall()
+    con.close()
+    data = bytearray(damaged.read_bytes())
+    for offset, size in chunks:                   # the middle of every column chunk: past the page header
+        lo, hi = offset + size // 4, offset + size - size // 4
+        data[lo:hi] = bytes(b ^ 0xA5 for b in data[lo:hi])
+    damaged.write_bytes(bytes(data))
+    capfd.readouterr()
+    res = run_job(load_job(job_file(tmp_path, trace)), cache_dir=tmp_path / "c")
+    err = capfd.readouterr().err
+    assert "warning: cache entry " in err and "is damaged (" in err and table in err
+    for got in res["occurrences"]:
+        want = truth["occurrences"][got["index"] - 1]
+        assert got["kernel_count"] == want["kernel_count"]
+        assert round(got["gpu_kernel_union_s"] * 1e9) == want["kernel_union_ns"]
+        assert round(got["wall_time_s"] * 1e9) == want["wall_ns"]
+    assert [o["index"] for o in res["occurrences"]] == [2, 3, 4]
+    assert run_job(load_job(tmp_path / "job.yaml"), cache_dir=tmp_path / "c")["occurrences"] == res["occurrences"]

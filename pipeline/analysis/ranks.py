@@ -24,7 +24,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import duckdb
 
 from pipeline import interrupts
 from pipeline.analysis import classes, kept_window
@@ -33,6 +35,8 @@ from pipeline.trace import chain, queries
 from pipeline.job.config import Job
 from pipeline.analysis.measure import Measurement, Window, analyse, build_window, occurrence_range_of, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from pipeline.trace import handover     # numpy: imported by the tasks that hand tables over
@@ -134,21 +138,36 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     params = classes.classify_params(rules)
     files, per = [], []
     kept = None
-    for i, trace in enumerate(ts.traces):
-        ts.use(i)
-        prepare(trace)
-        if ts.keep_windows and trace.cache_entry is not None:
-            kept = kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params)
-            per.append(kept.window)
-        else:
-            per.append(build_window(trace, job.region, params, several=len(ts.traces) > 1))
-        files.append(_file_entry(trace, labels[i]))
+    for i in range(len(ts.traces)):
+        def build(trace: Trace) -> tuple[Window, kept_window.Kept | None, dict[str, Any]]:
+            prepare(trace)
+            if ts.keep_windows and trace.cache_entry is not None:
+                kept = kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params)
+                return kept.window, kept, _file_entry(trace, labels[i])
+            return build_window(trace, job.region, params, several=len(ts.traces) > 1), None, \
+                _file_entry(trace, labels[i])
+        window, kept, entry = entry_checked(ts, i, build)
+        per.append(window)
+        files.append(entry)
         if len(ts.traces) > 1:
             chain.run(ts.con, {"rank_collect", "classify_collect"}, file=i)
     if len(per) == 1:
         return SetWindow(per[0], files, labels, kept=kept)
     check_occurrences(job, per, labels)
     return _combine(ts, per, files, labels)
+
+
+def entry_checked(ts: TraceSet, i: int, build: Callable[[Trace], T]) -> T:
+    """`build(trace)` for file i; when a query fails on a cache entry whose pages cannot be read (its footers
+    passed), once more on the entry rebuilt (cache.rebuild_damaged): a damaged cache costs a build, not the run."""
+    try:
+        return build(ts.use(i))
+    except duckdb.Error:
+        fresh = cache.rebuild_damaged(ts.con, ts.traces[i], suffix=f"__f{i}") if ts.materialized else None
+        if fresh is None:
+            raise
+        ts.traces[i] = fresh
+    return build(ts.use(i))
 
 
 def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
@@ -194,10 +213,10 @@ def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path 
         interrupts.reraise_if_pending()
         return Unopened(exc)
     try:
-        trace = ts.use(0)
-        prepare(trace)
-        window = build_window(trace, job.region, params, several=True)
-        entry = _file_entry(trace, job.file_label(path))
+        def build(trace: Trace) -> tuple[Trace, Window, dict[str, Any]]:
+            prepare(trace)
+            return trace, build_window(trace, job.region, params, several=True), _file_entry(trace, job.file_label(path))
+        trace, window, entry = entry_checked(ts, 0, build)
         from pipeline.trace import handover
         tables = {t: handover.pack(ts.con, t) for t in HANDED}
         return Extracted(window, entry, replace(trace, con=None, digest=trace.sha256), tables)

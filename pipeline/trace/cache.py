@@ -15,7 +15,8 @@ gigabytes. An entry is built in a temporary folder and renamed into place, so tw
 processes building at once never see a half-written entry; the loser uses the
 winner's. Entries whose key no longer matches their trace are rebuilt; older entries
 of the same trace are removed. An entry with a Parquet file missing or unreadable (its
-footer is read on every use) is rebuilt with a warning, never trusted or crashed on. Nothing is ever written beside the trace.
+footer is read on every use; its pages, when a query on the entry fails: rebuild_damaged) is
+rebuilt with a warning, never trusted or crashed on. Nothing is ever written beside the trace.
 """
 
 from __future__ import annotations
@@ -193,6 +194,36 @@ def _damage(con: Any, entry: Path, manifest: dict[str, Any]) -> str | None:
         except duckdb.Error as exc:
             return f"{file.name}: {str(exc).strip().splitlines()[0]}"
     return None
+
+
+def unreadable(con: Any, entry: Path, manifest: dict[str, Any]) -> str | None:
+    """What `_damage` finds, else the first Parquet file whose pages cannot be decoded (every column read
+    through). A full read of the entry: for when a query on it has failed, never on every use."""
+    damage = _damage(con, entry, manifest)
+    if damage is not None:
+        return damage
+    for raw in manifest["tables"]:
+        file = entry / f"{raw}.parquet"
+        try:
+            con.execute(f"SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM read_parquet({literal(file)})").fetchall()
+        except duckdb.Error as exc:
+            return f"{file.name}: {str(exc).strip().splitlines()[0]}"
+    return None
+
+
+def rebuild_damaged(con: Any, trace: Trace, suffix: str = "") -> Trace | None:
+    """After a query failed on `trace`'s cache entry: None when the entry reads through (the failure is not
+    the entry's); else the entry rebuilt from the trace, with a warning, and the views `suffix` on it."""
+    entry = trace.cache_entry
+    if entry is None:
+        return None
+    manifest = _manifest(entry, trace_key(trace.path))
+    damage = "it no longer matches the trace" if manifest is None else unreadable(con, entry, manifest)
+    if damage is None:
+        return None
+    print(f"warning: cache entry {entry} is damaged ({damage}); rebuilding it from {trace.path}", file=sys.stderr)
+    shutil.rmtree(entry, ignore_errors=True)
+    return attach_cached(con, trace.path, entry.parent, suffix=suffix)
 
 
 def _point_views(trace: Trace, folder: Path, suffix: str = "") -> None:
