@@ -139,7 +139,7 @@ def test_each_job_is_loaded_once_and_its_model_resolved_once(synth_trace, tmp_pa
     """Issue #10: `mfu run` loaded a job three times and resolved its model twice."""
     from pipeline import run
     trace, _ = synth_trace()
-    big = {"num_gpus": 2, "precision": "bf16", "peak_tflops": 1e6}     # Llama-3-8B on a 50 ms synthetic step
+    big = {"num_gpus": 2, "precision": "bf16", "peak_tflops": 1e5}     # Llama-3-8B on a 50 ms synthetic step
     files = [write(tmp_path, n, trace, model={"preset": "llama-3-8b"}, hardware=big) for n in ("a", "b")]
     calls = {"load_job": 0, "resolve_model": 0}
 
