@@ -187,22 +187,31 @@ def test_a_file_with_fewer_occurrences_is_a_rank_missing_them_not_an_error(tmp_p
     assert "r2.sqlite:4002: 4" in str(err.value) and "r0.sqlite:4000: 5" in str(err.value)
 
 
-def test_two_hosts_sharing_a_pid_in_one_file_are_two_ranks(tmp_path):
-    """A process is globalTid & ~0xFFFFFF, host bits included (SEMANTICS §2): two hosts' processes with one
-    pid in one file are two ranks, named pid@host as the occurrence counts name them, each over its own 5
-    occurrences; merging them would count 10 occurrences of FLOPs over one rank's time (twice its MFU)."""
+def _two_hosts_one_pid(tmp_path, one_device: bool = False) -> tuple[dict, dict]:
+    """Two ranks of one file whose pid 4001 on host 1 becomes pid 4000 on host 2 (rank 0 is pid 4000 on
+    host 1); with `one_device`, every kernel ran on device 0, as each host's first GPU would be numbered."""
     truth = generate(SynthSpec(ranks=2, steps=STEPS, rank_skew_ns=300_000, straggler_rank=1, straggler_ns=D),
                      tmp_path / "t.sqlite")
-    con = sqlite3.connect(tmp_path / "t.sqlite")        # rank 1 (pid 4001, host 1) becomes pid 4000 on host 2
+    con = sqlite3.connect(tmp_path / "t.sqlite")
     moved, low = (1 << 48) | (4001 << 24), (1 << 24) - 1
     for table, col in (("NVTX_EVENTS", "globalTid"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"),
                        ("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid")):
         con.execute(f"UPDATE {table} SET {col} = ? | ({col} & ?) WHERE {col} & ~? = ?",
                     ((2 << 48) | (4000 << 24), low, low, moved))
     con.execute("UPDATE PROCESSES SET globalPid = ?, pid = 4000 WHERE pid = 4001", ((2 << 48) | (4000 << 24),))
+    if one_device:
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 0")
     con.commit()
     con.close()
-    res = run_job(load_job(job(tmp_path, "t.sqlite", num_gpus=2)))
+    return truth, run_job(load_job(job(tmp_path, "t.sqlite", num_gpus=2)))
+
+
+def test_two_hosts_sharing_a_pid_in_one_file_are_two_ranks(tmp_path):
+    """A process is globalTid & ~0xFFFFFF, host bits included (SEMANTICS §2): two hosts' processes with one
+    pid in one file are two ranks, named pid@host as the occurrence counts name them, each over its own 5
+    occurrences; merging them would count 10 occurrences of FLOPs over one rank's time (twice its MFU)."""
+    truth, res = _two_hosts_one_pid(tmp_path)
+    assert "devices_of_several_hosts" not in {w["code"] for w in res["warnings"]}     # devices 0 and 1
     summary = {r["rank"]: r for r in res["rank_summary"]}
     assert sorted(summary) == ["4000@1", "4000@2"]
     peak, flops = 989.4e12, 4.0e14
@@ -214,3 +223,12 @@ def test_two_hosts_sharing_a_pid_in_one_file_are_two_ranks(tmp_path):
     assert res["straggler"]["slowest_rank"] == "4000@2"
     assert [sorted(r["rank"] for r in res["ranks"] if r["occurrence"] == k) for k in (1, STEPS)] == \
         [["4000@1", "4000@2"]] * 2
+
+
+def test_a_device_id_of_two_hosts_is_said_to_add_them_up(tmp_path):
+    """Device ids are per host: in one file, device 0 of host 1 and of host 2 share one id, so the per-device
+    figures of that id add both GPUs up. The report says so, naming the id; the ranks stay apart."""
+    _, res = _two_hosts_one_pid(tmp_path, one_device=True)
+    (w,) = [w for w in res["warnings"] if w["code"] == "devices_of_several_hosts"]
+    assert w["message"].startswith("device(s) 0 ran kernels of processes on 2 hosts of one file")
+    assert sorted(r["rank"] for r in res["rank_summary"]) == ["4000@1", "4000@2"]

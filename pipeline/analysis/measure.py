@@ -111,6 +111,12 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
              "attribute_memops", "classify"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                      mode=attribution, **classify_params)
+    if rows["select_occurrences"][0]["hosts"] > 1 and (shared := queries.run(trace.con, "host_devices")):
+        warnings.append({"code": "devices_of_several_hosts", "message":
+                         f"device(s) {', '.join(str(d['device_id']) for d in shared)} ran kernels of processes on "
+                         f"{max(d['hosts'] for d in shared)} hosts of one file; device ids are per host, so their "
+                         "per-device figures add up the devices of several hosts (totals, per-rank and "
+                         "per-occurrence figures are not affected); give each host's export as its own file"})
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}

@@ -23,3 +23,7 @@ WITH width AS (
 )
 SELECT s.*, w.width_ns, unnest(range(s.start_ns // w.width_ns, s.end_ns // w.width_ns + 1)) AS bucket
 FROM selected_ranges AS s, width AS w;
+
+-- Hosts (VM ids, bits 48+ of the process key) the selected ranges come from: device ids are per
+-- host, so in a file holding several hosts per-device figures add up device k of every host.
+SELECT count(DISTINCT global_pid >> 48) AS hosts FROM selected_ranges;
