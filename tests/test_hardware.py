@@ -500,3 +500,18 @@ def test_the_catalog_note_travels_with_a_catalog_peak(catalog):
     assert peak.catalog_note == catalog.lookup("rtx-3090").note
     own = resolve_peak(catalog, hw(gpu="rtx-3090", precision="fp16", peak_tflops=142), None)
     assert own.peak_tflops == 142 and own.catalog_note is None        # the job's figure: the catalog's caveat is moot
+
+
+def test_several_files_say_what_each_file_identified(catalog):
+    """A job over rank files gets one peak, but each file names its own devices and unused GPUs: the reason
+    is no longer file 0's sentence as if it described every file."""
+    from pipeline.hardware.detect import resolve_job_peak
+    node = [row(id=i, mem=84942979072, bw=3352320000000, sm=132, clock=1980000000) for i in range(4)]
+    same = [{"label": f"r{i}.sqlite", "gpu_rows": node[:1], "devices": [0]} for i in range(2)]
+    peak = resolve_job_peak(catalog, hw(num_gpus=2), same)
+    assert peak.detection_reason.startswith("in each of the 2 files: TARGET_INFO_GPU name 'NVIDIA H100 80GB HBM3'")
+    apart = [{"label": "r0.sqlite", "gpu_rows": node, "devices": [0]},
+             {"label": "r1.sqlite", "gpu_rows": node, "devices": [1, 2, 3]}]
+    reason = resolve_job_peak(catalog, hw(num_gpus=4), apart).detection_reason
+    assert reason.startswith("r0.sqlite: ") and "(device 0); 3 listed GPU(s) ran no kernels" in reason
+    assert "; r1.sqlite: " in reason and "(devices 1, 2, 3); 1 listed GPU(s) ran no kernels" in reason

@@ -11,7 +11,7 @@ blended peak, the time-weighted harmonic mean by FLOP share (see _catalog_peak).
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Collection, Mapping, Sequence
 
 
@@ -274,7 +274,18 @@ def resolve_job_peak(catalog: Catalog, hardware: Mapping[str, Any], files: Seque
         seen = "; ".join(f"{f['label']}: {p.gpu} {p.peak_tflops:g} TFLOP/s" for f, p in zip(files, peaks))
         raise HardwareError(f"the trace files ran on different GPUs or peaks ({seen}); one MFU needs one "
                             "denominator: run one job per GPU type, or set hardware.gpu / peak_tflops")
-    return peaks[0]
+    return replace(peaks[0], detection_reason=_files_reason(files, [p.detection_reason for p in peaks]),
+                   warnings=tuple(dict.fromkeys(w for p in peaks for w in p.warnings)))
+
+
+def _files_reason(files: Sequence[Mapping[str, Any]], reasons: list[str]) -> str:
+    """Each file identifies its own GPUs (its device ids, the GPUs it lists unused): say which file says what,
+    not file 0's sentence as if it were the job's."""
+    if len(files) == 1:
+        return reasons[0]
+    if len(set(reasons)) == 1:
+        return f"in each of the {len(files)} files: {reasons[0]}"
+    return "; ".join(f"{f['label']}: {r}" for f, r in zip(files, reasons))
 
 
 def peak_at(catalog: Catalog, peak: Peak, precision: str) -> float | None:
