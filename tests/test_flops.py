@@ -410,3 +410,28 @@ def test_a_broken_preset_names_its_line_in_the_presets_file(tmp_path, monkeypatc
         module.presets.cache_clear()
     line = text.splitlines().index("      fnn: 14336") + 1        # presets sharing it through an alias: same line
     assert err.value.problems and all(p.pointer.endswith("/model/fnn") and p.line == line for p in err.value.problems)
+
+
+def test_model_defaults_come_from_the_schema_only(monkeypatch):
+    """Constant model defaults live in model.schema.json (`default`), nowhere else: the architecture built from
+    a minimal model has them, and a changed schema default changes the architecture and the FLOPs."""
+    import copy
+    from pipeline.job import documents
+    from pipeline.model.flops import flops_of
+    schema = documents._schema("model.schema.json")
+    minimal = {"hidden": 1024, "layers": 2, "heads": 8, "ffn": 4096, "mlp": "gelu", "vocab": 1000,
+               "moe": {"experts": 4, "top_k": 1, "expert_ffn": 512}, "sliding_window": {"window": 64}}
+    arch = Arch.from_model(minimal)
+    assert (schema["properties"]["lm_head"]["default"], schema["properties"]["attention"]["default"]) == (True, "causal")
+    assert (arch.lm_head, arch.causal, arch.tied_embeddings, arch.position_embeddings, arch.norms_per_layer,
+            arch.mtp_layers, arch.global_every) == (True, True, False, 0, 2, 0, 0)
+    assert (arch.moe.shared_experts, arch.moe.first_dense_layers, arch.moe.every) == (0, 0, 1)
+    work = dict(mode="inference", seq_len=16, sequences=1)
+    lm_head = 2 * 16 * 1024 * 1000                                   # 2·T·h·vocab, forward
+    with_head = flops_of(minimal, **work).model_flops_per_step
+    changed = copy.deepcopy(schema)
+    changed["properties"]["lm_head"]["default"] = False
+    original = documents._schema
+    monkeypatch.setattr(documents, "_schema", lambda name: changed if name == "model.schema.json" else original(name))
+    assert Arch.from_model(minimal).lm_head is False
+    assert with_head - flops_of(minimal, **work).model_flops_per_step == lm_head

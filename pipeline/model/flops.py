@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pipeline.errors import ConfigError, Problem
+from pipeline.job.documents import with_defaults
 from pipeline.model.presets import resolve_model
 from pipeline.model.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls, param_counts
 
@@ -92,7 +93,7 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
                     context_len, generated_tokens)
     if "flops_per_step" in resolved:
         return _explicit(resolved, mode, recompute, flash_recompute, seq_len, sequences, seq_lens)
-    chosen = convention or resolved.get("convention", "megatron")
+    chosen = convention or with_defaults(resolved, "model.schema.json")["convention"]
     if chosen not in CONVENTIONS:
         raise ConfigError([Problem(message=f"unknown convention {chosen!r}",
                                    pointer="/model/convention", hint="one of " + ", ".join(CONVENTIONS))])

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from pipeline.bundled import config_path, label as bundled_label
-from pipeline.job.documents import parse_yaml, schema_problems
+from pipeline.job.documents import parse_yaml, schema_problems, with_defaults
 from pipeline.errors import ConfigError, Problem
 
 PRESETS_FILE = config_path("models.yaml")
@@ -73,12 +73,13 @@ def _architecture_problems(model: Mapping[str, Any]) -> list[Problem]:
     problems = [Problem(message=f"missing required key {k!r}", pointer="/model",
                         hint="give it, a `preset`, or an explicit `flops_per_step`")
                 for k in ("hidden", "layers", "heads", "mlp") if k not in model]
-    moe = model.get("moe")
-    all_moe = moe is not None and moe.get("first_dense_layers", 0) == 0 and moe.get("every", 1) == 1
+    filled = with_defaults(model, "model.schema.json")
+    moe = filled.get("moe")
+    all_moe = moe is not None and moe["first_dense_layers"] == 0 and moe["every"] == 1
     if "ffn" not in model and not all_moe:
         problems.append(Problem(message="missing 'ffn' (dense MLP width)", pointer="/model",
                                 hint="add ffn: <intermediate size>"))
-    if model.get("lm_head", True) and "vocab" not in model:
+    if filled["lm_head"] and "vocab" not in model:
         problems.append(Problem(message="an LM head needs 'vocab'", pointer="/model",
                                 hint="add vocab: <size>, or lm_head: false"))
     hidden, heads = model.get("hidden"), model.get("heads")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from pipeline.job.documents import with_defaults
+
 GATED_MLPS = frozenset({"swiglu", "geglu"})
 
 
@@ -75,33 +77,31 @@ class Arch:
     mtp_layers: int
 
     @classmethod
-    def from_model(cls, m: Mapping[str, Any]) -> "Arch":
-        """Fill defaults: kv_heads = heads (MHA), head_dim = hidden / heads, causal attention."""
+    def from_model(cls, model: Mapping[str, Any]) -> "Arch":
+        """Constant defaults come from model.schema.json (its `default`s, the only copy); those derived from
+        other keys are filled here: kv_heads = heads (MHA), head_dim = hidden / heads, shared_ffn = expert_ffn."""
+        m = with_defaults(model, "model.schema.json")
         heads = m["heads"]
         moe, mla, sw = m.get("moe"), m.get("mla"), m.get("sliding_window")
         return cls(
             hidden=m["hidden"], layers=m["layers"], heads=heads,
             kv_heads=m.get("kv_heads", heads), head_dim=m.get("head_dim", m["hidden"] // heads),
             ffn=m.get("ffn"), mlp=m["mlp"], vocab=m.get("vocab"),
-            causal=m.get("attention", "causal") == "causal", lm_head=m.get("lm_head", True),
-            tied_embeddings=m.get("tied_embeddings", False),
-            position_embeddings=m.get("position_embeddings", 0),
-            linear_bias=m.get("linear_bias", False), qkv_bias=m.get("qkv_bias", False),
-            layernorm=m.get("norm", "rmsnorm") == "layernorm",
-            norms_per_layer=m.get("norms_per_layer", 2), qk_norm=m.get("qk_norm", False),
+            causal=m["attention"] == "causal", lm_head=m["lm_head"], tied_embeddings=m["tied_embeddings"],
+            position_embeddings=m["position_embeddings"],
+            linear_bias=m["linear_bias"], qkv_bias=m["qkv_bias"], layernorm=m["norm"] == "layernorm",
+            norms_per_layer=m["norms_per_layer"], qk_norm=m["qk_norm"],
             moe=None if moe is None else Moe(
                 experts=moe["experts"], top_k=moe["top_k"], expert_ffn=moe["expert_ffn"],
-                shared_experts=moe.get("shared_experts", 0),
-                shared_ffn=moe.get("shared_ffn", moe["expert_ffn"]),
-                first_dense_layers=moe.get("first_dense_layers", 0), every=moe.get("every", 1),
-                router_bias=moe.get("router_bias", False)),
+                shared_experts=moe["shared_experts"], shared_ffn=moe.get("shared_ffn", moe["expert_ffn"]),
+                first_dense_layers=moe["first_dense_layers"], every=moe["every"], router_bias=moe["router_bias"]),
             mla=None if mla is None else Mla(
-                q_lora_rank=mla.get("q_lora_rank", 0), kv_lora_rank=mla["kv_lora_rank"],
+                q_lora_rank=mla["q_lora_rank"], kv_lora_rank=mla["kv_lora_rank"],
                 qk_nope_head_dim=mla["qk_nope_head_dim"], qk_rope_head_dim=mla["qk_rope_head_dim"],
                 v_head_dim=mla["v_head_dim"]),
             window=None if sw is None else sw["window"],
-            global_every=0 if sw is None else sw.get("global_every", 0),
-            mtp_layers=m.get("mtp_layers", 0),
+            global_every=0 if sw is None else sw["global_every"],
+            mtp_layers=m["mtp_layers"],
         )
 
     @property
