@@ -35,6 +35,13 @@ def problems(tmp_path: Path, text: str) -> list:
     return checks.job_problems(job_of(tmp_path, text))
 
 
+def step_job(tmp_path: Path, e: Export, gpus: int = 1, flops: float = 1.0e3) -> Path:
+    """A job over region `step` of the export `e` (written to t.sqlite): `flops` per step, 1 TFLOP/s per GPU."""
+    trace = e.write(tmp_path / "t.sqlite")
+    return write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": gpus, "peak_tflops": 1.0},
+                     model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
+
+
 # --------------------------------------------------------------------------- job-file rules
 
 def test_job_problems(tmp_path):
@@ -206,9 +213,7 @@ def test_ranges_have_length_is_a_trace_problem(tmp_path, end, words):
     e.range(2000, 2800, main, "step")
     e.launch(2100, main, 1)
     e.kernel(2200, 2500, gpid(100), 1)
-    trace = e.write(tmp_path / "t.sqlite")
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    job = step_job(tmp_path, e)
     with pytest.raises(TraceError) as err:
         run_job(load_job(job))
     assert err.value.code == 4 and f"occurrence 1 rank 100: {words}" in str(err.value)
@@ -223,9 +228,7 @@ def test_ranges_have_length_inside_another_range_is_a_trace_problem(tmp_path):
     e.range(1500, 1400, main, "step")                    # inside 1000..3000, ends 100 ns before it starts
     e.launch(1100, main, 1)
     e.kernel(1200, 2500, gpid(100), 1)
-    trace = e.write(tmp_path / "t.sqlite")
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    job = step_job(tmp_path, e)
     with pytest.raises(TraceError) as err:
         run_job(load_job(job))
     assert err.value.code == 4
@@ -264,9 +267,7 @@ def test_gpu_outlasts_range_needs_kernels(tmp_path):
     e.range(3000, 4000, gtid(200, 200), "step")
     e.launch(3100, gtid(100, 100), 1)
     e.kernel(3200, 4600, gpid(100), 1)                   # occurrence 2: its kernel outlasts the range by 60 %
-    trace = e.write(tmp_path / "t.sqlite")
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 2, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    job = step_job(tmp_path, e, gpus=2)
     res = run_job(load_job(job))
     (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
     assert "in 1 of 2 occurrences (2)" in late["message"]
@@ -289,9 +290,7 @@ def test_impossible_occurrence_rows_are_marked_in_the_tables(tmp_path):
     e.kernel(1100, 2000, gpid(100), 1)
     e.launch(3100, gtid(100, 100), 2)
     e.kernel(3100, 12100, gpid(100), 2)
-    trace = e.write(tmp_path / "t.sqlite")
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.5e6}, workload={"seq_len": 4, "global_batch": 1})
+    job = step_job(tmp_path, e, flops=1.5e6)
     res = run_job(load_job(job))
     assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 3.0e6 / 11e-6 / 1e12)
     assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx([150.0, 15.0])
@@ -462,9 +461,7 @@ def test_gpu_outlasts_range_is_per_rank(tmp_path):
     e.kernel(3200, 4900, gpid(100), 3)
     e.launch(3100, gtid(200, 200), 4)
     e.kernel(3200, 3800, gpid(200), 4, device=1)         # tail 300 = 15 % of the longest range (2000)
-    trace = e.write(tmp_path / "t.sqlite")
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 2, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    job = step_job(tmp_path, e, gpus=2)
     res = run_job(load_job(job))
     first, second = res["occurrences"]
     assert first["wall_time_s"] == pytest.approx(1500e-9) and second["wall_time_s"] == pytest.approx(2000e-9)
@@ -534,11 +531,7 @@ def test_gpu_outlasts_range_boundary(tmp_path: Path, cpu_range: int, short_range
         e.range(start, start + short_range, short_tid, "step")
         e.launch(start + 10, short_tid, 2)
         e.kernel(start + 20, start + short_range + tail, gpid(200), 2, device=1)
-    trace = e.write(tmp_path / "t.sqlite")
-    gpus = 1 if short_range is None else 2
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": gpus, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
-    res = run_job(load_job(job))
+    res = run_job(load_job(step_job(tmp_path, e, gpus=1 if short_range is None else 2)))
     (occ,) = res["occurrences"]
     assert round(occ["cpu_range_s"] * 1e9) == cpu_range
     late = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
