@@ -323,7 +323,13 @@ def _message(err) -> str:
         return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
     if err.validator in ("type", "oneOf", "anyOf"):
         return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
+    if err.validator in _BOUNDS:
+        return f"{_shown(err.instance)} is {_BOUNDS[err.validator]} {_shown(err.validator_value)}"
     return err.message
+
+
+_BOUNDS = {"minimum": "less than the minimum of", "maximum": "greater than the maximum of",
+           "exclusiveMinimum": "not greater than", "exclusiveMaximum": "not less than"}
 
 
 def _shown(value: Any) -> str:
@@ -334,6 +340,8 @@ def _shown(value: Any) -> str:
         return "null"
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat()
+    if isinstance(value, float) and abs(value) >= 1e6 and "e" not in repr(value):
+        return next(t for n in range(17) if float(t := f"{value:.{n}e}") == value)    # 9.894e+14, not 989400000000000.0
     return repr(value)
 
 
