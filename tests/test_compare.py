@@ -375,3 +375,21 @@ def test_gate_tables_name_their_units_in_the_headers(tmp_path, capsys):
     page = (tmp_path / "c" / "compare.html").read_text().split('id="gate"')[1]
     heads = re.findall(r'<th class="n">([^<]*)</th>', page)
     assert heads == ["baseline (%)", "value (%)", "change (%)", "baseline (s)", "value (s)", "change (%)"]
+
+
+def test_every_warning_code_is_documented_in_the_result_schema():
+    """Scripts filter warnings by code; result.schema.json is where a user looks them up, so a code the
+    pipeline writes (as a literal in its source) must be listed there."""
+    import re as _re
+    pipeline = Path(__file__).resolve().parents[1] / "pipeline"
+    written = set()
+    for path in pipeline.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        written |= set(_re.findall(r'"code": "([a-z0-9_]+)"', text))
+        written |= set(_re.findall(r'_left_out\(\s*"([a-z_]+)"', text))
+        for pair in _re.findall(r'code = "([a-z_]+)" if [^\n]* else "([a-z_]+)"', text):
+            written |= set(pair)
+    assert {"gpu_outlasts_range", "nested_occurrences", "unclosed_ranges", "scope_mismatch", "numerator_differs"} <= written
+    described = schema_registry().contents("result.schema.json")["properties"]["warnings"]["items"]["properties"]
+    listed = set(_re.findall(r"([a-z0-9_]+): ", described["code"]["description"]))
+    assert written <= listed, sorted(written - listed)
