@@ -232,3 +232,40 @@ def test_a_device_id_of_two_hosts_is_said_to_add_them_up(tmp_path):
     (w,) = [w for w in res["warnings"] if w["code"] == "devices_of_several_hosts"]
     assert w["message"].startswith("device(s) 0 ran kernels of processes on 2 hosts of one file")
     assert sorted(r["rank"] for r in res["rank_summary"]) == ["4000@1", "4000@2"]
+
+
+def _hand_two_ranks(tmp_path: Path, e) -> dict:
+    """Run region `step` of the hand-made export `e` on 2 GPUs at 1 TFLOP/s, 1e3 FLOPs per step."""
+    from test_run_synth import write_job
+    trace = e.write(tmp_path / "t.sqlite")
+    return run_job(load_job(write_job(tmp_path, trace, region={"name": "step"},
+                                      hardware={"num_gpus": 2, "peak_tflops": 1.0},
+                                      model={"flops_per_step": 1.0e3},
+                                      workload={"seq_len": 4, "global_batch": 1})))
+
+
+def test_a_rank_without_kernels_in_an_occurrence_has_no_rank_mfu(tmp_path):
+    """SEMANTICS §5: an occurrence with no attributed kernel shows no MFU ("—"); the same holds for one rank's
+    row of an occurrence. pid 100 steps 1000..2000 and 11000..12000, each launching a kernel (1100 -> 1200..1500,
+    11100 -> 11200..11500); pid 200 steps 1000..2000 (launch 1100 -> kernel 1200..1600) and 11000..12000 with
+    no kernel. By hand, at 1e3 FLOPs, 2 GPUs, 1e12 FLOP/s: every rank wall is 1000 ns, MFU 1e3 / (1e-6 x 2e12)
+    = 0.05 % where the rank launched a kernel; pid 200 in occurrence 2 only measured its CPU range: null."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    a, b = gtid(100, 100), gtid(200, 200)
+    for k, (t, key, corr, end) in enumerate(((a, gpid(100), 1, 1500), (b, gpid(200), 1, 1600))):
+        e.range(1000, 2000, t, "step")
+        e.range(11000, 12000, t, "step")
+        e.launch(1100, t, corr)
+        e.kernel(1200, end, key, corr, device=k)
+    e.launch(11100, a, 2)
+    e.kernel(11200, 11500, gpid(100), 2, device=0)
+    res = _hand_two_ranks(tmp_path, e)
+    rows = {(r["pid"], r["occurrence"]): r for r in res["ranks"]}
+    assert {k: r["kernel_count"] for k, r in rows.items()} == {(100, 1): 1, (200, 1): 1, (100, 2): 1, (200, 2): 0}
+    assert [round(r["wall_time_s"] * NS) for r in rows.values()] == [1000] * 4
+    for key in ((100, 1), (200, 1), (100, 2)):
+        assert rows[key]["mfu_pct_wall"] == pytest.approx(0.05)
+    assert rows[(200, 2)]["mfu_pct_wall"] is None
+    assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx([0.05, 0.05])
+

@@ -7,7 +7,9 @@ nothing here touches kernels. Definitions, stated in the report as well:
   or of the kernels it launched, whichever is later (SEMANTICS §5, for one process);
 - rank MFU: the job's FLOPs per occurrence over (the rank's wall x all GPUs x peak),
   i.e. the MFU the job would have if every rank ran at this rank's pace; over several
-  occurrences the rank's wall is the union of its envelopes (SEMANTICS §6);
+  occurrences the rank's wall is the union of its envelopes (SEMANTICS §6). A rank that
+  launched no attributed kernel (in an occurrence, or in all of them) has none: its wall
+  would be CPU time only (SEMANTICS §5, "—" like an occurrence without kernels);
 - straggler cost (occurrence k): latest rank end - median rank end — the time the
   step waited for its slowest rank beyond when a typical rank was done; the total
   is the sum over occurrences, also given as a share of the total wall time.
@@ -31,7 +33,8 @@ def rank_rows(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float) 
     return [{"occurrence": r["occurrence"], "rank": r["rank"], "file": r["file"], "pid": r["pid"],
              "start_ns": r["start_ns"], "cpu_range_s": r["cpu_range_ns"] / NS, "wall_time_s": r["wall_ns"] / NS,
              "gpu_kernel_union_s": r["union_ns"] / NS,
-             "mfu_pct_wall": metrics.utilization_pct(occ_flops, r["wall_ns"] / NS, gpus, peak_tflops),
+             "mfu_pct_wall": (metrics.utilization_pct(occ_flops, r["wall_ns"] / NS, gpus, peak_tflops)
+                              if r["kernel_count"] else None),
              "period_s": r["period_ns"] / NS if r["period_ns"] is not None else None,
              "kernel_count": r["kernel_count"]} for r in ranks]
 
@@ -86,8 +89,9 @@ def summary(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float,
         out.append({"rank": name, "file": rows[0]["file"], "pid": rows[0]["pid"], "occurrences": len(rows),
                     "wall_median_s": statistics.median(walls), "wall_min_s": min(walls), "wall_max_s": max(walls),
                     "union_median_s": statistics.median(r["union_ns"] / NS for r in rows),
-                    "mfu_pct_wall": metrics.utilization_pct(occ_flops * len(rows), envelope_union_ns(rows) / NS,
-                                                            gpus, peak_tflops),
+                    "mfu_pct_wall": (metrics.utilization_pct(occ_flops * len(rows), envelope_union_ns(rows) / NS,
+                                                             gpus, peak_tflops)
+                                     if any(r["kernel_count"] for r in rows) else None),
                     "period_median_s": statistics.median(periods) if periods else None,
                     "kernel_count": sum(r["kernel_count"] for r in rows),
                     "slowest_count": slowest.get(name, 0)})
