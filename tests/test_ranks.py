@@ -269,3 +269,45 @@ def test_a_rank_without_kernels_in_an_occurrence_has_no_rank_mfu(tmp_path):
     assert rows[(200, 2)]["mfu_pct_wall"] is None
     assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx([0.05, 0.05])
 
+
+
+def test_two_ranks_more_than_half_a_period_apart_are_misaligned(tmp_path):
+    """The warning's own words: a rank whose k-th range starts more than half a step period from the other
+    ranks' k-th. pid 100 steps start at 0, 10000, 20000, 30000 (period 10000); pid 200's start 6000 later
+    (0.6 periods: its k-th step is nearer pid 100's (k+1)-th than its k-th). Each step launches one kernel at
+    start + 100 running 200..600 after the start. |6000| > 10000 / 2 for every occurrence: both ranks are
+    named (with two ranks neither can be told to be the odd one), all 4 occurrences."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    corr = 0
+    for pid, offset in ((100, 0), (200, 6000)):
+        t = gtid(pid, pid)
+        for k in range(4):
+            s = offset + k * 10000
+            corr += 1
+            e.range(s, s + 1000, t, "step")
+            e.launch(s + 100, t, corr)
+            e.kernel(s + 200, s + 600, gpid(pid), corr, device=pid // 100 - 1)
+    res = _hand_two_ranks(tmp_path, e)
+    assert [r["period_s"] for r in res["ranks"] if r["occurrence"] < 4] == pytest.approx([10000 / NS] * 6)
+    mis = sorted(w["message"] for w in res["warnings"] if w["code"] == "rank_misaligned")
+    assert len(mis) == 2
+    assert mis[0].startswith("rank 100: occurrence(s) 1, 2, 3, 4 start")
+    assert mis[1].startswith("rank 200: occurrence(s) 1, 2, 3, 4 start")
+
+
+def test_two_ranks_under_half_a_period_apart_are_aligned(tmp_path):
+    """The same two ranks 4000 ns apart (0.4 periods): no rank_misaligned."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    corr = 0
+    for pid, offset in ((100, 0), (200, 4000)):
+        t = gtid(pid, pid)
+        for k in range(4):
+            s = offset + k * 10000
+            corr += 1
+            e.range(s, s + 1000, t, "step")
+            e.launch(s + 100, t, corr)
+            e.kernel(s + 200, s + 600, gpid(pid), corr, device=pid // 100 - 1)
+    res = _hand_two_ranks(tmp_path, e)
+    assert "rank_misaligned" not in {w["code"] for w in res["warnings"]}

@@ -112,7 +112,9 @@ def alignment_warnings(ranks: list[dict], first: int, last: int) -> list[dict[st
     """Ranks missing selected occurrences, or whose k-th range is far from the others' k-th: reported.
 
     Misaligned: the rank's start is more than half a median step period from the median
-    start of that occurrence — its k-th range is likely another step (an extra or lost range).
+    start of the other ranks' k-th ranges — its k-th range is likely another step (an extra
+    or lost range). The median of the others, not of all: with two ranks the median of all is
+    their midpoint, which would take a whole period between them to flag either.
     """
     out: list[dict[str, str]] = []
     wanted = set(range(first, last + 1))
@@ -128,9 +130,9 @@ def alignment_warnings(ranks: list[dict], first: int, last: int) -> list[dict[st
     half = statistics.median(periods) / 2
     off: dict[str, list[int]] = {}
     for k, rows in sorted(_by(ranks, "occurrence").items()):
-        mid = statistics.median(r["start_ns"] for r in rows)
-        for r in rows:
-            if abs(r["start_ns"] - mid) > half:
+        for i, r in enumerate(rows):
+            others = [o["start_ns"] for j, o in enumerate(rows) if j != i]
+            if others and abs(r["start_ns"] - statistics.median(others)) > half:
                 off.setdefault(r["rank"], []).append(k)
     for name, ks in sorted(off.items()):
         out.append({"code": "rank_misaligned", "message":
