@@ -466,7 +466,7 @@ def test_gpu_outlasts_range_is_per_rank(tmp_path):
     first, second = res["occurrences"]
     assert first["wall_time_s"] == pytest.approx(1500e-9) and second["wall_time_s"] == pytest.approx(2000e-9)
     (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
-    assert "in 1 of 2 occurrences (2)" in late["message"] and "(15.0 % to 15.0 %)" in late["message"]
+    assert "in 1 of 2 occurrences (2)" in late["message"] and "tail per occurrence: 15.0 % to 15.0 % of the CPU range" in late["message"]
 
 
 def _drop_kernel_pid(path: Path) -> Path:

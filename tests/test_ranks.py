@@ -311,3 +311,21 @@ def test_two_ranks_under_half_a_period_apart_are_aligned(tmp_path):
             e.kernel(s + 200, s + 600, gpid(pid), corr, device=pid // 100 - 1)
     res = _hand_two_ranks(tmp_path, e)
     assert "rank_misaligned" not in {w["code"] for w in res["warnings"]}
+
+
+def test_gpu_tail_warning_says_its_percentages_are_each_occurrences_latest_rank(tmp_path):
+    """gpu_outlasts_range is per rank; its percent span is each occurrence's largest tail. Both ranks' steps
+    1000..2000 (CPU range 1000); pid 100's kernel ends 100 after its range (10 %), pid 200's 400 after (40 %):
+    both are over 5 %, but the span printed is 40.0 % to 40.0 % — the message must say whose tail that is,
+    not read as 'every flagged rank overran by 40 %'."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    for k, (pid, end) in enumerate(((100, 2100), (200, 2400))):
+        t = gtid(pid, pid)
+        e.range(1000, 2000, t, "step")
+        e.launch(1500, t, 1)
+        e.kernel(1600, end, gpid(pid), 1, device=k)
+    res = _hand_two_ranks(tmp_path, e)
+    (msg,) = [w["message"] for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert "in 1 of 1 occurrences (1)" in msg
+    assert "latest rank's tail per occurrence: 40.0 % to 40.0 % of the CPU range" in msg

@@ -262,8 +262,8 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
         excess = sorted(x for _, x in late)
         warnings.append({"code": "gpu_outlasts_range", "message":
                          f"in {len(late)} of {len(occurrences)} occurrences ({_ranges([k for k, _ in late])}) the "
-                         f"kernels of a rank end after that rank's range by more than 5 % of the CPU range ({excess[0]:.1f} % "
-                         f"to {excess[-1]:.1f} %): the region closes before its kernels finish, so wall time is the "
+                         f"kernels of a rank end after that rank's range by more than 5 % of the CPU range (the latest rank's "
+                         f"tail per occurrence: {excess[0]:.1f} % to {excess[-1]:.1f} % of the CPU range): the region closes before its kernels finish, so wall time is the "
                          "envelope of range and kernels, as it should be"})
     if empty:
         warnings.append({"code": "no_kernels", "message": f"no kernel was attributed in occurrence(s) {_ranges(empty)}"})
