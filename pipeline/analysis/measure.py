@@ -271,8 +271,8 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
     missed = sum(o["unattributed_kernel_count"] for o in occurrences)
     if missed:
         warnings.append({"code": "unattributed_kernels", "message":
-                         f"{missed} kernels ran inside the selected ranges with no launch record in the trace "
-                         "(trimmed capture or CUDA graphs); they are not counted"})
+                         f"{missed} kernels of the ranges' processes ran, wholly or partly, inside the selected ranges with "
+                         "no launch record in the trace (trimmed capture or CUDA graphs); they are not counted"})
 
 
 def overlap_warning(totals: dict[str, Any]) -> list[dict[str, str]]:
