@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import statistics
+from collections import Counter
 import sys
 from functools import lru_cache
 from importlib import resources
@@ -53,6 +54,15 @@ def processes(pids: list[Any], everyone: int) -> str:
     if len(pids) <= 4:
         return ", ".join(map(str, pids))
     return f"{', '.join(map(str, pids[:3]))}, … ({len(pids)})"
+
+
+def kernel_labels(names: list[str], width: int = 48) -> list[str]:
+    """Kernel names for a Markdown table, cut to `width` characters ('…' last) unless cutting makes
+    different kernels look alike: TensorRT's sm80_xmma_fprop_implicit_gemm_… names share their first
+    70 characters, and five rows of one label read as one kernel listed five times. Those stay whole."""
+    cut = [n if len(n) <= width else n[:width - 1] + "…" for n in names]
+    seen = Counter(cut)
+    return [c if seen[c] == 1 else n for c, n in zip(cut, names)]
 
 
 def median_of(values: list[float | None]) -> float | None:
@@ -126,7 +136,7 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["code"] = mdsafe.code
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
-                       procs=processes, util=fmt_util)
+                       procs=processes, util=fmt_util, kernel_labels=kernel_labels)
     return env
 
 
