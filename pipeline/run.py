@@ -189,8 +189,9 @@ def _reference(job: Job, fl: FlopsResult) -> tuple[int | None, str]:
 
 
 def _unsteady(occurrences: list[dict[str, Any]]) -> list[dict[str, str]]:
+    periods = any(o["step_time_s"] != o["wall_time_s"] for o in occurrences[:-1])
     found = metrics.unsteady_steps([o["index"] for o in occurrences], [o["step_time_s"] for o in occurrences],
-                                   [o["kernel_count"] > 0 for o in occurrences])
+                                   [o["kernel_count"] > 0 for o in occurrences], last_is_envelope=periods)
     return [found] if found else []
 
 

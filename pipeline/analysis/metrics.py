@@ -55,13 +55,18 @@ def attainable_tflops(intensity: float, peak_tflops: float, hbm_gbps: float) -> 
     return min(peak_tflops, intensity * hbm_gbps * 1e9 / TERA)
 
 
-def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequence[bool]) -> dict[str, str] | None:
+def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequence[bool],
+                   last_is_envelope: bool = False) -> dict[str, str] | None:
     """A warning when step times vary (CV > 10 % or one step > 2x the median), naming the outliers
     (beyond ±10 % of the median) and the longest run of steady occurrences to select instead. An
     occurrence where no kernel ran (`ran` false) is never part of that run: selected alone, it
     holds no GPU work for the FLOPs (checks.union_diagnostic_above_100 refuses it).
 
     SEMANTICS §6: a warm-up step or a 50x outlier must be visible, not averaged away.
+
+    `last_is_envelope`: the occurrences overlap and earlier step times are periods to the next start,
+    but the last selected one has no next start, so its step time is its envelope (SEMANTICS §6). When
+    that one is the longest, the message says so: it is how the step was measured, maybe not the work.
     """
     if len(seconds) < 2:
         return None
@@ -82,6 +87,11 @@ def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequen
     msg = (f"step time varies: CV {stats['cv_pct']:.1f} % over occurrences {indices[0]}-{indices[-1]}; "
            f"occurrence {indices[worst]} takes {seconds[worst]:.6g} s, {seconds[worst] / med:.2f}x the median "
            f"{med:.6g} s. Outside ±10 % of the median: {', '.join(map(str, outliers))}")
+    if last_is_envelope and worst == len(seconds) - 1:
+        msg += (f". Occurrence {indices[-1]} is the last selected: with no next start its step time is its "
+                f"envelope (range start to last kernel end), while the earlier ones are periods to the next "
+                f"start, as the occurrences overlap; select one occurrence more, where the trace has one, to "
+                f"measure its period instead")
     if best[0] >= 2 and best[0] < len(seconds):
         first, last = indices[-best[1]], indices[-best[1] + best[0] - 1]
         msg += (f". The longest steady run is occurrences {first}-{last}: select it with "
