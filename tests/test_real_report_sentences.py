@@ -101,3 +101,20 @@ def test_a_longest_step_that_is_a_period_gets_no_envelope_note(real_trace, tmp_p
         1012929, 697293, 125699, 6774026, 1009899, 1273057]
     (warning,) = [w["message"] for w in res["warnings"] if w["code"] == "unsteady_steps"]
     assert "occurrence 4 takes 0.00677403 s" in warning and "is the last selected" not in warning
+
+
+def test_the_step_drawn_for_an_even_count_is_not_called_the_median(real_trace, tmp_path):
+    """DLProf, aten::conv2d (prefix) 1-2: walls 2481282 and 819251 ns by hand (the kernels end inside
+    the ranges). Their median is 1.650 ms, which the headline prints; the timeline draws occurrence 2
+    (819.3 µs), so it may not call that 'the median step'."""
+    path = real_trace("MohanadOdema__DLProf__nsys_profile.sqlite")
+    res = run_job(load_job(write_job(
+        tmp_path, path, region={"name": "aten::conv2d", "match": "prefix", "occurrences": {"first": 1, "last": 2}},
+        hardware={"gpu": "auto", "num_gpus": 1, "precision": "fp32"}, model={"flops_per_step": 1.0e9},
+        workload={"mode": "inference"})))
+    assert [round(o["wall_time_s"] * 1e9) for o in res["occurrences"]] == [2481282, 819251]
+    assert round(res["step_time"]["median_s"] * 1e9) == 1650266
+    files = render_all(res)
+    for page in ("report.md", "report.html"):
+        assert "Occurrence 2, the shorter of the two middle steps by wall time (819.3" in files[page]
+        assert "the median step by wall time" not in files[page]
