@@ -97,3 +97,12 @@ def test_scope_and_model_problems_are_listed_at_once(tmp_path, capsys):
     assert code == 3
     assert f"{job}:6:57: /workload/global_batch: global_batch 8 is not a multiple of micro_batch 1 x grad_accum 3" in err
     assert f"{job}:5:17: /model/preset: unknown model preset 'llama-3.2-1bx' (fix: did you mean llama-3.2-1b" in err
+
+
+def test_re2_checks_many_patterns_at_once_and_names_each_bad_one():
+    """All valid (every run's shipped classes): one query; a bad one is then found and named by position."""
+    from pipeline.trace import re2
+    assert re2.problems(["gemm", "(?i)nccl", "^sm90_.*_bf16"]) == [None, None, None]
+    got = re2.problems(["gemm", "(?=x)", "ok", "a(?<!b)"])
+    assert got[0] is None and got[2] is None
+    assert "invalid perl operator: (?=" in got[1] and "invalid perl operator: (?<" in got[3]

@@ -52,10 +52,11 @@ def _document(path: Path) -> dict[str, Any]:
     data, positions, problems = parse_yaml(text, label, shipped=True)
     problems = problems or schema_problems(data, "kernel_classes.schema.json", label, positions)
     if not problems:
-        problems = [locate(Problem(f"invalid regular expression {pattern!r} (RE2): {why}", f"/{section}/{i}/patterns/{j}",
-                                   label, hint="RE2 syntax: no lookarounds or backreferences"), positions)
-                    for section in ("classes", "precisions") for i, rule in enumerate(data[section])
-                    for j, pattern in enumerate(rule["patterns"]) if (why := re2.problem(pattern))]
+        where = [(f"/{section}/{i}/patterns/{j}", pattern) for section in ("classes", "precisions")
+                 for i, rule in enumerate(data[section]) for j, pattern in enumerate(rule["patterns"])]
+        problems = [locate(Problem(f"invalid regular expression {pattern!r} (RE2): {why}", pointer, label,
+                                   hint="RE2 syntax: no lookarounds or backreferences"), positions)
+                    for (pointer, pattern), why in zip(where, re2.problems([p for _, p in where])) if why]
     if problems:
         raise ConfigError(problems)
     return data
