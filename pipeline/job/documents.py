@@ -279,7 +279,7 @@ def schema_problems(data: Any, schema_name: str, file: str,
             continue
         out.append(locate(Problem(_message(err), base, file, hint=_hint(err)), positions))
     if not out:
-        _remember(verdict)
+        remember(verdict)
     return sorted(out, key=lambda p: (p.line or 0, p.col or 0, p.pointer))
 
 
@@ -303,13 +303,15 @@ def _verdict_key() -> str:
     return digest.hexdigest()
 
 
-def _remember(verdict: Path) -> None:
-    """Written only when Python writes bytecode itself; a folder that cannot be written means validating again."""
+def remember(verdict: Path) -> None:
+    """Written only when Python writes bytecode itself; a folder that cannot be written means validating again.
+    Verdicts of one kind share a name prefix ('valid-', 're2-'): at most VERDICTS_KEPT of each are kept."""
     if sys.dont_write_bytecode:
         return
+    kind = verdict.name.split("-")[0] + "-"
     with contextlib.suppress(OSError):
         verdict.parent.mkdir(parents=True, exist_ok=True)
-        kept = [f for f in verdict.parent.iterdir() if f.name.startswith("valid-")]
+        kept = [f for f in verdict.parent.iterdir() if f.name.startswith(kind)]
         if len(kept) >= VERDICTS_KEPT:
             for old in kept:
                 old.unlink(missing_ok=True)

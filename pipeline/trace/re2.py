@@ -7,9 +7,14 @@ RE2 itself makes it a job-file problem (exit 3) with RE2's own words.
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
+from pathlib import Path
 
 import duckdb
+
+from pipeline.bundled import pycache_folder
+from pipeline.job.documents import remember
 
 
 @lru_cache(maxsize=1)
@@ -19,12 +24,18 @@ def _con() -> duckdb.DuckDBPyConnection:
 
 def problems(patterns: list[str]) -> list[str | None]:
     """RE2's complaint about each pattern (None where RE2 accepts it): all in one query when every one is
-    valid, the usual case (the shipped kernel classes are checked on every run), else one by one."""
+    valid, the usual case, else one by one. The shipped kernel classes are checked on every run, so a list
+    found valid is remembered beside the bytecode (like schema verdicts) and not checked again."""
+    key = "\0".join([duckdb.__version__, *patterns]).encode()
+    verdict = pycache_folder(Path(__file__).parent) / f"re2-{hashlib.sha256(key).hexdigest()[:32]}"
+    if verdict.is_file():
+        return [None] * len(patterns)
     try:
         _con().execute("SELECT count(*) FROM unnest(?::VARCHAR[]) AS t(p) WHERE regexp_matches('', p)",
                        [patterns]).fetchone()
     except duckdb.Error:
         return [problem(p) for p in patterns]
+    remember(verdict)
     return [None] * len(patterns)
 
 
