@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import duckdb
@@ -27,7 +28,7 @@ def problems(patterns: list[str]) -> list[str | None]:
     valid, the usual case, else one by one. The shipped kernel classes are checked on every run, so a list
     found valid is remembered beside the bytecode (like schema verdicts) and not checked again."""
     key = "\0".join([duckdb.__version__, *patterns]).encode()
-    verdict = pycache_folder(Path(__file__).parent) / f"re2-{hashlib.sha256(key).hexdigest()[:32]}"
+    verdict = pycache_folder(Path(str(resources.files("pipeline.trace")))) / f"re2-{hashlib.sha256(key).hexdigest()[:32]}"
     if verdict.is_file():
         return [None] * len(patterns)
     try:
