@@ -110,3 +110,19 @@ def test_overlap_warning_boundary(tmp_path, step: int, over: int, warned: bool) 
     assert round(t["wall_time_s"] * NS) == 2 * step                   # union 0..2*step
     assert round(t["wall_time_sum_s"] * NS) == 2 * step + over        # (step + over) + step
     assert bool([w for w in res["warnings"] if w["code"] == "occurrences_overlap"]) is warned
+
+
+def test_report_says_why_overlapping_rows_sit_below_the_total(tmp_path):
+    """Each row divides by its own envelope (1800, 1600, 1500 ns), the total by their union (3500 ns): the
+    rows' MFUs are each below the total's, and the report says why, under the table, in both formats."""
+    from pipeline.report.render import render_all
+    res = _run(tmp_path, overlapping_steps())
+    rows = [100 * FLOPS / (wall * 1e-9 * 2 * PEAK * 1e12) for wall in (1800, 1600, 1500)]
+    assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx(rows, rel=1e-12)
+    assert max(rows) < res["metrics"]["mfu_pct_wall"]
+    files = render_all(res)
+    note = "a row's MFU divides by that occurrence's own envelope"
+    assert note in files["report.md"] and note in files["report.html"]
+    (tmp_path / "alone").mkdir()
+    alone = render_all(_run(tmp_path / "alone", overlapping_steps(), occurrences={"first": 3, "last": 3}))
+    assert note not in alone["report.md"] and note not in alone["report.html"]
