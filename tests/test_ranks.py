@@ -271,24 +271,30 @@ def test_a_rank_without_kernels_in_an_occurrence_has_no_rank_mfu(tmp_path):
 
 
 
+def _two_ranks_apart(offset: int):
+    """pids 100 and 200, 4 steps each every 10000 ns (1000 long), pid 200's `offset` later; each step launches
+    one kernel at start + 100 that runs 200..600 after the start, on device 0 (pid 100) or 1 (pid 200)."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    corr = 0
+    for pid, shift in ((100, 0), (200, offset)):
+        t = gtid(pid, pid)
+        for k in range(4):
+            s = shift + k * 10000
+            corr += 1
+            e.range(s, s + 1000, t, "step")
+            e.launch(s + 100, t, corr)
+            e.kernel(s + 200, s + 600, gpid(pid), corr, device=pid // 100 - 1)
+    return e
+
+
 def test_two_ranks_more_than_half_a_period_apart_are_misaligned(tmp_path):
     """The warning's own words: a rank whose k-th range starts more than half a step period from the other
     ranks' k-th. pid 100 steps start at 0, 10000, 20000, 30000 (period 10000); pid 200's start 6000 later
     (0.6 periods: its k-th step is nearer pid 100's (k+1)-th than its k-th). Each step launches one kernel at
     start + 100 running 200..600 after the start. |6000| > 10000 / 2 for every occurrence: both ranks are
     named (with two ranks neither can be told to be the odd one), all 4 occurrences."""
-    from nsys_export import Export, gpid, gtid
-    e = Export()
-    corr = 0
-    for pid, offset in ((100, 0), (200, 6000)):
-        t = gtid(pid, pid)
-        for k in range(4):
-            s = offset + k * 10000
-            corr += 1
-            e.range(s, s + 1000, t, "step")
-            e.launch(s + 100, t, corr)
-            e.kernel(s + 200, s + 600, gpid(pid), corr, device=pid // 100 - 1)
-    res = _hand_two_ranks(tmp_path, e)
+    res = _hand_two_ranks(tmp_path, _two_ranks_apart(6000))
     assert [r["period_s"] for r in res["ranks"] if r["occurrence"] < 4] == pytest.approx([10000 / NS] * 6)
     mis = sorted(w["message"] for w in res["warnings"] if w["code"] == "rank_misaligned")
     assert len(mis) == 2
@@ -298,18 +304,7 @@ def test_two_ranks_more_than_half_a_period_apart_are_misaligned(tmp_path):
 
 def test_two_ranks_under_half_a_period_apart_are_aligned(tmp_path):
     """The same two ranks 4000 ns apart (0.4 periods): no rank_misaligned."""
-    from nsys_export import Export, gpid, gtid
-    e = Export()
-    corr = 0
-    for pid, offset in ((100, 0), (200, 4000)):
-        t = gtid(pid, pid)
-        for k in range(4):
-            s = offset + k * 10000
-            corr += 1
-            e.range(s, s + 1000, t, "step")
-            e.launch(s + 100, t, corr)
-            e.kernel(s + 200, s + 600, gpid(pid), corr, device=pid // 100 - 1)
-    res = _hand_two_ranks(tmp_path, e)
+    res = _hand_two_ranks(tmp_path, _two_ranks_apart(4000))
     assert "rank_misaligned" not in {w["code"] for w in res["warnings"]}
 
 
