@@ -16,10 +16,9 @@ from typing import Any
 
 from pipeline.analysis import precision, timeline
 from pipeline.trace import chain, queries, re2
-from pipeline import bundled
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
-from pipeline.job.documents import locate, parse_yaml, schema_problems
+from pipeline.job.documents import locate, read_config
 from pipeline.analysis.measure import NS, Measurement
 from pipeline.trace.open import Trace
 
@@ -43,20 +42,12 @@ def _document(path: Path) -> dict[str, Any]:
     """Read like the catalog and the presets (job/documents.py: positions, duplicate keys), checked against
     schemas/kernel_classes.schema.json and every pattern by RE2: a mistake in this human-edited file is a
     located config problem (exit 3), not a failing query."""
-    label = bundled.label(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text (byte {exc.start})"
-        raise ConfigError([Problem(f"cannot read kernel classes: {why}", file=label)]) from None
-    data, positions, problems = parse_yaml(text, label, shipped=True)
-    problems = problems or schema_problems(data, "kernel_classes.schema.json", label, positions)
-    if not problems:
-        where = [(f"/{section}/{i}/patterns/{j}", pattern) for section in ("classes", "precisions")
-                 for i, rule in enumerate(data[section]) for j, pattern in enumerate(rule["patterns"])]
-        problems = [locate(Problem(f"invalid regular expression {pattern!r} (RE2): {why}", pointer, label,
-                                   hint="RE2 syntax: no lookarounds or backreferences"), positions)
-                    for (pointer, pattern), why in zip(where, re2.problems([p for _, p in where])) if why]
+    data, positions, label = read_config(path, "kernel_classes.schema.json", "kernel classes")
+    where = [(f"/{section}/{i}/patterns/{j}", pattern) for section in ("classes", "precisions")
+             for i, rule in enumerate(data[section]) for j, pattern in enumerate(rule["patterns"])]
+    problems = [locate(Problem(f"invalid regular expression {pattern!r} (RE2): {why}", pointer, label,
+                               hint="RE2 syntax: no lookarounds or backreferences"), positions)
+                for (pointer, pattern), why in zip(where, re2.problems([p for _, p in where])) if why]
     if problems:
         raise ConfigError(problems)
     return data

@@ -13,9 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.bundled import config_path, label as bundled_label
+from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, HardwareError, Problem
-from pipeline.job.documents import locate, parse_yaml, schema_problems
+from pipeline.job.documents import locate, read_config
 
 DEFAULT_CATALOG = config_path("hardware.yaml")
 
@@ -99,15 +99,8 @@ def load_catalog(path: Path | None = None) -> Catalog:
 @lru_cache(maxsize=8)
 def _load_catalog(path: Path) -> Catalog:
     """Read like a job file (documents.py: positions, duplicate keys, 989e12 as a number), then the schema."""
-    label = bundled_label(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError([Problem(f"cannot read catalog: {exc.strerror}", file=label)]) from exc
-    data, positions, problems = parse_yaml(text, label, shipped=True)
-    problems = problems or schema_problems(data, "hardware.schema.json", label, positions)
-    if not problems:
-        problems = [locate(p, positions) for p in _sparse_problems(data["gpus"], label)]
+    data, positions, label = read_config(path, "hardware.schema.json", "catalog")
+    problems = [locate(p, positions) for p in _sparse_problems(data["gpus"], label)]
     if problems:
         raise ConfigError(problems)
     return Catalog({key: _entry(key, raw) for key, raw in data["gpus"].items()}, label)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:                     # imported when a schema is first used: `m
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
-from pipeline.bundled import pycache_folder, schema_path, schema_paths
+from pipeline.bundled import label as bundled_label, pycache_folder, schema_path, schema_paths
 from pipeline.errors import ConfigError, Problem
 
 
@@ -141,6 +141,23 @@ def _fill(value: Any, schema: dict[str, Any]) -> Any:
         if key in out:
             out[key] = _fill(out[key], sub)
     return out
+
+
+def read_config(path: Path, schema_name: str, what: str) -> tuple[Any, dict[str, tuple[int, int]], str]:
+    """A config file the package ships (catalog, presets, kernel classes; a user may edit them) read like a job
+    file (positions, duplicate keys, 989e12 as a number) and checked against its schema: any problem is a
+    located ConfigError (exit 3). Returns the data, its positions and the file's label for further checks."""
+    label = bundled_label(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text (byte {exc.start})"
+        raise ConfigError([Problem(f"cannot read {what}: {why}", file=label)]) from None
+    data, positions, problems = parse_yaml(text, label, shipped=True)
+    problems = problems or schema_problems(data, schema_name, label, positions)
+    if problems:
+        raise ConfigError(problems)
+    return data, positions, label
 
 
 def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[str, tuple[int, int]], list[Problem]]:

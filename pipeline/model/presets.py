@@ -14,8 +14,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
-from pipeline.bundled import config_path, label as bundled_label
-from pipeline.job.documents import parse_yaml, schema_problems, with_defaults
+from pipeline.bundled import config_path
+from pipeline.job.documents import read_config, schema_problems, with_defaults
 from pipeline.errors import ConfigError, Problem
 
 PRESETS_FILE = config_path("models.yaml")
@@ -30,10 +30,7 @@ def presets() -> dict[str, dict]:
     Read like a job file (documents.py: positions, duplicate keys, 989e12 as a number) and checked
     against schemas/models.schema.json, so a mistake in a preset names its line in configs/models.yaml.
     """
-    label = bundled_label(PRESETS_FILE)
-    data, positions, problems = parse_yaml(PRESETS_FILE.read_text(encoding="utf-8"), label, shipped=True)
-    _raise_if(problems or schema_problems(data, "models.schema.json", label, positions))
-    return data["presets"]
+    return read_config(PRESETS_FILE, "models.schema.json", "model presets")[0]["presets"]
 
 
 def resolve_model(model: Mapping[str, Any]) -> dict:
