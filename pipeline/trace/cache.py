@@ -223,7 +223,12 @@ def rebuild_damaged(con: Any, trace: Trace, suffix: str = "") -> Trace | None:
         return None
     print(f"warning: cache entry {entry} is damaged ({damage}); rebuilding it from {trace.path}", file=sys.stderr)
     shutil.rmtree(entry, ignore_errors=True)
-    return attach_cached(con, trace.path, entry.parent, suffix=suffix)
+    # The new files get the old ones' paths and maybe their modification time to the second, which is what
+    # DuckDB's file and Parquet metadata caches check: this connection must never read the old bytes again.
+    con.execute("SET enable_external_file_cache = false")
+    fresh = attach_cached(con, trace.path, entry.parent, suffix=suffix)
+    con.execute("SET parquet_metadata_cache = false")      # _point_views switched it on for the new views
+    return fresh
 
 
 def _point_views(trace: Trace, folder: Path, suffix: str = "") -> None:
