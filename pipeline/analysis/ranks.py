@@ -139,14 +139,7 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     files, per = [], []
     kept = None
     for i in range(len(ts.traces)):
-        def build(trace: Trace) -> tuple[Window, kept_window.Kept | None, dict[str, Any]]:
-            prepare(trace)
-            if ts.keep_windows and trace.cache_entry is not None:
-                kept = kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params)
-                return kept.window, kept, _file_entry(trace, labels[i])
-            return build_window(trace, job.region, params, several=len(ts.traces) > 1), None, \
-                _file_entry(trace, labels[i])
-        window, kept, entry = entry_checked(ts, i, build)
+        window, kept, entry = entry_checked(ts, i, _file_builder(ts, job, params, labels[i]))
         per.append(window)
         files.append(entry)
         if len(ts.traces) > 1:
@@ -155,6 +148,19 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
         return SetWindow(per[0], files, labels, kept=kept)
     check_occurrences(job, per, labels)
     return _combine(ts, per, files, labels)
+
+
+def _file_builder(ts: TraceSet, job: Job, params: dict[str, Any], label: str
+                  ) -> Callable[[Trace], tuple[Window, kept_window.Kept | None, dict[str, Any]]]:
+    """How build_set builds one file's window (through its kept window when the cache keeps one), for
+    entry_checked to run again on a rebuilt cache entry."""
+    def build(trace: Trace) -> tuple[Window, kept_window.Kept | None, dict[str, Any]]:
+        prepare(trace)
+        if ts.keep_windows and trace.cache_entry is not None:
+            kept = kept_window.reuse_or_build(trace, trace.cache_entry, job.region, params)
+            return kept.window, kept, _file_entry(trace, label)
+        return build_window(trace, job.region, params, several=len(ts.traces) > 1), None, _file_entry(trace, label)
+    return build
 
 
 def entry_checked(ts: TraceSet, i: int, build: Callable[[Trace], T]) -> T:

@@ -10,8 +10,8 @@ import contextlib
 import hashlib
 import json
 import statistics
-from collections import Counter
 import sys
+from collections import Counter
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
