@@ -324,3 +324,20 @@ def test_gpu_tail_warning_says_its_percentages_are_each_occurrences_latest_rank(
     (msg,) = [w["message"] for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
     assert "in 1 of 1 occurrences (1)" in msg
     assert "latest rank's tail per occurrence: 40.0 % to 40.0 % of the CPU range" in msg
+
+
+def test_median_without_is_the_median_of_the_others():
+    """rank_misaligned compares each rank with the median of the other ranks' starts; taken from one sorted
+    list, it must equal statistics.median of the list with that one start removed (ties included)."""
+    import random
+    import statistics
+    from pipeline.analysis.rankstats import median_without
+    rng = random.Random(7)
+    for n in range(2, 14):
+        for _ in range(200):
+            starts = sorted(rng.randint(0, 6 if n % 2 else 10_000) for _ in range(n))
+            value = rng.choice(starts)
+            others = list(starts)
+            others.remove(value)
+            assert median_without(starts, value) == statistics.median(others), (starts, value)
+    assert median_without([0, 6000], 0) == 6000 and median_without([0, 10, 20], 10) == 10
