@@ -251,6 +251,17 @@ def test_six_n_warning_for_dense_models():
     assert not any("6·N·tokens" in w for w in near.warnings)
 
 
+def test_forward_only_cross_check_is_2n_and_says_so():
+    """Inference runs no backward pass: the check is 2·N·tokens (1/3 of training's), and its warning names
+    the 2, so nobody multiplies by 6 to reproduce it. SEM11's attention is +33 % over 6N, and over 2N alike."""
+    far = compute_flops(SEM11, mode="inference", seq_len=8192, sequences=1)
+    assert far.quick_check_factor == 2
+    assert far.six_n_flops_per_step == 2 * far.params_active * 8192
+    assert any(w.startswith("model FLOPs differ from the 2·N·tokens check by +") for w in far.warnings)
+    assert not any("6·N" in w for w in far.warnings)
+    assert compute_flops(SEM11, mode="training", seq_len=8192, sequences=1).quick_check_factor == 6
+
+
 def test_full_attention_is_never_halved():
     causal = compute_flops({**SEM11, "attention": "causal"}, mode="inference", seq_len=64, sequences=1)
     full = compute_flops(SEM11, mode="inference", seq_len=64, sequences=1)

@@ -258,7 +258,7 @@ def _flops_text(d: dict[str, Any]) -> str:
     if d["params_total"] is not None:
         rows.append(f"parameters {d['params_total']:,} total, {d['params_active']:,} active")
     if d["six_n_flops_per_step"] is not None:
-        rows.append(f"cross-check 6·N·tokens: {d['six_n_flops_per_step']:,}")
+        rows.append(f"cross-check {d['quick_check_factor']}·N·tokens: {d['six_n_flops_per_step']:,}")
     rows += [f"warning: {w}" for w in d["warnings"]]
     return "\n".join(rows)
 

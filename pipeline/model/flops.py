@@ -63,6 +63,7 @@ class FlopsResult:
     breakdown: list[Component]
     six_n_flops_per_step: int | None
     warnings: list[str] = field(default_factory=list)
+    quick_check_factor: int | None = None   # k of the k·N·tokens cross-check: 6 training, 2 forward only
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (ints stay exact; JSON has no integer size limit)."""
@@ -123,8 +124,9 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
             for name, flops in forward.items()]
     model_flops = sum(r.total for r in rows)
     six_n = six_n_flops(active, tokens, training=mode == "training")
+    factor = quick_check_factor(mode)
     if arch.moe is None and chosen != "6n" and abs(model_flops - six_n) > SIX_N_TOLERANCE * six_n:
-        warnings.append(f"model FLOPs differ from the 6·N·tokens check by {model_flops / six_n - 1:+.0%} "
+        warnings.append(f"model FLOPs differ from the {factor}·N·tokens check by {model_flops / six_n - 1:+.0%} "
                         f"(tolerance ±{SIX_N_TOLERANCE:.0%}): expected for long sequences or large "
                         f"vocabularies, otherwise check the declared shape")
     return FlopsResult(
@@ -132,7 +134,7 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
         flops_per_token=model_flops / tokens, tokens_per_step=tokens, params_total=total,
         params_active=active, convention=chosen, convention_note=convention_note(arch, chosen, mode), mode=mode,
         recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
-        six_n_flops_per_step=six_n, warnings=warnings)
+        six_n_flops_per_step=six_n, warnings=warnings, quick_check_factor=factor)
 
 
 def convention_note(arch: Arch, convention: str, mode: str) -> str:
@@ -190,7 +192,13 @@ def _decode_core(sequences: int, context: int, generated: int) -> CoreX2:
 
 def six_n_flops(params: int, tokens: int, *, training: bool = True) -> int:
     """Kaplan et al. 2020 quick check: 2·N FLOPs per token forward, 6·N with the backward pass."""
-    return (6 if training else 2) * params * tokens
+    return quick_check_factor("training" if training else "inference") * params * tokens
+
+
+def quick_check_factor(mode: str) -> int:
+    """k of the k·N·tokens check (Kaplan et al. 2020): 6 with the backward pass, 2 for a forward only.
+    Reports name the factor, so an inference check is not read as 6·N·tokens (3x what was computed)."""
+    return 6 if mode == "training" else 2
 
 
 def attention_pairs_x2(length: int, window: int | None, halved: bool) -> int:

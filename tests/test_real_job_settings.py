@@ -1,0 +1,65 @@
+"""Job settings no other real-trace test runs end to end, on NVIDIA__Fuser__8fa9ec29 (H100, nsys 2024.6.2).
+
+Every expected figure is derived here by hand from the trace with sqlite3 (SEMANTICS.md), never taken
+from the tool's own output. The trace's one range with GPU work, `KernelExecutor::runFusion`, opens at
+1723198526 ns and closes at 1727696555 ns; it launches two kernels on device 0 (correlationIds 1101:
+4160 ns, and 1107: 135999 ns, the latter ending at 1727830386 ns, after the range closes).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from pipeline.job.config import load_job
+from pipeline.report.render import render_all
+from pipeline.run import run_job
+from tests.test_run_synth import write_job
+
+FUSER_H100 = "NVIDIA__Fuser__8fa9ec29_report1.sqlite"
+RUN_FUSION = {"name": "KernelExecutor::runFusion"}
+
+
+def _run(real_trace, tmp_path, **over):
+    job = write_job(tmp_path, real_trace(FUSER_H100), **over)
+    res = run_job(load_job(job))
+    return res, render_all(res)["report.md"]
+
+
+def _runfusion_wall_ns(path) -> int:
+    """Envelope of the range and the kernels its process launched inside it (SEMANTICS §5)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (lo, hi, pid), = con.execute(
+        "SELECT n.start, n.\"end\", n.globalTid & ~16777215 FROM NVTX_EVENTS n "
+        "WHERE n.eventType = 59 AND n.text = 'KernelExecutor::runFusion'").fetchall()
+    (last,) = con.execute(
+        "SELECT max(k.\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE k.globalPid = ? AND EXISTS (SELECT 1 FROM "
+        "CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId AND r.globalTid & ~16777215 = ? "
+        "AND r.start BETWEEN ? AND ?)", (pid, pid, lo, hi)).fetchone()
+    return max(hi, last) - lo
+
+
+def test_decode_cross_check_names_the_factor_it_used(real_trace, tmp_path):
+    """Decode is a forward pass: its quick check is 2·N·tokens. The report printed that number under
+    the label "6 · N · tokens", so a reader checking it by hand got 3x the printed figure.
+    N by hand (h 1024, 4 layers, 16 heads of 64, 4 KV heads, SwiGLU 4096, vocab 32000, RMSNorm, untied):
+    per layer q 1024², k+v 2·1024·256, o 1024², MLP 3·1024·4096, 2 norms of 1024 = 15,206,400;
+    x 4 = 60,825,600; embedding and LM head 2·32000·1024; final norm 1024 -> N = 126,362,624.
+    Tokens: 8 sequences x 3 generated = 24."""
+    n, tokens = 4 * (1024 * 1024 * 2 + 2 * 1024 * 256 + 3 * 1024 * 4096 + 2 * 1024) + 2 * 32000 * 1024 + 1024, 24
+    assert n == 126_362_624
+    res, md = _run(real_trace, tmp_path, region=RUN_FUSION,
+                   hardware={"num_gpus": 1},
+                   model={"hidden": 1024, "layers": 4, "heads": 16, "kv_heads": 4, "ffn": 4096, "mlp": "swiglu",
+                          "vocab": 32000},
+                   workload={"mode": "decode", "seq_len": 512, "global_batch": 8, "context_len": 1000,
+                             "generated_tokens": 3})
+    assert res["flops"]["six_n_flops_per_step"] == 2 * n * tokens == 6_065_405_952
+    assert "Cross-check 2 · N · tokens: 6.065\xa0GFLOP per step" in md
+    assert "6 · N · tokens" not in md
+    html = render_all(res)["report.html"]
+    assert "Cross-check 2·N·tokens:" in html and "6·N·tokens" not in html
+    # the wall the figures divide by is this trace's envelope: 1727830386 - 1723198526
+    assert _runfusion_wall_ns(real_trace(FUSER_H100)) == 4_631_860
+    assert res["occurrences"][0]["wall_time_s"] == pytest.approx(4_631_860e-9, abs=1e-12)
