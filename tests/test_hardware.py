@@ -242,6 +242,21 @@ def test_unused_other_gpu_is_ignored(catalog):
     assert (found.entry.key, found.device_ids) == ("h100-sxm", (0,))
 
 
+def test_no_attributed_kernel_claims_no_device(catalog):
+    """Occurrences without GPU work: the type still comes from the listed GPUs, but no device ran anything,
+    so nothing may say kernels ran on the 8 listed GPUs (nor that no id matches the deviceIds [])."""
+    eight = [{**H100_ROW, "id": i} for i in range(8)]
+    found = detect(catalog, eight, used_device_ids=set())
+    assert (found.entry.key, found.device_ids, found.warnings) == ("h100-sxm", (), [])
+    assert "no kernel was attributed, so all 8 listed GPU(s) were identified" in found.reason
+    peak = resolve_peak(catalog, hw(num_gpus=1), eight, set())
+    assert peak.warnings == ()
+    with pytest.raises(HardwareError) as err:
+        detect(catalog, [H100_ROW, A100_80_ROW], used_device_ids=set())
+    assert "The listed GPUs (no kernel was attributed to tell which ran the work) are of different types" \
+        in str(err.value)
+
+
 def test_mixed_gpus_resolved_by_explicit_choice(catalog):
     peak = resolve_peak(catalog, hw(gpu="a100-sxm4-80gb"), [H100_ROW, A100_80_ROW], {0, 1})
     assert peak.peak_tflops == 312 and peak.warnings

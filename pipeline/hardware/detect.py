@@ -58,16 +58,22 @@ def detect(catalog: Catalog, gpus: Sequence[Mapping[str, Any]] | None,
         raise HardwareError("The trace has no TARGET_INFO_GPU table (or it is empty), so the "
                             f"GPU cannot be identified; {OVERRIDE_HINT}")
     rows, ignored, warnings = _used_rows(gpus, used_device_ids)
+    # No kernel attributed (occurrences without GPU work): every listed GPU is a candidate, none ran anything.
+    idle = used_device_ids is not None and not set(used_device_ids)
     matches = [(row.get("id"), _match_row(catalog, row)) for row in rows]
     kinds = {(m.entry.key, m.profile) for _, m in matches}
     if len(kinds) > 1:
         listing = "; ".join(f"device {i}: {m.name!r} -> {m.entry.key}" for i, m in matches)
-        raise HardwareError(f"The GPUs that ran kernels are of different types ({listing}); one "
+        which = "listed GPUs (no kernel was attributed to tell which ran the work)" if idle \
+            else "GPUs that ran kernels"
+        raise HardwareError(f"The {which} are of different types ({listing}); one "
                             f"peak cannot describe them. Choose the type to report against with "
                             f"`hardware.gpu: <catalog name>` or set `hardware.peak_tflops`")
     first = matches[0][1]
-    ids = tuple(sorted(i for i, _ in matches if i is not None))
+    ids = () if idle else tuple(sorted(i for i, _ in matches if i is not None))
     where = f" (device{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})" if ids else ""
+    if idle:
+        where = f" (no kernel was attributed, so all {len(rows)} listed GPU(s) were identified; all are this type)"
     mig = (f"; it is MIG slice {first.profile} with {first.mig_fraction:.3f} of the card's SMs, "
            f"so the peak is scaled by that share" if first.profile else "")
     skipped = f"; {len(ignored)} listed GPU(s) ran no kernels and were ignored" if ignored else ""
@@ -82,6 +88,8 @@ def _used_rows(gpus: Sequence[Mapping[str, Any]], used: Collection[int] | None
     if used is None:
         return list(gpus), [], []
     used = set(used)
+    if not used:
+        return list(gpus), [], []
     rows = [r for r in gpus if r.get("id") in used]
     if not rows:
         return list(gpus), [], [f"no TARGET_INFO_GPU id matches the kernel deviceIds "
