@@ -315,6 +315,9 @@ class Evidence:
 def _causes(job: Job, ev: Evidence) -> str:
     """The scope errors most likely behind an impossible ratio, most specific first."""
     causes = []
+    if ev.metrics["active_ratio_pct_union"] is None and (ev.metrics["mfu_pct_wall"] or 0) > 0:
+        causes.append("no attributed kernel ran in the selected occurrences, so the time is only the ranges' CPU "
+                      "time (select occurrences that launch GPU work: 'mfu inspect' lists them)")
     if job.region.covers == "step" and job.workload.get("grad_accum", 1) > 1:
         causes.append("the region may wrap one microbatch, not a whole step (set region.covers: microbatch)")
     if ev.processes < job.hardware["num_gpus"]:

@@ -346,6 +346,11 @@ def test_mfu_or_hfu_above_100(tmp_path):
     assert rule(job, evidence(mfu=90.0, hfu=100.001)).startswith("HFU above 100 % is physically impossible")
     assert "one rank's GPU count" in rule(job, evidence(1, mfu=150.0, hfu=150.0))
     assert "one rank's GPU count" not in rule(job, evidence(8, mfu=150.0, hfu=150.0))
+    # No kernel at all (union diagnostic None): that is the cause to name first, not a scope guess.
+    assert "no attributed kernel ran" not in rule(job, evidence(8, mfu=150.0, hfu=150.0))
+    why = rule(job, evidence(8, mfu=150.0, hfu=150.0, union=None))
+    assert why.startswith("MFU above 100 % is physically impossible; likely: no attributed kernel ran in the "
+                          "selected occurrences")
 
 
 def test_occurrences_above_100():

@@ -63,3 +63,49 @@ def test_decode_cross_check_names_the_factor_it_used(real_trace, tmp_path):
     # the wall the figures divide by is this trace's envelope: 1727830386 - 1723198526
     assert _runfusion_wall_ns(real_trace(FUSER_H100)) == 4_631_860
     assert res["occurrences"][0]["wall_time_s"] == pytest.approx(4_631_860e-9, abs=1e-12)
+
+
+def _evaluate_ranges(path) -> list[tuple[int, int]]:
+    """Outermost 'ExpressionEvaluator::evaluate' ranges of the one process, by start (ties: longer first);
+    a range ending no later than an earlier-starting one is nested in it and not an occurrence."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    rows = con.execute("SELECT start, \"end\" FROM NVTX_EVENTS WHERE eventType = 59 AND "
+                       "text = 'ExpressionEvaluator::evaluate' ORDER BY start, start - \"end\"").fetchall()
+    out, reach = [], None
+    for lo, hi in rows:
+        if reach is None or hi > reach:
+            out.append((lo, hi))
+        reach = hi if reach is None else max(reach, hi)
+    return out
+
+
+def test_occurrences_without_kernels_say_so(real_trace, tmp_path):
+    """'ExpressionEvaluator::evaluate' is CPU-only: 410 ranges, nested recursively, 297 outermost, no kernel
+    launched in any. Over occurrences 5-10 any FLOPs give an impossible MFU; the verdict must name the
+    cause (no GPU work), and the GPU note may not claim kernels ran on the 8 GPUs the trace lists: no kernel
+    ran in these occurrences at all (the trace's 19 kernels all ran on device 0)."""
+    path = real_trace(FUSER_H100)
+    occ = _evaluate_ranges(path)
+    assert len(occ) == 297
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    launches = [t for (t,) in con.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE EXISTS "
+                                          "(SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE k.correlationId = r.correlationId)")]
+    assert not any(lo <= t <= hi for lo, hi in occ[4:10] for t in launches)
+    assert con.execute("SELECT count(*), count(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone() == (19, 1)
+    assert con.execute("SELECT count(*) FROM TARGET_INFO_GPU").fetchone() == (8,)
+    wall_ns = sum(hi - lo for lo, hi in occ[4:10])          # disjoint, no kernels: the ranges themselves
+    assert wall_ns == 3515
+    res, md = _run(real_trace, tmp_path, region={"name": "ExpressionEvaluator::evaluate",
+                                                 "occurrences": {"first": 5, "last": 10}},
+                   hardware={"num_gpus": 1, "precision": "fp16"}, model={"flops_per_step": 5.0e10},
+                   workload={"mode": "inference"})
+    assert res["totals"]["wall_time_s"] == pytest.approx(wall_ns * 1e-9, abs=1e-15)
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 6 * 5.0e10 / (wall_ns * 1e-9 * 989.4e12))
+    assert res["status"] == "invalid"
+    assert res["status_reason"].startswith("MFU above 100 % is physically impossible; likely: no attributed "
+                                           "kernel ran in the selected occurrences")
+    notes = res["hardware"]["warnings"] + [w["message"] for w in res["warnings"]]
+    assert not any("kernels ran on" in n or "kernel deviceIds []" in n for n in notes), notes
+    assert res["hardware"]["devices_in_trace"] == []
+    assert "no kernel was attributed, so all 8 listed GPU(s) were identified" in res["hardware"]["detection_reason"]
+    assert "kernels ran on 8 GPUs" not in md
