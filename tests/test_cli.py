@@ -195,6 +195,19 @@ def test_flops_architecture_flags_reproduce_semantics_11(capsys):
     assert code == 0 and json.loads(out)["model_flops_per_step"] == 422_212_465_065_984
 
 
+def test_flops_moe_first_dense_layers_flag_sets_the_schema_key(capsys):
+    """`--moe-first-dense` was mapped to moe.first_dense, a key the schema refuses: every use exited 2.
+    Tiny model, T = 4 tokens, h = 8, gelu (2 matrices): forward FLOPs by hand, per layer."""
+    code, out, err = run_cli(capsys, "flops", "--hidden", 8, "--layers", 2, "--heads", 2, "--ffn", 16, "--mlp", "gelu",
+                             "--no-lm-head", "--moe-experts", 4, "--moe-top-k", 1, "--moe-expert-ffn", 16,
+                             "--moe-first-dense-layers", 1, "--seq-len", 4, "--format", "json")
+    assert code == 0, err
+    forward = {r["component"]: r["forward_flops"] for r in json.loads(out)["breakdown"]}
+    assert forward["mlp"] == 2 * 2 * 4 * 8 * 16          # layer 1 dense: two matmuls of 2·T·h·ffn
+    assert forward["router"] == 2 * 4 * 8 * 4             # layer 2 MoE: 2·T·h·experts
+    assert forward["experts"] == 1 * 2 * 2 * 4 * 8 * 16   # top-1 expert of width 16
+
+
 def test_flops_without_model_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
     assert code == 2 and "--preset" in err

@@ -195,7 +195,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 _MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "mtp_layers",
-                "moe_experts", "moe_top_k", "moe_expert_ffn", "moe_shared_ffn", "moe_first_dense",
+                "moe_experts", "moe_top_k", "moe_expert_ffn", "moe_shared_ffn", "moe_first_dense_layers",
                 "sliding_window_window", "mlp", "attention", "lm_head")
 
 

@@ -218,10 +218,13 @@ def _flops_options(sub: Any) -> None:
                   "the preset's fields).")
     sp.add_argument("job", nargs="?", type=Path, metavar="JOB", help="job file (then no model flags)")
     sp.add_argument("--preset", help="model preset name (`mfu models` lists them)")
-    for flag in ("hidden", "layers", "heads", "kv-heads", "head-dim", "ffn", "vocab", "mtp-layers",
-                 "moe-experts", "moe-top-k", "moe-expert-ffn", "moe-shared-ffn", "moe-first-dense",
-                 "sliding-window-window"):
-        sp.add_argument(f"--{flag}", type=int, help=f"model.{flag.replace('-', '_')} (see schemas/model.schema.json)")
+    for flag, key in (("hidden", "hidden"), ("layers", "layers"), ("heads", "heads"), ("kv-heads", "kv_heads"),
+                      ("head-dim", "head_dim"), ("ffn", "ffn"), ("vocab", "vocab"), ("mtp-layers", "mtp_layers"),
+                      ("moe-experts", "moe.experts"), ("moe-top-k", "moe.top_k"),
+                      ("moe-expert-ffn", "moe.expert_ffn"), ("moe-shared-ffn", "moe.shared_ffn"),
+                      ("moe-first-dense-layers", "moe.first_dense_layers"),
+                      ("sliding-window-window", "sliding_window.window")):
+        sp.add_argument(f"--{flag}", type=int, help=f"model.{key} (see schemas/model.schema.json)")
     sp.add_argument("--mlp", choices=["swiglu", "geglu", "gelu", "relu"], help="MLP kind")
     sp.add_argument("--attention", choices=["causal", "full"], help="attention mask")
     sp.add_argument("--lm-head", action=argparse.BooleanOptionalAction, default=None, help="count the LM head")
