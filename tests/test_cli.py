@@ -208,6 +208,17 @@ def test_flops_moe_first_dense_layers_flag_sets_the_schema_key(capsys):
     assert forward["experts"] == 1 * 2 * 2 * 4 * 8 * 16   # top-1 expert of width 16
 
 
+def test_flops_of_a_job_file_refuses_workload_flags_it_would_ignore(tmp_path, capsys):
+    """`mfu flops JOB --convention 6n` printed the job's megatron figure, exit 0: the flag was dropped unseen."""
+    path = job(tmp_path, tmp_path / "t.sqlite")
+    code, out, _ = run_cli(capsys, "flops", path, "--format", "json")
+    assert code == 0 and json.loads(out)["model_flops_per_step"] == 20_000_000_000_000   # the job's flops_per_step
+    for flag, value in (("--convention", "6n"), ("--mode", "inference"), ("--seq-len", "10"), ("--batch", "3"),
+                        ("--recompute", "full"), ("--context-len", "5")):
+        code, out, err = run_cli(capsys, "flops", path, flag, value)
+        assert (code, out) == (2, "") and err.startswith(f"error: {flag}: the job file's workload and model")
+
+
 def test_flops_without_model_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
     assert code == 2 and "--preset" in err

@@ -197,6 +197,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 _MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "mtp_layers",
                 "moe_experts", "moe_top_k", "moe_expert_ffn", "moe_shared_ffn", "moe_first_dense_layers",
                 "sliding_window_window", "mlp", "attention", "lm_head")
+_WORKLOAD_FLAGS = ("mode", "seq_len", "batch", "context_len", "recompute", "convention")   # without a job file only
 
 
 def cmd_flops(args: argparse.Namespace) -> int:
@@ -207,15 +208,18 @@ def cmd_flops(args: argparse.Namespace) -> int:
     if args.job is not None:
         if any(v is not None for v in flags.values()):
             raise UsageError("give either a job file or model flags, not both")
+        if (ignored := [f"--{k.replace('_', '-')}" for k in _WORKLOAD_FLAGS if getattr(args, k) is not None]):
+            raise UsageError(f"{', '.join(ignored)}: the job file's workload and model sections say this; "
+                             "change them there, or give model flags instead of the job file")
         job = validate_file(args.job)
         result = job_flops(job, resolved_model(job))
     else:
         if args.seq_len is None or all(v is None for v in flags.values()):
             raise UsageError("without a job file, give --preset and/or architecture flags, and --seq-len")
         try:
-            result = compute_flops(model_from_flags(**flags), mode=args.mode, seq_len=args.seq_len,
-                                   sequences=args.batch, recompute=args.recompute, convention=args.convention,
-                                   context_len=args.context_len)
+            result = compute_flops(model_from_flags(**flags), mode=args.mode or "training", seq_len=args.seq_len,
+                                   sequences=args.batch or 1, recompute=args.recompute or "none",
+                                   convention=args.convention, context_len=args.context_len)
         except ConfigError as exc:     # no job file: name the flag the value came from, not "<job>:"
             raise UsageError("\n".join(_flag_problem(p) for p in exc.problems)) from None
     data = result.to_dict()

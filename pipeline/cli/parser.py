@@ -75,7 +75,7 @@ def _run_options(sub: Any) -> None:
                   "report in the folder with its headline figures. Several jobs run in parallel processes; a failing "
                   "job does not stop the others, a summary table lists each job's status and reason, and the exit "
                   "code is the worst one.")
-    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
+    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. jobs/*.yaml")
     sp.add_argument("--out", default="reports", help="output folder (default: reports)")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="summary on stdout: text (default) or json (one object per job)")
@@ -157,7 +157,7 @@ def _validate_options(sub: Any) -> None:
     sp = _command(sub, "validate", commands.cmd_validate,
                   "Check job files (schema, scope rules, model) without reading traces. Base files (`kind: base`, "
                   "used through `extends:`) are reported as skipped.")
-    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. configs/*.yaml")
+    sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. jobs/*.yaml")
 
 
 def _inspect_options(sub: Any) -> None:
@@ -206,8 +206,9 @@ def _synth_options(sub: Any) -> None:
             ("layers", 0, 0, "nested 'decoder_layer' ranges per step (0: none)"),
             ("warmup-steps", 0, 0, "first steps that take twice as long (warm-up)")]:
         sp.add_argument(f"--{name}", type=_whole(least), default=default, help=f"{text} (default {default})")
-    sp.add_argument("--region", default="train_step", help="NVTX name of the step range")
-    sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3", help="TARGET_INFO_GPU.name to write")
+    sp.add_argument("--region", default="train_step", help="NVTX name of the step range (default train_step)")
+    sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3",
+                    help="TARGET_INFO_GPU.name to write (default 'NVIDIA H100 80GB HBM3')")
     sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "
                     "(benchmarks); the truth file then holds counts only")
 
@@ -228,19 +229,22 @@ def _flops_options(sub: Any) -> None:
     sp.add_argument("--mlp", choices=["swiglu", "geglu", "gelu", "relu"], help="MLP kind")
     sp.add_argument("--attention", choices=["causal", "full"], help="attention mask")
     sp.add_argument("--lm-head", action=argparse.BooleanOptionalAction, default=None, help="count the LM head")
-    sp.add_argument("--mode", choices=["training", "inference", "decode"], default="training")
+    sp.add_argument("--mode", choices=["training", "inference", "decode"],
+                    help="workload.mode (without JOB; default training)")
     sp.add_argument("--seq-len", type=_whole(1), default=None, help="tokens per sequence (required without JOB)")
-    sp.add_argument("--batch", type=_whole(1), default=1, help="sequences per step (without JOB; default 1)")
-    sp.add_argument("--context-len", type=int, help="decode: KV-cache length")
-    sp.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
-    sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="override the convention")
+    sp.add_argument("--batch", type=_whole(1), help="sequences per step (without JOB; default 1)")
+    sp.add_argument("--context-len", type=int, help="decode: KV-cache length (without JOB)")
+    sp.add_argument("--recompute", choices=["none", "selective", "full"],
+                    help="workload.recompute (without JOB; default none): raises HFU, never MFU")
+    sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="model.convention (without JOB; default: the preset's, else megatron)")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text table (default) or json (the breakdown as data)")
 
 
 def _gpus_options(sub: Any) -> None:
     sp = _command(sub, "gpus", commands.cmd_gpus,
-                  "List the GPU catalog: dense peaks, bandwidth, sources.")
+                  "List the GPU catalog (configs/hardware.yaml): dense peaks and bandwidth; --format json adds each "
+                  "entry's source.")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text table (default) or json (every entry with its source)")
 
