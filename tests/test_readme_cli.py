@@ -1,0 +1,59 @@
+"""README's Commands and Exit codes tables against the CLI: `--help` is the reference, and what the
+README names must exist there (a renamed flag, a new command or exit code fails here, not a user)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+from pathlib import Path
+
+from pipeline.cli.parser import EPILOG, build_parser
+from pipeline.errors import ExitCode
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+SIGNALS = {128 + signal.SIGINT, 128 + signal.SIGTERM}      # 130, 143: the shell's convention
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _section(title: str) -> str:
+    start = README.index(title)
+    return README[start:README.index("\n#", start + len(title))]
+
+
+def _readme_rows() -> dict[str, str]:
+    """Each row of the Commands table: command -> its usage as the README writes it."""
+    rows = re.findall(r"^\| `mfu (\w+)([^`]*)` \|", _section("## Commands"), re.M)
+    return {name: usage for name, usage in rows}
+
+
+def test_every_command_has_a_row_and_every_row_a_command():
+    assert sorted(_readme_rows()) == sorted(_commands())
+
+
+def test_every_option_a_row_names_exists():
+    commands = _commands()
+    unknown = {}
+    for name, usage in _readme_rows().items():
+        known = {s for action in commands[name]._actions for s in action.option_strings}
+        named = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", usage))
+        if named - known:
+            unknown[name] = sorted(named - known)
+    assert unknown == {}
+
+
+def test_every_option_has_help_text():
+    bare = [f"mfu {name} {action.option_strings or action.dest}" for name, p in _commands().items()
+            for action in p._actions if not action.help]
+    assert bare == []
+
+
+def test_exit_codes_are_the_same_in_readme_and_help():
+    readme = {int(c) for row in re.findall(r"^\| ([\d, ]+) \|", _section("### Exit codes"), re.M)
+              for c in row.split(",")}
+    helped = {int(c) for c in re.findall(r"^  (\d+) ", EPILOG, re.M) + re.findall(r"; (\d+): ", EPILOG)}
+    assert readme == helped == {int(c) for c in ExitCode} | SIGNALS
