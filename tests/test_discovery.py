@@ -75,3 +75,39 @@ def test_real_trace_without_a_step_says_it_is_guessing(real_trace):
     assert found["message"].startswith("guessing: this trace has no NVTX range that covers one step; mark your "
                                        "step with `nvtx.range('train_step')` or use `covers: N` on a wider range")
     assert found["regions"] and all(not r["step_like"] for r in found["regions"])
+
+
+def _inspect_text(capsys, path: Path) -> str:
+    assert main(["inspect", str(path)]) == 0
+    return capsys.readouterr().out
+
+
+def test_no_ranges_is_not_a_guess_and_says_what_to_capture(tmp_path, capsys):
+    """Kernels but no NVTX range (a CUDA benchmark): there is no candidate to guess from."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    e.launch(100, gtid(7, 7), 1)
+    e.kernel(200, 300, gpid(7), 1)
+    path = e.write(tmp_path / "t.sqlite")
+    found = inspect_trace(path)["region_discovery"]
+    assert found["regions"] == [] and found["step_like"] == []
+    assert found["message"].startswith("this trace has no NVTX ranges, so nothing marks a step")
+    assert "guessing" not in found["message"] and "`nsys profile --trace=cuda,nvtx`" in found["message"]
+    text = _inspect_text(capsys, path)
+    assert "NVTX range names: none\n" in text and "  step  share" not in text
+
+
+def test_ranges_without_kernels_have_no_share(tmp_path, capsys):
+    """Ranges but no kernel table (an NVTX-only capture): a share of no kernel time at all is '—', not 0.0 %."""
+    from nsys_export import Export, gtid
+    e = Export()
+    for start in (0, 100, 200):
+        e.range(start, start + 90, gtid(7, 7), "step")
+    path = e.write(tmp_path / "t.sqlite")
+    found = inspect_trace(path)["region_discovery"]
+    (step,) = found["regions"]
+    assert step["kernel_share"] is None and step["reasons"][2] == "no GPU kernels in the trace"
+    assert found["message"].startswith("this trace holds no GPU kernels") and "--trace=cuda" in found["message"]
+    lines = _inspect_text(capsys, path).splitlines()
+    row = lines[next(i for i, line in enumerate(lines) if line.startswith("  step  share")) + 1]
+    assert row.split()[:2] == ["—", "3"] and row.endswith("  step")     # share, occurrences per process

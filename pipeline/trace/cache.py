@@ -40,7 +40,7 @@ from pipeline.errors import TraceError
 from pipeline.trace.files import check_file
 from pipeline.trace.open import RAW_TABLES, Trace, connect, literal, open_trace
 
-FORMAT = 2                     # bump when the stored tables change meaning (2: CUDA graph columns and table)
+FORMAT = 3                     # bump when the stored tables change (2: CUDA graph columns and table; 3: cuDevice)
 EDGE_BYTES = 1 << 20           # hashed at each end of the file
 MANIFEST = "manifest.json"
 

@@ -20,6 +20,12 @@ MAX_PERIOD_CV = 0.2      # coefficient of variation of the start-to-start period
 WARMUP_FACTOR = 1.2      # leading occurrences slower than this x the median are warm-up
 GUESS = ("this trace has no NVTX range that covers one step; mark your step with "
          "`nvtx.range('train_step')` or use `covers: N` on a wider range")
+CAPTURE = "`nsys profile --trace=cuda,nvtx`"
+NO_RANGES = ("this trace has no NVTX ranges, so nothing marks a step and `mfu run` has no region to measure: wrap "
+             "each step in a range (`torch.cuda.nvtx.range_push('train_step')` ... `torch.cuda.nvtx.range_pop()`) "
+             f"and capture again with {CAPTURE}")
+NO_KERNELS = ("this trace holds no GPU kernels, so no range encloses GPU work and `mfu run` has nothing to "
+              f"measure: capture again with CUDA tracing on ({CAPTURE})")
 SUFFIX_NOTE = ("names marked '…' carry PyTorch's ', seq = N' / ', op_id = M' suffixes, one per call: "
                "`match: prefix` on the name groups them")
 
@@ -32,10 +38,14 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int = 10) -> dict[str, Any]:
         r["reasons"] = reasons(r)
     steps = [r["name_group"] for r in rows if r["step_like"]]
     best = rows[0] if rows else None
-    if steps:
+    if best is None:
+        message = NO_RANGES
+    elif best["kernel_share"] is None:       # no kernel time in the whole trace: no share to rank by
+        message = NO_KERNELS
+    elif steps:
         message = (f"'{steps[0]}' looks like one step: {'; '.join(rows[0]['reasons'])}"
                    + (f" (also step-like: {', '.join(repr(s) for s in steps[1:])})" if len(steps) > 1 else ""))
-    elif best is not None and best["kernel_share"]:
+    elif best["kernel_share"]:
         message = (f"guessing: {GUESS}. The range enclosing the most GPU work is '{best['name_group']}', "
                    f"but it is not step-like: {'; '.join(best['reasons'])}")
     else:
@@ -46,14 +56,15 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int = 10) -> dict[str, Any]:
 
 def reasons(r: dict[str, Any]) -> list[str]:
     """Each criterion of a step-like name, stated with the figure it was judged on."""
-    share = r["kernel_share"] or 0.0
+    share = r["kernel_share"]
     cv = r["period_cv"]
     return [
         "top-level" if r["min_depth"] == 0 else f"nested (depth {r['min_depth']}), not top-level",
         (f"repeats {r['occurrences_per_process_min']}x per process" if r["occurrences_per_process_min"] >= MIN_REPEATS
          else f"only {r['occurrences_per_process_min']} occurrence(s) in a process"),
-        f"{100 * share:.1f} % of the trace's kernel time inside"
-        + ("" if share >= MIN_SHARE else f" (under {100 * MIN_SHARE:.0f} %)"),
+        ("no GPU kernels in the trace" if share is None else
+         f"{100 * share:.1f} % of the trace's kernel time launched inside"
+         + ("" if share >= MIN_SHARE else f" (under {100 * MIN_SHARE:.0f} %)")),
         ("no period (one occurrence)" if cv is None else
          f"period {r['period_ns'] / 1e6:.3f} ms, CV {100 * cv:.1f} %"
          + (f" (periods after occurrence {r['period_skip']})" if r["period_skip"] else "")

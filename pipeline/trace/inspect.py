@@ -93,9 +93,11 @@ def _supports(tables: dict[str, str], counts: dict[str, Any]) -> list[str]:
     """Plain-words consequences of what is present (SEMANTICS §2: a missing table means no such events)."""
     out = []
     if "raw_nvtx" not in tables or not counts["nvtx_ranges"]:
-        out.append("no NVTX ranges: no region can be selected, so `mfu run` cannot measure a step here")
+        out.append("no NVTX ranges: no region can be selected, so `mfu run` cannot measure a step here; mark each "
+                   f"step with an NVTX range and capture with {discovery.CAPTURE}")
     if "raw_kernel" not in tables:
-        out.append("no CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels were captured")
+        out.append("no CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels were captured, so there is no GPU work to "
+                   f"measure; capture with {discovery.CAPTURE}")
     if "raw_runtime" not in tables and "raw_kernel" in tables:
         out.append("no CUPTI_ACTIVITY_KIND_RUNTIME table: kernel attribution falls back to the time window")
     if counts["kernels_without_process"]:
@@ -121,28 +123,8 @@ def format_text(info: dict[str, Any]) -> str:
              f"export schema {t['export_schema_version'] or 'unknown'}",
              f"events           {c['kernels']:,} kernels, {c['launches']:,} runtime calls, "
              f"{c['nvtx_ranges']:,} NVTX ranges"]
-    lines += ["", "GPUs (TARGET_INFO_GPU)"]
-    for g in info["gpus"] or []:
-        bw = f"{g['memoryBandwidth'] / 1e9:,.0f} GB/s" if g["memoryBandwidth"] else "bandwidth ?"
-        mem = f"{g['totalMemory'] / 2**30:.1f} GiB" if g["totalMemory"] else "memory ?"
-        lines.append(f"  id {g['id']}: {g['name']} ({g['chipName'] or '?'}, {mem}, {bw}, {g['smCount'] or '?'} SMs)")
-    if info["gpus"] is None:
-        lines.append("  none in this export")
-    det = info["gpu_detection"]
-    lines.append(f"  catalog match: {det.get('entry') or 'none'} — {det['reason']}")
-    lines += ["", "devices that ran kernels"]
-    lines += [f"  device {d['device_id']}: {d['kernels']:,} kernels" for d in info["devices_used"]] or ["  none"]
-    lines += ["", "processes"]
-    lines += [f"  pid {p['pid']} {p['name'] or ''}: {p['kernels']:,} kernels, {p['ranges']:,} NVTX ranges"
-              for p in info["processes"]] or ["  none"]
-    lines += ["", f"NVTX range names ({info['nvtx_range_groups']} groups; top {len(info['nvtx_ranges'])} by count;"
-              " '…' = PyTorch ', seq = N, op_id = M' suffixes collapsed: use match: prefix)"]
-    for r in info["nvtx_ranges"]:
-        name = r["name_group"] + (" …" if r["has_suffix"] else "")
-        dom = f" [domain {r['domain']}]" if r["domain"] else ""
-        lines.append(f"  {r['ranges']:>7,} x  median {r['median_ns'] / 1e6:>10.3f} ms  "
-                     f"{r['processes']} proc  {name}{dom}")
-    lines += ["", *_discovery_text(info["region_discovery"])]
+    lines += ["", *_gpu_text(info), "", *_device_text(info), "", *_process_text(info)]
+    lines += ["", *_range_text(info), "", *_discovery_text(info["region_discovery"])]
     g = info["cuda_graphs"]
     lines += ["", f"CUDA graphs      {GRAPH_MODE_TEXT[g['mode']].format(**g)}"]
     lines += ["", "what this trace supports"] + [f"  - {s}" for s in info["supports"]]
@@ -150,9 +132,67 @@ def format_text(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _gpu_text(info: dict[str, Any]) -> list[str]:
+    lines = ["GPUs (TARGET_INFO_GPU)"]
+    for g in info["gpus"] or []:
+        bw = f"{g['memoryBandwidth'] / 1e9:,.0f} GB/s" if g["memoryBandwidth"] else "bandwidth ?"
+        mem = f"{g['totalMemory'] / 2**30:.1f} GiB" if g["totalMemory"] else "memory ?"
+        lines.append(f"  id {g['id']}{_cuda(g)}: {g['name']} ({g['chipName'] or '?'}, {mem}, {bw}, "
+                     f"{g['smCount'] or '?'} SMs)")
+    if info["gpus"] is None:
+        lines.append("  none in this export")
+    det = info["gpu_detection"]
+    lines.append(f"  catalog match: {det.get('entry') or 'none'} — {det['reason']}")
+    return lines
+
+
+def _cuda(gpu: dict[str, Any] | None) -> str:
+    return "" if gpu is None or gpu["cuDevice"] is None else f" (CUDA device {gpu['cuDevice']})"
+
+
+def _device_text(info: dict[str, Any]) -> list[str]:
+    """Kernels name their device by TARGET_INFO_GPU id (NSYS_SCHEMA), which need not be the CUDA device
+    number the program used: both are shown, and a note says so when they differ."""
+    gpus = {g["id"]: g for g in info["gpus"] or []}
+    used = info["devices_used"]
+    lines = ["devices that ran kernels"]
+    lines += [f"  device {d['device_id']}{_cuda(gpus.get(d['device_id']))}: {d['kernels']:,} kernels"
+              for d in used] or ["  none"]
+    if any(gpus.get(d["device_id"], {}).get("cuDevice") not in (None, d["device_id"]) for d in used):
+        lines.append("  note: kernels name a device by its TARGET_INFO_GPU id, not by the CUDA device number the "
+                     "program used (cuda:N); reports show the id")
+    return lines
+
+
+def _process_text(info: dict[str, Any]) -> list[str]:
+    lines = ["processes"]
+    lines += [f"  pid {p['pid']}{' ' + p['name'] if p['name'] else ''}: {p['kernels']:,} kernels, "
+              f"{p['ranges']:,} NVTX ranges" for p in info["processes"]]
+    if not info["processes"]:
+        lines.append(f"  none identified: the {info['counts']['kernels']:,} kernels carry no globalPid"
+                     if info["counts"]["kernels_without_process"] else "  none")
+    return lines
+
+
+def _range_text(info: dict[str, Any]) -> list[str]:
+    if not info["nvtx_ranges"]:
+        return ["NVTX range names: none"]
+    lines = [f"NVTX range names ({info['nvtx_range_groups']} groups; top {len(info['nvtx_ranges'])} by count;"
+             " '…' = PyTorch ', seq = N, op_id = M' suffixes collapsed: use match: prefix)"]
+    for r in info["nvtx_ranges"]:
+        name = r["name_group"] + (" …" if r["has_suffix"] else "")
+        dom = f" [domain {r['domain']}]" if r["domain"] else ""
+        lines.append(f"  {r['ranges']:>7,} x  median {r['median_ns'] / 1e6:>10.3f} ms  "
+                     f"{r['processes']} proc  {name}{dom}")
+    return lines
+
+
 def _discovery_text(d: dict[str, Any]) -> list[str]:
-    lines = [f"NVTX regions by the GPU work they enclose (top {len(d['regions'])}; per occurrence: median "
-             "duration, attributed kernel time sum / union / count)"]
+    if not d["regions"]:
+        return ["NVTX regions by the GPU work they launch: none", f"  verdict: {d['message']}"]
+    lines = [f"NVTX regions by the GPU work they launch (top {len(d['regions'])}; medians per occurrence: the range's "
+             "duration, then the time sum / union / count of the kernels launched inside it, which may run on "
+             "after it ends)"]
     lines.append(f"  {'step':<4} {'share':>6} {'occ/proc':>9} {'depth':>5} {'duration':>11} {'sum':>11} "
                  f"{'union':>11} {'kernels':>7} {'period CV':>9}  name")
     for r in d["regions"]:
@@ -160,7 +200,8 @@ def _discovery_text(d: dict[str, Any]) -> list[str]:
                else f"{r['occurrences_per_process_min']}-{r['occurrences_per_process_max']}")
         cv = "—" if r["period_cv"] is None else f"{100 * r['period_cv']:.1f} %"
         name = r["name_group"] + (" …" if r["has_suffix"] else "") + (f" [domain {r['domain']}]" if r["domain"] else "")
-        lines.append(f"  {'yes' if r['step_like'] else '':<4} {100 * (r['kernel_share'] or 0):>5.1f}% {per:>9} "
+        share = "—" if r["kernel_share"] is None else f"{100 * r['kernel_share']:.1f}%"
+        lines.append(f"  {'yes' if r['step_like'] else '':<4} {share:>6} {per:>9} "
                      f"{r['min_depth']:>5} {_ms(r['median_ns'])} {_ms(r['median_kernel_sum_ns'])} "
                      f"{_ms(r['median_kernel_union_ns'])} {r['median_kernel_count']:>7} {cv:>9}  {name}")
     lines.append(f"  verdict: {d['message']}")

@@ -53,7 +53,7 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "raw_gpu": ("TARGET_INFO_GPU", [
         ("id", "BIGINT"), ("name", "VARCHAR"), ("chipName", "VARCHAR"),
         ("totalMemory", "BIGINT"), ("memoryBandwidth", "BIGINT"),
-        ("smCount", "BIGINT"), ("clockRate", "BIGINT")]),
+        ("smCount", "BIGINT"), ("clockRate", "BIGINT"), ("cuDevice", "BIGINT")]),
     "raw_processes": ("PROCESSES", [("globalPid", "BIGINT"), ("pid", "BIGINT"), ("name", "VARCHAR")]),
     "raw_memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", [
         ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),

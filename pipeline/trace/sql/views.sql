@@ -78,5 +78,6 @@ SELECT
     g.totalMemory AS memory_bytes,
     g.memoryBandwidth AS bandwidth_bytes_per_s,
     g.smCount AS sm_count,
-    g.clockRate AS clock_hz
+    g.clockRate AS clock_hz,
+    g.cuDevice AS cuda_device
 FROM raw_gpu AS g;
