@@ -1,0 +1,281 @@
+"""`mfu inspect` on every shared trace, against a reference written here from NSYS_SCHEMA.md / SEMANTICS.md.
+
+The reference reads the file with sqlite3 (read-only) and shares no code with pipeline/: event counts,
+GPU rows, devices and processes that ran kernels, NVTX range-name groups, and region discovery's
+figures per name group (occurrences per process as islands of overlapping ranges, nesting depth in
+the thread, kernels attributed by the time of their launch row in the same process, medians, share
+of the trace's kernel time, start-to-start period after the warm-up). Then the text a user reads:
+which device a kernel ran on in CUDA's numbering, and what to do when a trace cannot give an MFU.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.trace.inspect import inspect_trace
+
+from test_real_traces import ALL_TRACES, PROCESS, RANGE_TYPES, read_only, sha256, tables, union
+
+SUFFIX = re.compile(r", (seq|op_id) = [0-9]+.*$", re.S)      # PyTorch's per-call suffixes (SEMANTICS §3)
+GPU_COLUMNS = ("id", "name", "chipName", "totalMemory", "memoryBandwidth", "smCount", "clockRate", "cuDevice")
+# Step-like: top-level, >= 2 occurrences in every process, >= 50 % of the kernel time, period CV <= 20 %;
+# leading occurrences over 1.2x the median wall are warm-up (pipeline/trace/discovery.py states the same).
+MIN_REPEATS, MIN_SHARE, MAX_CV, WARMUP = 2, 0.5, 0.2, 1.2
+
+
+def _select(con, table: str, wanted: tuple[str, ...], have: set[str]) -> list[dict]:
+    if table not in have:
+        return []
+    present = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+    cols = ", ".join(f'"{c}"' if c in present else f"NULL AS {c}" for c in wanted)
+    return [dict(zip(wanted, r)) for r in con.execute(f"SELECT {cols} FROM {table}")]
+
+
+class Reference:
+    def __init__(self, path: Path):
+        con = read_only(path)
+        try:
+            have = tables(con)
+            strings = dict(con.execute("SELECT id, value FROM StringIds")) if "StringIds" in have else {}
+            self.kernels = _select(con, "CUPTI_ACTIVITY_KIND_KERNEL",
+                                   ("start", "end", "deviceId", "correlationId", "globalPid"), have)
+            self.runtime = _select(con, "CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "globalTid", "correlationId"), have)
+            nvtx = _select(con, "NVTX_EVENTS", ("start", "end", "eventType", "text", "textId", "globalTid",
+                                                "domainId"), have)
+            self.gpus = (sorted(_select(con, "TARGET_INFO_GPU", GPU_COLUMNS, have), key=lambda g: g["id"])
+                         if "TARGET_INFO_GPU" in have else None)
+            self.names = {r["globalPid"]: r["name"] for r in _select(con, "PROCESSES", ("globalPid", "name"), have)}
+        finally:
+            con.close()
+        text = lambda e: e["text"] if e["text"] is not None else strings.get(e["textId"])
+        domains = {(e["globalTid"] & PROCESS, e["domainId"]): text(e) for e in nvtx if e["eventType"] == 75}
+        self.ranges = [(text(e), domains.get((e["globalTid"] & PROCESS, e["domainId"])), e["globalTid"],
+                        e["start"], e["end"]) for e in nvtx if e["eventType"] in RANGE_TYPES and e["end"] is not None]
+
+    def counts(self) -> dict:
+        launched = {(r["globalTid"] & PROCESS, r["correlationId"]) for r in self.runtime}
+        return {"kernels": len(self.kernels), "launches": len(self.runtime), "nvtx_ranges": len(self.ranges),
+                "kernels_without_process": sum(k["globalPid"] is None for k in self.kernels),
+                "kernels_without_launch": sum((k["globalPid"], k["correlationId"]) not in launched
+                                              for k in self.kernels)}
+
+    def processes(self) -> dict[int, dict]:
+        per: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        for k in self.kernels:
+            if k["globalPid"] is not None:
+                per[k["globalPid"]][0] += 1
+        for _, _, tid, _, _ in self.ranges:
+            per[tid & PROCESS][1] += 1
+        return {key: {"pid": (key >> 24) & 0xFFFFFF, "name": self.names.get(key), "kernels": k, "ranges": r}
+                for key, (k, r) in per.items()}
+
+    def groups(self) -> dict[tuple[str, str | None], list[tuple]]:
+        out: dict[tuple[str, str | None], list[tuple]] = defaultdict(list)
+        for name, domain, tid, start, end in self.ranges:
+            out[(SUFFIX.sub("", name), domain)].append((name, tid, start, end))
+        return out
+
+    def depths(self) -> dict[tuple[int, int, int], int]:
+        """(thread, start, end) -> ranges of that thread still open at its start (a range ending at it is closed)."""
+        per_thread: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for _, _, tid, start, end in self.ranges:
+            per_thread[tid].append((start, end))
+        depth: dict[tuple[int, int, int], int] = {}
+        for tid, spans in per_thread.items():
+            open_ends: list[int] = []
+            for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+                while open_ends and open_ends[0] <= start:
+                    heapq.heappop(open_ends)
+                depth.setdefault((tid, start, end), len(open_ends))
+                heapq.heappush(open_ends, end)
+        return depth
+
+    def occurrences(self, spans: list[tuple[int, int]], launched: list[tuple[int, int, int]]) -> list[dict]:
+        """One process's ranges of a group: overlapping ones are one occurrence; a kernel belongs to the one its
+        launch starts in (a launch exactly where one ends and the next starts goes to the next)."""
+        islands: list[list[int]] = []
+        for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+            if islands and start < islands[-1][1]:
+                islands[-1][1] = max(islands[-1][1], end)
+            else:
+                islands.append([start, end])
+        out = []
+        for i, (start, end) in enumerate(islands):
+            nxt = islands[i + 1][0] if i + 1 < len(islands) else None
+            ks = [(s, e) for t, s, e in launched if start <= t <= end and (t < end or nxt != end)]
+            out.append({"duration": end - start, "sum": sum(e - s for s, e in ks), "union": union(ks),
+                        "count": len(ks), "wall": max([end] + [e for _, e in ks]) - start,
+                        "period": None if nxt is None else nxt - start})
+        return out
+
+    def discovery(self) -> dict[tuple[str, str | None], dict]:
+        first_launch: dict[tuple[int, int], int] = {}
+        for r in self.runtime:
+            key = (r["globalTid"] & PROCESS, r["correlationId"])
+            first_launch[key] = min(first_launch.get(key, r["start"]), r["start"])
+        launched: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        for k in self.kernels:
+            if (k["globalPid"], k["correlationId"]) in first_launch:
+                launched[k["globalPid"]].append((first_launch[(k["globalPid"], k["correlationId"])], k["start"], k["end"]))
+        total = sum(k["end"] - k["start"] for k in self.kernels)
+        depth = self.depths()
+        out = {}
+        for key, rows in self.groups().items():
+            per_process: dict[int, list[tuple[int, int]]] = defaultdict(list)
+            for _, tid, start, end in rows:
+                per_process[tid & PROCESS].append((start, end))
+            occ = {p: self.occurrences(spans, launched[p]) for p, spans in per_process.items()}
+            out[key] = self._figures(occ, total, min(depth[(tid, s, e)] for _, tid, s, e in rows))
+        return out
+
+    @staticmethod
+    def _figures(occ: dict[int, list[dict]], total: int, min_depth: int) -> dict:
+        every = [o for os in occ.values() for o in os]
+        slowest = [max(os[k]["wall"] for os in occ.values() if len(os) > k) for k in range(max(map(len, occ.values())))]
+        warmup = 0
+        while warmup < len(slowest) and slowest[warmup] > WARMUP * statistics.median(slowest):
+            warmup += 1
+        skip = {p: max(1, warmup) if len(os) >= max(1, warmup) + 3 else 0 for p, os in occ.items()}
+        periods = [o["period"] for p, os in occ.items() for k, o in enumerate(os, 1)
+                   if k > skip[p] and o["period"] is not None]
+        mean = statistics.mean(periods) if periods else 0
+        cv = statistics.pstdev(periods) / mean if mean else None
+        kernel_sum = sum(o["sum"] for o in every)
+        share = kernel_sum / total if total else None
+        least = min(map(len, occ.values()))
+        return {"occurrences": len(every), "processes": len(occ), "occurrences_per_process_min": least,
+                "occurrences_per_process_max": max(map(len, occ.values())), "min_depth": min_depth,
+                "median_ns": statistics.median(o["duration"] for o in every),
+                "median_wall_ns": statistics.median(o["wall"] for o in every),
+                "median_kernel_sum_ns": statistics.median(o["sum"] for o in every),
+                "median_kernel_union_ns": statistics.median(o["union"] for o in every),
+                "median_kernel_count": statistics.median(o["count"] for o in every),
+                "kernel_sum_ns": kernel_sum, "kernel_share": share, "warmup_occurrences": warmup,
+                "period_skip": max(skip.values()), "period_cv": cv,
+                "period_ns": statistics.median(periods) if periods else None,
+                "step_like": bool(min_depth == 0 and least >= MIN_REPEATS and share is not None
+                                  and share >= MIN_SHARE and (1 if cv is None else cv) <= MAX_CV)}
+
+
+def _close(got, want) -> bool:
+    """Medians are cast to integers (a x.5 median rounds); shares, CVs and periods' spread are floats."""
+    if isinstance(got, int) and isinstance(want, float):
+        return abs(got - want) <= 0.5
+    if isinstance(got, float) and isinstance(want, float):
+        return abs(got - want) <= 1e-9 * abs(want)
+    return got == want
+
+
+@pytest.fixture(scope="module")
+def inspected(real_trace):
+    seen: dict[str, tuple[dict, Reference]] = {}
+
+    def get(name: str) -> tuple[dict, Reference]:
+        if name not in seen:
+            path = real_trace(name)
+            before = sha256(path)
+            seen[name] = (inspect_trace(path), Reference(path))
+            assert sha256(path) == before
+        return seen[name]
+    return get
+
+
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_counts_gpus_devices_processes_and_names(inspected, name):
+    info, ref = inspected(name)
+    assert {k: info["counts"][k] for k in ref.counts()} == ref.counts()
+    assert info["gpus"] == (None if ref.gpus is None else ref.gpus)
+    used = defaultdict(int)
+    for k in ref.kernels:
+        used[k["deviceId"]] += 1
+    assert {d["device_id"]: d["kernels"] for d in info["devices_used"]} == used
+    assert {p["global_pid"]: {k: p[k] for k in ("pid", "name", "kernels", "ranges")}
+            for p in info["processes"]} == ref.processes()
+    groups = ref.groups()
+    assert info["nvtx_range_groups"] == len(groups)
+    listed = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0], kv[0][1] is not None, kv[0][1] or ""))[:30]
+    assert [(r["name_group"], r["domain"], r["ranges"], r["processes"], r["has_suffix"]) for r in info["nvtx_ranges"]] \
+        == [(g, d, len(rows), len({tid & PROCESS for _, tid, _, _ in rows}), any(n != g for n, *_ in rows))
+            for (g, d), rows in listed]
+    medians = [statistics.median(e - s for *_, s, e in rows) for _, rows in listed]
+    assert all(_close(r["median_ns"], m) for r, m in zip(info["nvtx_ranges"], medians))
+
+
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_region_discovery_figures(inspected, name):
+    info, ref = inspected(name)
+    want = ref.discovery()
+    found = info["region_discovery"]
+    for row in found["regions"]:
+        expected = want[(row["name_group"], row["domain"])]
+        wrong = {k: (row[k], v) for k, v in expected.items() if not _close(row[k], v)}
+        assert wrong == {}, f"{row['name_group']}: (inspect, reference) {wrong}"
+    ranked = sorted(want.items(), key=lambda kv: (not kv[1]["step_like"], -(kv[1]["kernel_share"] or -1),
+                                                  -kv[1]["median_kernel_union_ns"], -kv[1]["occurrences"],
+                                                  kv[0][0], kv[0][1] is not None, kv[0][1] or ""))
+    assert [(r["name_group"], r["domain"]) for r in found["regions"]] == [key for key, _ in ranked[:10]]
+    assert found["step_like"] == [key[0] for key, f in ranked[:10] if f["step_like"]]
+
+
+def _text(capsys, path: Path) -> str:
+    assert main(["inspect", str(path)]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_devices_are_shown_with_their_cuda_number(real_trace, capsys, name):
+    """Kernels name their device by TARGET_INFO_GPU id; the program knew it as CUDA device cuDevice (cloverleaf:
+    id 0 is CUDA device 3; balinski: id 0 is CUDA device 1). Each line says both, and a note says they differ."""
+    path = real_trace(name)
+    ref = Reference(path)
+    cuda = {g["id"]: g["cuDevice"] for g in ref.gpus or []}
+    used = defaultdict(int)
+    for k in ref.kernels:
+        used[k["deviceId"]] += 1
+    lines = _text(capsys, path).splitlines()
+    block = lines[lines.index("devices that ran kernels") + 1:lines.index("processes") - 1]
+    assert block[:len(used) or 1] == [
+        f"  device {d}{'' if cuda.get(d) is None else f' (CUDA device {cuda[d]})'}: {n:,} kernels"
+        for d, n in sorted(used.items())] or ["  none"]
+    differ = any(cuda.get(d) not in (None, d) for d in used)
+    assert any("not by the CUDA device number" in line for line in block) == differ
+    assert differ == (name in ("hpcgroup__pipit__perlmutter-cloverleaf-cuda.sqlite",
+                               "cestwc__balinski-and-gomory-cuda__report19.sqlite"))
+
+
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_a_trace_without_ranges_or_kernels_says_what_to_capture(real_trace, capsys, name):
+    """No NVTX range: nothing is being guessed, the user must mark the step and capture NVTX. No kernel: the
+    share of a kernel time that does not exist is '—', not 0.0 %, and the user must capture CUDA."""
+    path = real_trace(name)
+    ref = Reference(path)
+    found = inspect_trace(path)["region_discovery"]
+    text = _text(capsys, path)
+    if not ref.ranges:
+        assert found["message"].startswith("this trace has no NVTX ranges") and "guessing" not in found["message"]
+        assert "range_push('train_step')" in found["message"] and "--trace=cuda,nvtx" in found["message"]
+        assert "NVTX range names: none" in text and "NVTX regions by the GPU work they launch: none" in text
+    elif not ref.kernels:
+        assert found["message"].startswith("this trace holds no GPU kernels") and "--trace=cuda" in found["message"]
+        assert all(r["kernel_share"] is None and "no GPU kernels in the trace" in r["reasons"]
+                   for r in found["regions"])
+        rows = text[text.index("  step  share"):text.index("  verdict:")].splitlines()[1:]
+        assert len(rows) == len(found["regions"]) > 0 and all(row.split()[0] == "—" for row in rows)
+    else:
+        assert not found["message"].startswith("this trace"), found["message"]
+
+
+def test_kernels_without_a_process_are_not_called_no_process(real_trace, capsys):
+    """healthy_1pct: 400 kernels, no globalPid column: the processes section must not say plainly 'none'."""
+    path = real_trace("nsysai__healthy_1pct.sqlite")
+    ref = Reference(path)
+    assert ref.kernels and all(k["globalPid"] is None for k in ref.kernels)
+    lines = _text(capsys, path).splitlines()
+    assert lines[lines.index("processes") + 1] == f"  none identified: the {len(ref.kernels):,} kernels carry no globalPid"
