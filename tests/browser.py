@@ -44,6 +44,16 @@ PROBE = """<script>(function () {
         if (Object.keys(tops).length > 1) broken.push(m[0]);
       }
     }
+    var token = cell.textContent.trim();   // a cell of one token (a job name): not split at a hyphen either
+    if (token && !/\\s/.test(token)) {
+      var lines = [], texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), t;
+      while ((t = texts.nextNode())) {
+        var whole = document.createRange(); whole.selectNodeContents(t);
+        Array.prototype.forEach.call(whole.getClientRects(), function (b) {
+          if (b.width > 0 && !lines.some(function (y) { return Math.abs(y - b.top) < 4; })) lines.push(b.top); });
+      }
+      if (lines.length > 1) broken.push(token);
+    }
   });
   var squeezed = [];   // prose cells squeezed to a word or two per line: more than 3 lines, under 3 words a line
   document.querySelectorAll("td").forEach(function (cell) {

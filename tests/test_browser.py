@@ -39,8 +39,8 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     other, _ = synth_trace(seed=5)
     big, _ = synth_trace(ranks=16, steps=4, kernels_per_step=40, seed=6)
     fast = {"gpu": "auto", "num_gpus": 2, "precision": "bf16", "peak_tflops": 50000}
-    jobs = [_job(tmp, "a", small, hardware=fast), _job(tmp, "c", other, hardware=fast),
-            _job(tmp, "missed", small, hardware=fast, thresholds={"mfu_pct_wall_min": 99}),
+    jobs = [_job(tmp, "a", small, hardware=fast), _job(tmp, "c-llama-3-8b-bf16-2xh100", other, hardware=fast),
+            _job(tmp, "missed-threshold-llama-3-8b", small, hardware=fast, thresholds={"mfu_pct_wall_min": 99}),
             _job(tmp, "impossible", small),                    # MFU above 100 %: invalid
             _job(tmp, "wide", big, hardware={"gpu": "auto", "num_gpus": 16, "precision": "bf16"}),
             _job(tmp, "lost", tmp / "no-such-trace.sqlite")]
@@ -52,7 +52,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     (tmp / "v3").mkdir()
     assert main(["run", str(_job(tmp / "v3", "a", slower, hardware=fast)), "--out", str(tmp / "v3" / "reports"),
                  "--history", str(hist), "--label", "v3", "-j", "1"]) == 0
-    assert main(["compare", str(out / "a"), str(out / "c"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
+    assert main(["compare", str(out / "a"), str(out / "c-llama-3-8b-bf16-2xh100"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
     return {"demo": out / "demo" / "report.html", "wide": out / "wide" / "report.html",
@@ -69,6 +69,7 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     assert found["refs"] == [] and found["resources"] == [] and not found["styleUrls"]      # nothing to fetch
     # a cell wraps between words only: a long row scrolls in its table's box instead ('16 × NVIDI|A H100' was
     # split at 1400 px by the page's overflow-wrap: break-word, which table cells inherited)
+    # (and a job name is one word: 'multi-rank-|llama' was split at its hyphens in the index and the gate tables)
     assert found["brokenWords"] == [], f"{page} at {width} px splits words in table cells: {found['brokenWords'][:8]}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
