@@ -123,6 +123,28 @@ def test_timeline_draws_the_spans_to_scale():
     assert len(t["devices"]) == 8 and all(f"GPU {d}" in {x.text for x in svg.iter("text")} for d in range(8))
 
 
+@pytest.mark.parametrize("walls, kernels, drawn, words", [
+    ([1.102, 1.101, 1.103, 1.100, 1.104], [9] * 5, 1, "the median step"),          # odd: 1.102 s, the third of five
+    ([4.0, 1.0, 3.0, 2.0], [9] * 4, 4, "the shorter of the two middle steps"),      # 2.0 s and 3.0 s in the middle
+    ([4.0, 2.0, 1.0, 2.0], [9] * 4, 2, "one of the two equal middle steps"),        # 2.0 s twice: not "shorter"
+    ([4.0, 1.0, 3.0, 2.0, 0.5], [9, 9, 9, 9, 0], 4, "the shorter of the two middle steps"),  # no kernels: not counted
+])
+def test_timeline_title_and_caption_say_which_step_is_drawn(walls, kernels, drawn, words):
+    """The chart's title said "(median step)" for an even count, where the caption said it is the shorter
+    of the two middle steps; with two equal middle steps neither "shorter" nor "median step" alone is true."""
+    r = copy.deepcopy(DEMO)
+    base = r["occurrences"][0]
+    r["occurrences"] = [{**base, "index": i, "wall_time_s": w, "kernel_count": k}
+                        for i, (w, k) in enumerate(zip(walls, kernels), 1)]
+    r["timeline"]["occurrence"], r["timeline"]["median_of"] = drawn, sum(k > 0 for k in kernels)
+    svg = ET.fromstring(charts.timeline(r, device_label))
+    assert svg.find("title").text == f"timeline of occurrence {drawn}, {words} by wall time"
+    files = render_all(r)
+    for page in ("report.md", "report.html"):
+        assert f"Occurrence {drawn}, {words} by wall time (" in files[page]
+    assert f"timeline of occurrence {drawn}, {words} by wall time" in files["timeline.svg"]
+
+
 def test_charts_are_deterministic():
     assert render_all(DEMO) == render_all(copy.deepcopy(DEMO))
 

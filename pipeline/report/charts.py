@@ -286,6 +286,19 @@ def _legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]
 TIMELINE_LANES = (("compute", 9), ("communication", 9), ("memory", 5), ("idle", 5))
 
 
+def timeline_step(r: dict[str, Any]) -> str:
+    """Which step the timeline draws, in words that hold for its count (the chart's title and the
+    caption both use them): timeline.median_occurrence takes the lower of the two middle steps of an
+    even count, ties broken by occurrence, so with two equal middle steps it is neither "shorter" nor
+    the only median one."""
+    ran = [o for o in r["occurrences"] if o["kernel_count"] > 0] or r["occurrences"]
+    walls = sorted(o["wall_time_s"] for o in ran)
+    if len(walls) % 2:
+        return "the median step"
+    lower, upper = walls[len(walls) // 2 - 1], walls[len(walls) // 2]
+    return "one of the two equal middle steps" if lower == upper else "the shorter of the two middle steps"
+
+
 def timeline(r: dict[str, Any], label) -> str | None:
     """One step to scale: per device a lane each for compute, communication, memory and idle,
     under the NVTX range of the step; the x axis is time from the step's start."""
@@ -321,7 +334,7 @@ def timeline(r: dict[str, Any], label) -> str | None:
     body += [_text(sx(v), height + 16, text, "middle") for v, text in zip(ticks, tick_labels(ticks, col.scale))]
     body.append(_text(left + PLOT_PX / 2, height + 34, col.head(f"time from the start of occurrence {t['occurrence']}"),
                       "middle"))
-    return _svg("timeline", w, height + 42, f"timeline of occurrence {t['occurrence']} (median step)", body)
+    return _svg("timeline", w, height + 42, f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time", body)
 
 
 def report_charts(r: dict[str, Any], label) -> dict[str, str]:

@@ -134,7 +134,8 @@ def make_environment(compiled: Path) -> jinja2.Environment:
         extensions=[mdsafe.CodeSpans],
     )
     env.filters["code"] = mdsafe.code
-    env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict)
+    env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
+                       timeline_step=charts.timeline_step)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
                        procs=processes, util=fmt_util, kernel_labels=kernel_labels)
     return env
