@@ -111,3 +111,20 @@ def test_the_flops_section_states_the_convention_it_used():
     pages = render_all(r)
     assert f"Convention: `megatron`: {note}." in pages["report.md"]
     assert f"Convention <code>megatron</code>: {note}." in pages["report.html"]
+
+
+@pytest.mark.parametrize("hbm_source, shown", [
+    (None, ["both: SRC"]),                                       # one catalog entry gave both: cited once
+    ("from job file", ["TFLOP/s (SRC) ÷", "GB/s (from job file)"]),
+])
+def test_roofline_ridge_cites_each_source_once(hbm_source, shown):
+    """The ridge line printed the catalog entry's whole source (two references and a URL) twice, once
+    after the peak and once after the bandwidth, when both came from the same entry."""
+    r = copy.deepcopy(DEMO)
+    r["hardware"]["peak_source"] = "SRC"
+    r["hardware"]["hbm_source"] = hbm_source or "SRC"
+    for page in ("report.md", "report.html"):
+        [ridge] = [ln for ln in render_all(r)[page].splitlines() if "FLOP/byte =" in ln]
+        text = ridge.replace(NB, " ")
+        assert text.count("SRC") == 1
+        assert all(s in text for s in shown), text
