@@ -300,7 +300,9 @@ def test_real_trace_models_and_seq_lens_are_not_step_time_comparable(real_trace,
 
 
 def test_each_column_says_which_figures_compare_and_why_not(tmp_path, capsys):
-    """The issue's case: an 8-GPU job against a 4-GPU one with another model: MFU compares, step time does not."""
+    """The issue's case: an 8-GPU job against a 4-GPU one with another model: MFU compares, step time does not.
+    The row answers its label for each group of figures, "yes" or "no (why)" (it read "⚠ not tokens/s, …: model
+    FLOPs per step: …", a sentence with no verb for "comparable")."""
     base = fake.result("eight", STEADY)
     other = fake.result("four", [2.69 * v for v in STEADY],
                         {"hardware.num_gpus": 4, "flops.model_flops_per_step": 10**15})
@@ -311,9 +313,9 @@ def test_each_column_says_which_figures_compare_and_why_not(tmp_path, capsys):
     md = (tmp_path / "c" / "compare.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| **comparable with the baseline**"))
     assert row == ("| **comparable with the baseline** | baseline | MFU (wall), HFU (wall), active-time ratio "
-                   "(diagnostic), achieved TFLOP/s per GPU: yes. ⚠ not tokens/s, step time (median), step time CV, "
-                   "wall time (total), kernel union (total), straggler cost: model FLOPs per step: "
-                   "1,000,000,000,000,000 vs baseline 4,000,000,000,000,000; GPU count: 4 vs baseline 8 |")
+                   "(diagnostic), achieved TFLOP/s per GPU: yes. ⚠ tokens/s, step time (median), step time CV, "
+                   "wall time (total), kernel union (total), straggler cost: no (model FLOPs per step: "
+                   "1,000,000,000,000,000 vs baseline 4,000,000,000,000,000; GPU count: 4 vs baseline 8) |")
     err = capsys.readouterr().err
     # the +169 % step time is not called a regression: it is refused as incomparable, with the reason
     assert "regression: four step_time_median_s" in err and "not comparable with the baseline: model FLOPs" in err
