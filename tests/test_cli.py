@@ -219,6 +219,17 @@ def test_flops_of_a_job_file_refuses_workload_flags_it_would_ignore(tmp_path, ca
         assert (code, out) == (2, "") and err.startswith(f"error: {flag}: the job file's workload and model")
 
 
+def test_an_unknown_option_shows_the_command_usage(capsys):
+    """`mfu run j.yaml --bogus` printed the top level's usage and pointed at `mfu --help`, which lists no option
+    of run; the command's own usage and --help say what it takes."""
+    with pytest.raises(SystemExit) as info:
+        main(["gpus", "--bogus"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith("usage: mfu gpus [-h] [--format {text,json}]\n")
+    assert "mfu gpus: error: unrecognized arguments: --bogus\n(see `mfu gpus --help`)" in err
+
+
 def test_flops_without_model_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
     assert code == 2 and "--preset" in err

@@ -20,7 +20,9 @@ __all__ = ["build_parser", "main"]
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:                          # the command's usage and --help, not the top level's
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with interrupts.handled():
             return int(args.func(args))

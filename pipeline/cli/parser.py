@@ -64,7 +64,7 @@ def _command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], hel
     """A command's parser: its help is also its description, and every command's --help ends with the exit codes."""
     sp = sub.add_parser(name, help=help, description=help, epilog=EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    sp.set_defaults(func=func)
+    sp.set_defaults(func=func, parser=sp)
     return sp
 
 
