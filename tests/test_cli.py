@@ -90,6 +90,9 @@ def test_json_summary(synth_trace, tmp_path, capsys):
     (lambda d: d / "missing.sqlite", 4, "trace file not found"),
     (lambda d: _text_file(d), 4, "not an SQLite file"),
     (lambda d: _plain_sqlite(d), 4, "not an Nsight Systems export"),
+    # a CPU-only capture: both missing tables named at once, not one per attempt
+    (lambda d: _empty_export(d), 4, "no NVTX_EVENTS table (no regions) and no CUPTI_ACTIVITY_KIND_KERNEL table "
+                                    "(no GPU kernels); capture with `nsys profile --trace=cuda,nvtx` and mark the step"),
 ])
 def test_bad_traces(make, code, needle, tmp_path, capsys):
     got, _, err = run_cli(capsys, "run", job(tmp_path, make(tmp_path)), "--out", tmp_path / "o")
@@ -101,6 +104,11 @@ def _text_file(d: Path) -> Path:
     p = d / "notes.sqlite"
     p.write_text("hello")
     return p
+
+
+def _empty_export(d: Path) -> Path:
+    from nsys_export import Export
+    return Export().write(d / "cpu_only.sqlite")
 
 
 def _plain_sqlite(d: Path) -> Path:

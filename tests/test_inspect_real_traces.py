@@ -11,6 +11,7 @@ which device a kernel ran on in CUDA's numbering, and what to do when a trace ca
 from __future__ import annotations
 
 import heapq
+import json
 import re
 import statistics
 from collections import defaultdict
@@ -279,3 +280,36 @@ def test_kernels_without_a_process_are_not_called_no_process(real_trace, capsys)
     assert ref.kernels and all(k["globalPid"] is None for k in ref.kernels)
     lines = _text(capsys, path).splitlines()
     assert lines[lines.index("processes") + 1] == f"  none identified: the {len(ref.kernels):,} kernels carry no globalPid"
+
+
+# ---------------------------------------------------------------- `mfu run` on a trace that cannot give an MFU
+
+@pytest.mark.parametrize("name", ALL_TRACES)
+def test_run_refuses_a_trace_without_ranges_or_kernels_cleanly(real_trace, tmp_path, capsys, name):
+    """The job a user writes after inspect: exit 4 (README, exit codes), one message naming the file, every
+    missing table with what it prevents (a CPU-only capture lacks both) and the capture that fixes it; no
+    traceback, no report folder, the trace unchanged and nothing beside it."""
+    path = real_trace(name)
+    con = read_only(path)
+    try:
+        have = tables(con)
+    finally:
+        con.close()
+    missing = [t for t in ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL") if t not in have]
+    if not missing:
+        pytest.skip(f"{name} has NVTX ranges and kernels: a region can be measured")
+    job = tmp_path / "job.yaml"
+    job.write_text(f"name: j\ntrace: {json.dumps(str(path))}\nregion: {{name: train_step}}\n"
+                   "hardware: {gpu: auto, num_gpus: 1, precision: fp16}\nmodel: {flops_per_step: 1.0e+12}\n"
+                   "workload: {mode: training}\n")
+    before, beside = sha256(path), sorted(path.parent.iterdir())
+    code = main(["run", str(job), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 4 and "Traceback" not in err
+    (line,) = [e for e in err.splitlines() if e.startswith("error: ")]
+    assert line.startswith(f"error: {path}: the trace has ") and "`nsys profile --trace=cuda,nvtx`" in line
+    assert all(f"no {t} table" in line for t in missing), line
+    assert ("mark the step with an NVTX range" in line) == ("NVTX_EVENTS" in missing)
+    assert not (tmp_path / "out" / "j").exists()
+    assert {p.name for p in (tmp_path / "out").iterdir()} <= {".lock", ".status", "index.md", "index.html"}
+    assert sha256(path) == before and sorted(path.parent.iterdir()) == beside

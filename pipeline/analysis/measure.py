@@ -84,12 +84,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     file is one of a job's several files, whose occurrences are checked against every file's
     (ranks.check_occurrences): a file whose processes have fewer is ranks missing occurrences.
     """
-    if not trace.has("raw_nvtx"):
-        raise TraceError(f"{trace.path}: the trace has no NVTX_EVENTS table, so it has no regions; "
-                         "capture with `nsys profile --trace=nvtx,cuda` and mark the step with an NVTX range")
-    if not trace.has("raw_kernel"):
-        raise TraceError(f"{trace.path}: the trace has no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels); "
-                         "capture with `--trace=cuda`")
+    _require_tables(trace)
     warnings: list[dict[str, str]] = []
     found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
                       name=region.name, match=region.match, domain=region.domain)
@@ -122,6 +117,18 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
     queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
     return Window(attribution, region.first, last, counts, unattributed, warnings)
+
+
+def _require_tables(trace: Trace) -> None:
+    """Every missing table a measurement needs, named at once with what it prevents (SEMANTICS §2): a
+    CPU-only capture lacks both, and naming only the first sends the user back to capture twice."""
+    missing = [what for raw, what in (("raw_nvtx", "no NVTX_EVENTS table (no regions)"),
+                                      ("raw_kernel", "no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels)"))
+               if not trace.has(raw)]
+    if missing:
+        mark = "" if trace.has("raw_nvtx") else " and mark the step with an NVTX range"
+        raise TraceError(f"{trace.path}: the trace has {' and '.join(missing)}; capture with "
+                         f"`nsys profile --trace=cuda,nvtx`{mark}")
 
 
 class MissingOccurrences(TraceError):
