@@ -238,3 +238,23 @@ def test_rank_file_devices_are_named_within_the_axis_margin():
     r["devices"][0]["label"] = "../traces/r0.sqlite:0"
     svg = charts.devices(r, render.device_label)
     assert ">GPU r0:0</text>" in svg and "<title>GPU ../traces/r0.sqlite:0</title>" in svg
+
+
+def test_history_legend_names_fit_the_chart():
+    """Three long job names: the third legend entry ran past the chart's right edge ('warnings-everywhere-'
+    cut by it) and names were cut at 22 characters with no sign of the cut. By hand: three slots of
+    (620 - 70 - 16) / 3 = 178 px, a name gets 178 - 21 - 8 = 149 px, int(149 / 7.8) = 19 characters."""
+    names = ["multi-rank-llama-3-8b-bf16", "warnings-everywhere-job", "files-4ranks-llama"]
+    doc = {"jobs": [{"name": name, "runs": [{"run": 1, "label": None, "status": "ok", "mfu_pct_wall": 30.0 + i,
+                                             "step_time_median_s": 1.0, "mfu_pct_wall_min": 90.0 if i == 1 else None}]}
+                    for i, name in enumerate(names)]}
+    svg = ET.fromstring(charts.history_charts(doc)["history-mfu.svg"])
+    legend = [g for g in svg.iter("g") if g.find("title") is not None and g.find("title").text in names]
+    assert [g.find("title").text for g in legend] == names                     # the full name on hover
+    assert [g.find("text").text for g in legend] == ["multi-rank-llama-3…", "warnings-everywher…",
+                                                     "files-4ranks-llama"]
+    for g in legend:
+        text = g.find("text")
+        assert float(text.get("x")) + 7.8 * len(text.text) <= 620 - 16          # inside the chart (glyph 7.8 px)
+    [limit] = [g.find("text").text for g in svg.iter("g") if g.get("class") == "threshold"]
+    assert limit == "warnings-everywhere-j… threshold 90.00\u00a0%"              # 22 characters, the cut shown

@@ -334,7 +334,8 @@ def timeline(r: dict[str, Any], label) -> str | None:
     body += [_text(sx(v), height + 16, text, "middle") for v, text in zip(ticks, tick_labels(ticks, col.scale))]
     body.append(_text(left + PLOT_PX / 2, height + 34, col.head(f"time from the start of occurrence {t['occurrence']}"),
                       "middle"))
-    return _svg("timeline", w, height + 42, f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time", body)
+    title = f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time"
+    return _svg("timeline", w, height + 42, title, body)
 
 
 def report_charts(r: dict[str, Any], label) -> dict[str, str]:
@@ -386,12 +387,14 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
                 short = labels[n] if len(labels[n]) <= 10 else labels[n][:9] + "…"
                 body.append(_text(sx[n], top + plot_h + 31, short, "middle", "", ' font-size="11"'))
     taken: list[tuple[float, ...]] = []
+    slot_w = (w - left - right) / 3                      # three legend entries a row, each within its slot
     for k, (name, pts, limit) in enumerate(series):
-        color, lx, ly = PALETTE[k % len(PALETTE)], left + 200 * (k % 3), 14 + 18 * (k // 3)
+        color, lx, ly = PALETTE[k % len(PALETTE)], left + slot_w * (k % 3), 14 + 18 * (k // 3)
         if limit is not None:
-            body.append(_limit_line(f"{name[:22]} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
+            body.append(_limit_line(f"{_fit(name, 22 * CHAR_W)} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
                                     (left, top, w - right, top + plot_h), color, taken))
-        body.append(_line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"') + _text(lx + 21, ly, name[:22]))
+        body.append(f"<g><title>{_e(name)}</title>" + _line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"')
+                    + _text(lx + 21, ly, _fit(name, slot_w - 21 - 8)) + "</g>")
         body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
                     + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>')
         body += [f'<circle cx="{sx[n]:.1f}" cy="{sy(v):.1f}" r="3.5" fill="{color}"><title>{_e(name)}, run {n}'
@@ -401,6 +404,13 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     cy = top + plot_h / 2
     body.append(_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
     return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
+
+
+def _fit(text: str, room_px: float) -> str:
+    """`text` within `room_px`, cut at the end with '…' (the full text goes in a tooltip): a legend cut
+    at a fixed 22 characters ran past the chart's right edge and ended mid-word with no sign of the cut."""
+    fits = max(4, int(room_px / CHAR_W))
+    return text if len(text) <= fits else text[:fits - 1] + "…"
 
 
 def _limit_line(text: str, y: float, plot: tuple[float, float, float, float], color: str,
