@@ -276,10 +276,20 @@ def ranks_above_100(summary: list[Doc], rows: list[Doc]) -> list[Warning]:
 def roofline_under_roof(rows: list[Doc]) -> list[Warning]:
     """Achieved above attainable is impossible: the FLOPs or the matched time describe other work."""
     return [{"code": "above_roof", "message":
-             f"roofline row '{r['operator']}': {r['achieved_tflops']:.1f} TFLOP/s achieved exceeds the "
-             f"{r['attainable_tflops']:.1f} TFLOP/s roof; the kernels matched to it ran too briefly for its "
-             "analytic FLOPs (a synthetic trace, kernel-class patterns that miss its kernels, or a scope error)"}
+             "roofline row '{}': {} TFLOP/s achieved exceeds the {} TFLOP/s roof; the kernels matched to it ran "
+             "too briefly for its analytic FLOPs (a synthetic trace, kernel-class patterns that miss its kernels, "
+             "or a scope error)".format(r["operator"], *_apart(r["achieved_tflops"], r["attainable_tflops"]))}
             for r in rows if r["pct_of_roof"] is not None and r["pct_of_roof"] > PCT_LIMIT]
+
+
+def _apart(larger: float, smaller: float) -> tuple[str, str]:
+    """Two numbers with the fewest decimals (at least one) that print them different: "2.0 TFLOP/s achieved
+    exceeds the 2.0 TFLOP/s roof" was 2.046 against 1.980."""
+    for decimals in range(1, 7):
+        a, b = f"{larger:.{decimals}f}", f"{smaller:.{decimals}f}"
+        if a != b:
+            break
+    return a, b
 
 
 def _names(names: list[str]) -> str:

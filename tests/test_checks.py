@@ -447,6 +447,10 @@ def test_roofline_under_roof():
     assert [w["code"] for w in warned] == ["above_roof", "above_roof"]
     assert "2000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s roof" in warned[0]["message"]
     assert "250.0 TFLOP/s achieved exceeds the 200.0 TFLOP/s roof" in warned[1]["message"]
+    # AI 2 FLOP/B: memory roof 2 x 2000 GB/s = 4.0 TFLOP/s; 2e12 FLOPs in 0.4975 s is 4.0201 (100.5 %), which
+    # one decimal printed as "4.0 TFLOP/s achieved exceeds the 4.0 TFLOP/s roof"
+    [close] = checks.roofline_under_roof([at(2.0e12, 1.0e12, 0.4975)])
+    assert "4.02 TFLOP/s achieved exceeds the 4.00 TFLOP/s roof" in close["message"]
 
 
 def test_gpu_outlasts_range_is_per_rank(tmp_path):
