@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.cli import main
 from pipeline.report import mdsafe
+from pipeline.report.render import render_all
 from pipeline.trace.synth import SynthSpec, generate
 
 HOSTILE = "st<img src=x onerror=alert(1)>|ep`\\"
@@ -59,3 +60,27 @@ def test_report_md_of_a_hostile_trace_and_job(tmp_path: Path, capsys):
             assert unescaped_pipes(line) == width, line
         else:
             width = None
+
+
+def test_plain_text_cannot_emphasise_strike_or_link():
+    """cmark-gfm (GitHub) rendered a description's `__init__.py` as bold "init", `~~old~~` struck out and
+    `*fast*` in italics; `[x](y)` would be a link. Underscores inside a word cannot emphasise and stay."""
+    assert mdsafe.plain("run *fast* __init__.py ~~old~~ [x](y) [^1]") == \
+        "run \\*fast\\* \\_\\_init\\_\\_.py \\~\\~old\\~\\~ \\[x\\](y) \\[^1\\]"
+    assert mdsafe.plain("mfu_pct_wall_min k__5x") == "mfu_pct_wall_min k\\_\\_5x"
+    # web addresses stay as written: GitHub links them, and a backslash would become part of the link
+    assert mdsafe.plain("see https://x.org/a_(b)*c or www.y.com/[z]_") == "see https://x.org/a_(b)*c or www.y.com/[z]_"
+
+
+def test_markdown_the_templates_write_is_not_escaped():
+    """A failed threshold and a precision that does not match are bold ('**FAIL**', '**no**'), written by the
+    templates, not escaped as text would be."""
+    r = json.loads((Path(__file__).resolve().parents[1] / "reports/demo/result.json").read_text())
+    r["job"]["description"] = "tuned *fast* ~~old~~"
+    r["thresholds"][0]["passed"] = False
+    r["gemm_precision"]["precisions"][0]["matches_declared"] = False
+    md = render_all(r)["report.md"]
+    assert "tuned \\*fast\\* \\~\\~old\\~\\~" in md
+    assert any(ln.startswith("| mfu_pct_wall_min |") and ln.endswith("| **FAIL** |") for ln in md.splitlines())
+    assert any(ln.startswith(f"| {r['gemm_precision']['precisions'][0]['precision']} |") and "| **no** |" in ln
+               for ln in md.splitlines())

@@ -3,10 +3,11 @@
 HTML pages are autoescaped by Jinja; Markdown has no such switch, so the Markdown templates
 get one here. Every `{{ value }}` in a `*.md.j2` template is escaped on output (finalize):
 `<`, `>` and `&` become entities, `|` and backslashes and backticks are backslash-escaped,
-line breaks become spaces. A value the template puts in a code span, `` `{{ value }}` ``,
-is rewritten before compiling into `{{ (value) | code }}`: a code span fenced with more
-backticks than the value holds, with `|` escaped on table rows (template lines starting with `|`),
-so names keep their `<float>`.
+line breaks become spaces, and `*`, `~`, `[`, `]` and an underscore at a word's edge are escaped
+outside web addresses (no emphasis, strikethrough, link or footnote). A value the template puts
+in a code span, `` `{{ value }}` ``, is rewritten before compiling into `{{ (value) | code }}`:
+a code span fenced with more backticks than the value holds, with `|` escaped on table rows
+(template lines starting with `|`), so names keep their `<float>`.
 Kernel names, GPU and range names, paths, regexes and reasons all go through one of the two.
 """
 
@@ -20,6 +21,9 @@ from jinja2.ext import Extension
 
 _PLAIN = str.maketrans({"\\": "\\\\", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;", "|": "\\|",
                         "\n": " ", "\r": " "})
+_INLINE = str.maketrans({"*": "\\*", "~": "\\~", "[": "\\[", "]": "\\]"})
+_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")     # one inside a word cannot emphasise
+_URL = re.compile(r"((?:https?://|www\.)\S+)")                           # GitHub links it; a backslash would break it
 _CODE_SPAN = re.compile(r"`\{\{(.*?)\}\}`")
 
 
@@ -28,7 +32,13 @@ class Safe(str):
 
 
 def plain(value: str) -> str:
-    return value.translate(_PLAIN)
+    """Text as text: no HTML, no table cell break, and no emphasis, strikethrough, link or footnote
+    (`*`, `~`, `[`, `]` and an underscore at a word's edge are escaped: GitHub rendered a description's
+    `__init__.py` as bold "init" and `~~old~~` struck out). Web addresses stay as written: GitHub links them,
+    and a backslash inside would become part of the link."""
+    parts = _URL.split(value.translate(_PLAIN))
+    return "".join(part if i % 2 else _EDGE_UNDERSCORE.sub(r"\\_", part.translate(_INLINE))
+                   for i, part in enumerate(parts))
 
 
 def code(value: Any, in_table: bool = True) -> Safe:
