@@ -97,6 +97,25 @@ def test_index_links_every_report_with_its_headline(batch, tmp_path, capsys):
     assert 'href="a/report.html"' in html and str(tmp_path) not in html + md
 
 
+def test_index_verdict_counts_warnings_as_the_report_does(synth_trace, tmp_path, capsys):
+    """A job whose report said "warnings: 1" was "ok" in the index: a reader of the index never saw them."""
+    clean, _ = synth_trace()
+    lossy, _ = synth_trace(drop_launch_every=7, seed=3)        # kernels without a launch row: one warning
+    out = tmp_path / "o"
+    assert main(["run", str(write(tmp_path, "clean", clean)), str(write(tmp_path, "lossy", lossy)),
+                 "--out", str(out), "--jobs", "1"]) == 0
+    capsys.readouterr()
+    codes = [w["code"] for w in json.loads((out / "lossy" / "result.json").read_text())["warnings"]]
+    assert codes == ["unattributed_kernels"]
+    assert json.loads((out / "clean" / "result.json").read_text())["warnings"] == []
+    rows = {line.split("]")[0][3:]: line for line in (out / "index.md").read_text().splitlines()
+            if line.startswith("| [")}
+    assert "| ok |" in rows["clean"] and "| warnings: 1 |" in rows["lossy"]
+    assert 'class="badge warn">warnings: 1</span>' in (out / "index.html").read_text()
+    for name, shown in (("clean", "ok"), ("lossy", "warnings: 1")):     # the report's own badge says the same
+        assert f">{shown}</span>" in (out / name / "report.html").read_text()
+
+
 def test_a_report_of_a_run_links_back_to_its_folders_index(batch, tmp_path, capsys):
     """`mfu run` writes index.md / index.html beside the report folders; a report had no way back to it.
     The link is relative (the folder can be moved or published), so reruns leave the same bytes."""

@@ -78,7 +78,7 @@ def _from_result(folder: Path) -> dict[str, Any] | None:
                 "gpu": r["hardware"]["gpu"], "precision": r["hardware"]["precision"],
                 "straggler_s": (r.get("straggler") or {}).get("total_s"),
                 "failed_thresholds": [t["name"] for t in r["thresholds"] if not t["passed"]],
-                "thresholds": len(r["thresholds"])}
+                "thresholds": len(r["thresholds"]), "warnings": len(r["warnings"])}
     except (OSError, ValueError, KeyError, TypeError):
         return None       # not a report of ours (or an older shape): not listed rather than guessed
 
@@ -97,7 +97,7 @@ def _failed(rec: dict[str, Any]) -> dict[str, Any]:
             "exit_code": rec["exit_code"], "reason": reason,
             "mfu_pct_wall": None, "hfu_pct_wall": None, "step_time_median_s": None, "tokens_per_s": None,
             "gpus": None, "gpu": None, "precision": None, "straggler_s": None, "failed_thresholds": [],
-            "thresholds": 0}
+            "thresholds": 0, "warnings": 0}
 
 
 def write_index(out_root: Path) -> list[Path]:
