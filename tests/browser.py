@@ -64,7 +64,12 @@ PROBE = """<script>(function () {
       if (b.width > 0 && !tops.some(function (t) { return Math.abs(t - b.top) < 6; })) tops.push(b.top); });
     if (tops.length > 3 && words / tops.length < 3) squeezed.push(cell.textContent.trim().slice(0, 40));
   });
-  var out = {innerWidth: window.innerWidth, brokenWords: broken, squeezedCells: squeezed,
+  var offscreen = [];  // prose cells (8 words or more) reaching past the right edge of the window: read by scrolling
+  document.querySelectorAll("td").forEach(function (cell) {
+    var words = cell.textContent.trim().split(/\\s+/).filter(Boolean).length;
+    if (words >= 8 && cell.getBoundingClientRect().right > window.innerWidth + 1) offscreen.push(cell.textContent.trim().slice(0, 40));
+  });
+  var out = {innerWidth: window.innerWidth, brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen,
              scrollWidth: document.documentElement.scrollWidth,
              bodyScrollWidth: document.body.scrollWidth, svgs: svgs, refs: refs,
              resources: performance.getEntriesByType("resource").map(function (r) { return r.name; }),

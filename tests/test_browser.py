@@ -1,4 +1,4 @@
-"""The pages as readers see them: headless Chromium at a phone's 390 px and a desktop's 1400 px.
+"""The pages as readers see them: headless Chromium at a phone's 390 px, a desktop's 1400 px and a wide 1920 px.
 
 Renders the demo report, a 16-rank report, an index with a failed and a missed-threshold
 job, a compare and a history with a flagged change, then reads a probe's measurements from the live DOM
@@ -60,7 +60,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
             "history": out / "trend" / "history.html"}
 
 
-@pytest.mark.parametrize("width", [390, 1400])
+@pytest.mark.parametrize("width", [390, 1400, 1920])
 @pytest.mark.parametrize("page", ["demo", "wide", "index", "compare", "history"])
 def test_page_in_a_real_browser(pages, page, width, tmp_path):
     found = browser.probe(pages[page], width, tmp_path)
@@ -71,6 +71,11 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     # split at 1400 px by the page's overflow-wrap: break-word, which table cells inherited)
     # (and a job name is one word: 'multi-rank-|llama' was split at its hyphens in the index and the gate tables)
     assert found["brokenWords"] == [], f"{page} at {width} px splits words in table cells: {found['brokenWords'][:8]}"
+    # prose is read without scrolling sideways: on a phone, a report's table of inputs and their sources shows
+    # each row as a block (its third column was off the screen); on a wide screen the index, compare and history
+    # pages use the width (history's flag column, the reason for the page, was cut off at 1920 px)
+    if page in ("demo", "wide") or width > 1600:
+        assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
     for svg in found["svgs"]:
