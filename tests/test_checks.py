@@ -65,6 +65,9 @@ def test_regex_compiles(tmp_path):
     (p,) = problems(tmp_path, GOOD + classes)
     assert p.pointer == "/analysis/kernel_classes/1/pattern" and "(RE2)" in p.message
     assert problems(tmp_path, GOOD + classes.replace("x(?<!y)", "(?i)nccl")) == []
+    # exact (the default) and contains compare plain text: RE2 never judges the name then
+    assert problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('")) == []
+    assert problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('\n  match: contains")) == []
 
 
 def test_occurrences_ordered(tmp_path):
@@ -86,6 +89,15 @@ def test_no_backward_without_training(tmp_path):
     text = GOOD.replace("mode: training", "mode: inference")
     text = text.replace("grad_accum: 4", "grad_accum: 4\n  recompute: full")
     assert {p.pointer for p in problems(tmp_path, text)} >= {"/workload/recompute", "/workload/grad_accum"}
+    # each cause alone: FlashAttention's recompute, and any accumulation (2 is already more than one microbatch)
+    inference = GOOD.replace("mode: training", "mode: inference").replace("  grad_accum: 4\n", "") \
+        .replace("global_batch: 64", "global_batch: 16")                           # 16 = 2 x 1 x 8 replicas
+    assert problems(tmp_path, inference) == []
+    (p,) = problems(tmp_path, inference.replace("micro_batch: 2", "micro_batch: 2\n  flash_recompute: true"))
+    assert p.pointer == "/workload/recompute" and "inference has no backward pass" in p.message
+    (p,) = problems(tmp_path, inference.replace("micro_batch: 2", "micro_batch: 2\n  grad_accum: 2")
+                    .replace("global_batch: 16", "global_batch: 32"))              # 32 = 2 x 2 x 8 replicas
+    assert p.pointer == "/workload/grad_accum" and "inference has no gradient accumulation" in p.message
 
 
 def test_decode_has_context(tmp_path):
@@ -94,6 +106,7 @@ def test_decode_has_context(tmp_path):
     (p,) = problems(tmp_path, text)
     assert "KV-cache" in p.message
     assert problems(tmp_path, text.replace("seq_len: 4096", "seq_len: 4096\n  context_len: 1024")) == []
+    assert problems(tmp_path, text.replace("mode: decode", "mode: inference")) == []      # prefill has no cache
 
 
 def test_microbatch_is_sized(tmp_path):
@@ -103,6 +116,9 @@ def test_microbatch_is_sized(tmp_path):
         .replace("name: train_step", "name: train_step\n  covers: microbatch")
     (p,) = problems(tmp_path, no_accum)
     assert "grad_accum to split the step" in p.message
+    # a declared architecture sizes the microbatch itself (global_batch / grad_accum, default 1): nothing to split
+    counted = no_accum.replace("flops_per_step: 3.9e+15", "preset: llama-3-8b")
+    assert problems(tmp_path, counted) == []
 
 
 def test_packed_documents_fit(tmp_path):
@@ -118,6 +134,15 @@ def test_gpu_product(tmp_path):
     assert "not divisible by tensor x pipeline x context = 3" in p.message
     assert problems(tmp_path, GOOD + "parallelism: {data: 4, tensor: 2}\n") != []   # 2 x 4 x 4 = 32 != 64
     assert problems(tmp_path, GOOD + "parallelism: {data: 8}\n") == []
+    # every model-parallel degree multiplies: 4 x 2 = 8 and 2 x 2 x 2 = 8 fit, 8 x 2 = 16 does not
+    assert problems(tmp_path, GOOD.replace("global_batch: 64", "global_batch: 32") + "parallelism: {data: 4, pipeline: 2}\n") == []
+    assert problems(tmp_path, GOOD.replace("global_batch: 64", "global_batch: 32") + "parallelism: {data: 4, context: 2}\n") == []
+    (p,) = problems(tmp_path, GOOD + "parallelism: {data: 8, pipeline: 2}\n")
+    assert "(2) = 16, but num_gpus is 8" in p.message
+    (p,) = problems(tmp_path, GOOD + "parallelism: {data: 8, context: 2}\n")
+    assert "(2) = 16, but num_gpus is 8" in p.message
+    (p,) = problems(tmp_path, GOOD + "parallelism: {pipeline: 3}\n")
+    assert "not divisible by tensor x pipeline x context = 3" in p.message
 
 
 def test_batch_arithmetic(tmp_path):
@@ -127,12 +152,19 @@ def test_batch_arithmetic(tmp_path):
     assert "3 data-parallel replicas" in p.message
     (p,) = problems(tmp_path, GOOD.replace("global_batch: 64", "global_batch: 63"))
     assert "not a multiple of micro_batch 2 x grad_accum 4" in p.message
+    # no data degree given: it is num_gpus / (tensor x pipeline x context) = 8 / 2 = 4 replicas, so 2 x 4 x 4 = 32
+    tensor2 = "parallelism: {tensor: 2}\n"
+    assert problems(tmp_path, GOOD.replace("global_batch: 64", "global_batch: 32") + tensor2) == []
+    (p,) = problems(tmp_path, GOOD + tensor2)
+    assert "global_batch 64 != micro_batch 2 x grad_accum 4 x data-parallel 4 = 32" in p.message
 
 
 def test_fp8_fraction_needs_fp8(tmp_path):
     (p,) = problems(tmp_path, GOOD.replace("precision: bf16", "precision: bf16\n  fp8_fraction: 0.5"))
     assert p.pointer == "/hardware/fp8_fraction"
     assert problems(tmp_path, GOOD.replace("precision: bf16", "precision: fp8\n  fp8_fraction: 0.5")) == []
+    (p,) = problems(tmp_path, GOOD.replace("precision: bf16", "precision: bf16\n  fp8_fraction: 0"))   # 0 is given too
+    assert p.pointer == "/hardware/fp8_fraction"
 
 
 def test_job_rules_run_before_anything_else(tmp_path):
@@ -164,6 +196,13 @@ def test_numerator_agrees_names_a_forward_pass():
     assert w["code"] == "scope_mismatch" and "one forward pass" in w["message"]
     (w,) = checks.numerator_agrees(45, 100, "megatron")
     assert "forward pass" not in w["message"]
+
+
+@pytest.mark.parametrize("flops, forward", [(279, False), (280, True), (380, True), (381, False)])
+def test_numerator_agrees_forward_pass_band(flops, forward):
+    """The 'one forward pass' hint covers ratios 0.28 to 0.38 inclusive (1/3 +- convention spread)."""
+    (w,) = checks.numerator_agrees(flops, 1000, "megatron")
+    assert w["code"] == "scope_mismatch" and ("one forward pass" in w["message"]) is forward
 
 
 def test_numerator_checkable():
@@ -202,6 +241,10 @@ def test_ranges_have_length():
     reason = checks.ranges_have_length(rows)
     assert "2 selected range(s) of NVTX_EVENTS" in reason and "occurrence 2 rank 100: zero length" in reason
     assert "occurrence 3 rank 200: ends before it starts (-5 ns)" in reason
+    many = [{"occurrence": i, "rank": "100", "pid": 100, "cpu_range_ns": 0} for i in range(1, 13)]
+    reason = checks.ranges_have_length(many)
+    assert reason.startswith("12 selected range(s)") and "occurrence 10 rank 100: zero length (0 ns) and 2 more." in reason
+    assert "occurrence 11 " not in reason
 
 
 @pytest.mark.parametrize("end, words", [(900, "ends before it starts"), (1000, "zero length")])
@@ -351,6 +394,11 @@ def test_mfu_or_hfu_above_100(tmp_path):
     why = rule(job, evidence(8, mfu=150.0, hfu=150.0, union=None))
     assert why.startswith("MFU above 100 % is physically impossible; likely: no attributed kernel ran in the "
                           "selected occurrences")
+    # GOOD accumulates 4 microbatches per step: a region over one microbatch is the likeliest cause, unless
+    # the job already says the region covers one microbatch
+    assert "set region.covers: microbatch" in rule(job, evidence(mfu=150.0))
+    micro = job_of(tmp_path, GOOD.replace("name: train_step", "name: train_step\n  covers: microbatch"))
+    assert "set region.covers: microbatch" not in rule(micro, evidence(mfu=150.0))
 
 
 def test_occurrences_above_100():
@@ -382,6 +430,7 @@ def test_step_times_finite(tmp_path):
     assert checks.step_times_finite(job, evidence(steps=[0.5, 1e-9])) is None
     assert "not finite" in checks.step_times_finite(job, evidence(steps=[1.0, float("inf")]))
     assert "not finite" in checks.step_times_finite(job, evidence(steps=[float("nan")]))
+    assert checks.step_times_finite(job, evidence(steps=[1.0, None])).startswith("1 step time(s) are not finite (None)")
 
 
 def test_numerator_describes_the_work(tmp_path):
@@ -399,6 +448,8 @@ def test_verdict(tmp_path):
                                                   mfu=120.0, hfu=120.0))
     assert status == "invalid" and reason.startswith("the FLOPs numerator")     # the first rule's reason
     assert checks.verdict(job, evidence(union=101.0))[0] == "invalid"
+    status, reason = checks.verdict(job, evidence(steps=[1.0, float("inf")]))       # every rule is in the tuple
+    assert status == "invalid" and "not finite" in reason
 
 
 def test_thresholds():
@@ -407,6 +458,8 @@ def test_thresholds():
     assert got == {"mfu_pct_wall_min": True, "hfu_pct_wall_min": False, "step_time_s_max": True}
     (t,) = checks.thresholds({"mfu_pct_wall_min": 0.0}, metrics(None), {"median_s": 1.0})
     assert t["passed"] is False                                   # no figure never passes a gate
+    exact = checks.thresholds({"hfu_pct_wall_min": 50.0, "mfu_pct_wall_min": 40.0}, metrics(40.0, 50.0), {"median_s": 1.0})
+    assert [t["passed"] for t in exact] == [True, True]           # a figure at its limit meets it
 
 
 # --------------------------------------------------------------------------- completeness
