@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from pipeline.errors import ConfigError
-from pipeline.model.flops import attention_pairs_x2, compute_flops, decode_keys, six_n_flops
+from pipeline.model.flops import attention_pairs_x2, compute_flops, decode_keys, per_occurrence, six_n_flops
 from pipeline.model.presets import model_from_flags, presets, resolve_model
 from pipeline.model.transformer import Arch
 
@@ -120,6 +121,15 @@ def test_mixtral_8x7b_params_and_flops():
     assert r.flops_per_token == 3 * (32 * layer + 2 * 4096 * 32000)
     assert r.flops_per_token / 1e9 == pytest.approx(79.7, abs=0.05)
     assert not any("6·N" in w for w in r.warnings)  # the 6N warning is for dense models only
+    # 6N counts the active parameters (12.9B), never all experts (46.7B)
+    assert r.six_n_flops_per_step / (6 * 4096) / 1e9 == pytest.approx(12.9, abs=0.05)
+    six_n = compute_flops({"preset": "mixtral-8x7b"}, mode="training", seq_len=4096, sequences=1, convention="6n")
+    assert six_n.model_flops_per_step / (6 * 4096) / 1e9 == pytest.approx(12.9, abs=0.05)
+    # at 65,536 tokens the causal core alone is 2 x 65536 x 4096 FLOPs per token and layer forward, about
+    # 2/3 of 2N: far beyond the 20 % tolerance, and still no 6N warning for an MoE model
+    long = compute_flops({"preset": "mixtral-8x7b"}, mode="training", seq_len=65536, sequences=1)
+    assert 32 * 2 * 65536 * 4096 / (2 * 12.9e9) > 0.6
+    assert not any("N·tokens check" in w for w in long.warnings)
 
 
 def test_moe_layer_pattern():
@@ -155,6 +165,49 @@ def test_mtp_counted_in_training():
     assert by["mtp.lm_head"].forward_flops == by["lm_head"].forward_flops == 2 * 16 * 7168 * 129280
 
 
+def test_sliding_window_layers_alternate_from_local():
+    """Gemma 2 (HF Gemma2DecoderLayer: is_sliding = not layer_idx % 2): layer 0 local, layer 1 global, ..."""
+    gemma = Arch.from_model(resolve_model({"preset": "gemma-2-9b"}))
+    assert [gemma.window_of(i) for i in range(4)] == [4096, None, 4096, None]
+    # three layers, every second global: one global layer (layer 1), two banded ones
+    model = {"hidden": 64, "layers": 3, "heads": 4, "ffn": 128, "mlp": "gelu", "lm_head": False,
+             "sliding_window": {"window": 4, "global_every": 2}}
+    by = rows(compute_flops(model, mode="inference", seq_len=8, sequences=1))
+    assert by["attn_scores"].forward_flops == (2 * (8**2 - 4**2) + 8**2) * 64
+
+
+def test_mla_attention_core_widths():
+    """DeepSeek-V3 MLA: QK^T over qk_nope + qk_rope = 192 per head, xV over v_head_dim = 128 per head;
+    causal, Megatron-halved: s^2 = 256 doubled pairs at s = 16; 128 heads, 61 layers."""
+    by = rows(compute_flops({"preset": "deepseek-v3"}, mode="inference", seq_len=16, sequences=1))
+    assert by["attn_scores"].forward_flops == 61 * 256 * 128 * 192
+    assert by["attn_context"].forward_flops == 61 * 256 * 128 * 128
+    direct = rows(compute_flops({"preset": "deepseek-v3", "mla": {"q_lora_rank": 0}}, mode="inference",
+                                seq_len=1, sequences=1))
+    assert direct["q_proj"].forward_flops == 61 * 2 * 7168 * 128 * 192   # no down-projection: h -> heads x 192
+
+
+def test_gpt2_small_parameters_exactly():
+    """HF GPT-2 (124,439,808 parameters), by hand: wte 50257 x 768, wpe 1024 x 768; per layer ln_1 and ln_2
+    (2 x 768 each), c_attn 768 x 2304 + 2304, attn c_proj 768 x 768 + 768, c_fc 768 x 3072 + 3072, mlp c_proj
+    3072 x 768 + 768; ln_f 2 x 768; the LM head is tied to wte."""
+    model = {"hidden": 768, "layers": 12, "heads": 12, "ffn": 3072, "mlp": "gelu", "vocab": 50257,
+             "position_embeddings": 1024, "linear_bias": True, "norm": "layernorm", "tied_embeddings": True}
+    layer = 2 * 1536 + 768 * 2304 + 2304 + 768 * 768 + 768 + 768 * 3072 + 3072 + 3072 * 768 + 768
+    expected = 50257 * 768 + 1024 * 768 + 12 * layer + 1536
+    assert expected == 124_439_808
+    assert compute_flops(model, mode="inference", seq_len=8, sequences=1).params_total == expected
+
+
+def test_untied_table_counts_only_with_an_lm_head():
+    """An untied LM head is a second vocab x hidden matrix; without an LM head there is none to count."""
+    base = {"hidden": 64, "layers": 1, "heads": 4, "ffn": 128, "mlp": "gelu", "vocab": 1000, "tied_embeddings": False}
+    def params(**kw):
+        return compute_flops({**base, **kw}, mode="inference", seq_len=8, sequences=1).params_total
+    assert params(lm_head=True) - params(lm_head=False) == 1000 * 64
+    assert params(lm_head=False) == params(lm_head=False, tied_embeddings=True)
+
+
 def test_sliding_window_band():
     # causal band of width w over s tokens: s²/2 − (s−w)²/2 pairs (Megatron-style halving)
     assert attention_pairs_x2(8192, 4096, True) == 8192**2 - (8192 - 4096) ** 2
@@ -188,6 +241,18 @@ def test_decode_keys_sum():
     assert decode_keys(10, 3, None) == 11 + 12 + 13
     assert decode_keys(10, 3, 12) == 11 + 12 + 12
     assert decode_keys(20, 2, 12) == 24
+    # the window is reached mid-way: tokens see 1, 2, 3, 4, 5 keys, then 5 each for the other five
+    assert decode_keys(0, 10, 5) == 1 + 2 + 3 + 4 + 5 + 5 * 5
+
+
+def test_decode_several_new_tokens_per_sequence():
+    """2 sequences x 3 new tokens after 100 cached ones: 6 tokens through the projections; token i sees
+    101 + i keys, so QK^T and xV each cost 2 x (101 + 102 + 103) x 4096 FLOPs per sequence and layer."""
+    r = compute_flops({"preset": "llama-3-8b"}, mode="decode", seq_len=1, sequences=2, context_len=100,
+                      generated_tokens=3)
+    matmul_weights = 8_030_261_248 - 128256 * 4096 - (2 * 32 + 1) * 4096
+    assert r.tokens_per_step == 6
+    assert r.model_flops_per_step == 2 * matmul_weights * 6 + 32 * 2 * (2 * 2 * (101 + 102 + 103) * 4096)
 
 
 # --- modes, recompute, HFU ------------------------------------------------------------
@@ -262,6 +327,18 @@ def test_forward_only_cross_check_is_2n_and_says_so():
     assert compute_flops(SEM11, mode="training", seq_len=8192, sequences=1).quick_check_factor == 6
 
 
+@pytest.mark.parametrize("seq_len, warned", [(4506, False), (5461, True)])
+def test_six_n_warning_tolerance_is_20_percent(seq_len, warned):
+    """SEM11's shape with full attention: per token 6N covers the 12h^2 weights per layer, attention adds
+    3 x 4 x s x h per layer, a share s / 6h over 6N (norm weights: 4e-5, negligible): 4506 / 24576 = 18.3 %
+    is inside 20 %, 5461 / 24576 = 22.2 % is beyond it."""
+    r = compute_flops(SEM11, mode="training", seq_len=seq_len, sequences=1)
+    found = [w for w in r.warnings if "6·N·tokens" in w]
+    assert bool(found) is warned
+    if warned:
+        assert "by +22% (tolerance ±20%)" in found[0]
+
+
 def test_full_attention_is_never_halved():
     causal = compute_flops({**SEM11, "attention": "causal"}, mode="inference", seq_len=64, sequences=1)
     full = compute_flops(SEM11, mode="inference", seq_len=64, sequences=1)
@@ -309,6 +386,15 @@ def test_explicit_numerator_passes_through():
     hw = compute_flops({"flops_per_step": 100, "hardware_flops_per_step": 130}, mode="training",
                        seq_len=10, sequences=1)
     assert hw.hardware_flops_per_step == 130 and hw.flops_per_token == 10.0
+    packed = compute_flops({"flops_per_step": 1000}, mode="training", seq_len=100, sequences=2, seq_lens=[50, 30])
+    assert packed.tokens_per_step == 80 and packed.flops_per_token == 12.5     # the documents' tokens, not 2 x 100
+
+
+def test_per_occurrence_rounds_exactly():
+    """Whole FLOPs, rounded (not truncated), from exact integers and fractions (no float on the way)."""
+    assert per_occurrence(7, Fraction(1, 4)) == 2                       # 1.75
+    assert per_occurrence(10**18 + 3, Fraction(1, 2)) == 5 * 10**17 + 2  # ...001.5 to even; a float would lose it
+    assert per_occurrence(3_900_000_000_000_000, Fraction(5)) == 19_500_000_000_000_000
 
 
 def test_unknown_preset_names_close_matches():

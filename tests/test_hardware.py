@@ -16,7 +16,7 @@ import pytest
 from pipeline.errors import ConfigError, ExitCode, HardwareError
 from pipeline.bundled import schema_path
 from pipeline.hardware.catalog import DEFAULT_CATALOG, catalog_rows, load_catalog
-from pipeline.hardware.detect import detect, resolve_peak
+from pipeline.hardware.detect import detect, peak_at, resolve_job_peak, resolve_peak
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_COLUMNS = ("id", "name", "chipName", "totalMemory", "memoryBandwidth", "smCount", "clockRate")
@@ -213,6 +213,16 @@ def test_h100_mig_1g(catalog):
 def test_mig_without_sm_count_refuses(catalog):
     with pytest.raises(HardwareError, match="MIG"):
         detect(catalog, [row(name="NVIDIA A100-SXM4-40GB MIG 3g.20gb")])
+    with pytest.raises(HardwareError, match="SM count \\(200\\) cannot be compared"):   # more SMs than the card
+        detect(catalog, [row(name="NVIDIA A100-SXM4-40GB MIG 3g.20gb", sm=200)])
+
+
+def test_mig_slice_of_a_shared_name_is_told_apart_by_clock(catalog):
+    """'NVIDIA H200' names SXM and NVL; a slice reports its own memory and bandwidth (18 GiB, 0.6 TB/s fit
+    neither card), so only the card's clock (1980 MHz: SXM) separates them."""
+    mig = row(name="NVIDIA H200 MIG 1g.18gb", mem=18 * 2**30, bw=0.6e12, sm=16, clock=1980000000)
+    peak = resolve_peak(catalog, hw(), [mig])
+    assert peak.key == "h200-sxm" and peak.peak_tflops == pytest.approx(989.4 * 16 / 132)
 
 
 def test_unknown_gpu_is_an_error_naming_it_and_the_override(catalog):
@@ -274,6 +284,22 @@ def test_name_match_with_odd_measurements_warns(catalog):
     assert found.entry.key == "h100-sxm" and any("bandwidth" in w for w in found.warnings)
 
 
+@pytest.mark.parametrize("changed, words", [
+    ({"bw": 2.68e12}, "bandwidth 2680 GB/s vs 3350"),          # 20 % below the datasheet: beyond 10 %
+    ({"mem": 40 * 2**30}, "memory 40 GiB vs 80"),              # GiB, as the catalog's 80 (84.9e9 bytes ~ 79.1 GiB)
+    ({"sm": 131}, "sm 131 SMs vs 132"),                        # an SM count is exact: one off is another part
+    ({"clock": 1850e6}, "clock 1850 MHz vs 1980"),             # 6.6 % below: beyond 5 %
+])
+def test_each_measurement_has_its_tolerance(catalog, changed, words):
+    """A name match still says which measurement disagrees, each against its own tolerance (memory and
+    bandwidth 10 %, clock 5 %, SMs exact); within them nothing is said."""
+    h100 = dict(mem=84942979072, bw=3352320000000, sm=132, clock=1980000000)
+    (warning,) = detect(catalog, [row(**{**h100, **changed})]).warnings
+    assert words in warning and warning.count(" vs ") == 1
+    near = dict(mem=int(84942979072 * 1.09), bw=3.35e12 * 0.91, sm=132, clock=1980e6 * 0.96)
+    assert detect(catalog, [row(**near)]).warnings == []
+
+
 # ------------------------------------------------------------------ precision, sparsity, overrides
 
 def test_dense_unless_sparsity_requested(catalog):
@@ -298,6 +324,10 @@ def test_fp8_blend_is_time_weighted_harmonic(catalog):
     assert mostly.peak_tflops == pytest.approx(1649.1, abs=0.1)
     pure = resolve_peak(catalog, hw(precision="fp8"), [H100_ROW])
     assert (pure.peak_tflops, pure.blended) == (1978.9, False)
+    every = resolve_peak(catalog, hw(precision="fp8", fp8_fraction=1.0), [H100_ROW])   # all fp8: no blend
+    assert (every.peak_tflops, every.blended) == (1978.9, False)
+    none = resolve_peak(catalog, hw(precision="fp8", fp8_fraction=0.0), [H100_ROW])    # all bf16: 1 / (1/989.4)
+    assert none.peak_tflops == pytest.approx(989.4) and none.blended
 
 
 def test_fp8_fraction_only_with_fp8(catalog):
@@ -440,6 +470,10 @@ def test_sparse_not_above_dense_is_rejected(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_catalog(path)
     assert err.value.problems[0].pointer == "/gpus/l40s/sparse_tflops/tf32"
+    equal = broken_copy(tmp_path, "sparse_tflops: {tf32: 366,", "sparse_tflops: {tf32: 183,")   # the dense tf32
+    with pytest.raises(ConfigError) as err:
+        load_catalog(equal)
+    assert err.value.problems[0].pointer == "/gpus/l40s/sparse_tflops/tf32"
 
 
 def test_yaml_syntax_error_has_line(tmp_path):
@@ -517,10 +551,33 @@ def test_the_catalog_note_travels_with_a_catalog_peak(catalog):
     assert own.peak_tflops == 142 and own.catalog_note is None        # the job's figure: the catalog's caveat is moot
 
 
+def test_peak_at_other_precisions(catalog):
+    """The job's GPU at another precision (the precision matrix): dense, or sparse when the job is; fp64 on
+    the tensor cores where the GPU has them; scaled like the job's peak for a MIG slice."""
+    dense = resolve_peak(catalog, hw(), [H100_ROW])
+    assert [peak_at(catalog, dense, p) for p in ("fp64", "tf32", "fp8", "fp4")] == [66.9, 494.7, 1978.9, None]
+    sparse = resolve_peak(catalog, hw(sparsity=True), [H100_ROW])
+    assert peak_at(catalog, sparse, "fp8") == 3957.8
+    mig = resolve_peak(catalog, hw(), [row(name="NVIDIA A100-SXM4-40GB MIG 3g.20gb", chip="GA100",
+                                           mem=20937965568, bw=777.6e9, sm=42, clock=1410000000)])
+    assert peak_at(catalog, mig, "fp64") == pytest.approx(19.5 * 42 / 108)
+    assert peak_at(catalog, resolve_peak(catalog, hw(peak_tflops=123.0), [row(name="NVIDIA Quantum X9000")]),
+                   "bf16") is None
+
+
+def test_files_with_one_gpu_type_but_other_peaks_are_refused(catalog):
+    """Two ranks on differently sized MIG slices of one card type: one key, two peaks, no one denominator."""
+    def slice_of(profile, sms):
+        return [row(name=f"NVIDIA A100-SXM4-40GB MIG {profile}", chip="GA100", sm=sms, clock=1410000000)]
+    files = [{"label": "r0.sqlite", "gpu_rows": slice_of("3g.20gb", 42), "devices": [0]},
+             {"label": "r1.sqlite", "gpu_rows": slice_of("2g.10gb", 28), "devices": [0]}]
+    with pytest.raises(HardwareError, match="different GPUs or peaks"):
+        resolve_job_peak(catalog, hw(num_gpus=2), files)
+
+
 def test_several_files_say_what_each_file_identified(catalog):
     """A job over rank files gets one peak, but each file names its own devices and unused GPUs: the reason
     is no longer file 0's sentence as if it described every file."""
-    from pipeline.hardware.detect import resolve_job_peak
     node = [row(id=i, mem=84942979072, bw=3352320000000, sm=132, clock=1980000000) for i in range(4)]
     same = [{"label": f"r{i}.sqlite", "gpu_rows": node[:1], "devices": [0]} for i in range(2)]
     peak = resolve_job_peak(catalog, hw(num_gpus=2), same)

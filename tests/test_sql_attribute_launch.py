@@ -113,3 +113,21 @@ def test_partly_overlapping_ranges_share_the_launches_in_their_overlap(open_expo
     # thread attribution: the second range is the worker's, so only its own launch (k4) is in it
     got = sorted((o, n) for o, *_, n in _attributed(trace, 1, 3, same_thread=True))
     assert got == [(1, "k1"), (1, "k2"), (1, "k3"), (2, "k4"), (3, "k5"), (3, "k6")]
+
+
+def test_a_launch_belongs_only_to_its_own_process_ranges(open_export) -> None:
+    """A launch inside another process's range is not that range's work: B's launch after B's own range
+    ended, while A's longer range is still open, and a process C with no range at all. A single launch
+    row exactly at the first range's start (the envelope's edge) is inside."""
+    c_main, c = gtid(300, 300), gpid(300)
+    e = Export()
+    e.range(1000, 3000, A_MAIN, "step")
+    e.range(1000, 2000, B_MAIN, "step")
+    e.launch(1000, A_MAIN, 1)
+    e.kernel(1100, 1200, A, 1, name="a1")
+    e.launch(2500, B_MAIN, 2)                                    # inside A's range only
+    e.kernel(2600, 2700, B, 2, device=1, name="b2")
+    e.launch(1500, c_main, 3)                                    # inside both, C has no range
+    e.kernel(1600, 1700, c, 3, device=2, name="c3")
+    trace = open_export(e)
+    assert _attributed(trace, 1, 1, same_thread=False) == [(1, A, 0, 1100, 1200, "a1")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nsys_export import attribute, overlapping_steps, two_rank_steps
+from nsys_export import Export, attribute, gtid, overlapping_steps, two_rank_steps
 from pipeline.trace import chain
 
 
@@ -39,4 +39,21 @@ def test_disjoint_occurrences_union_equals_sum(open_export) -> None:
 def test_nothing_selected_has_kernels(open_export) -> None:
     got = _totals(open_export(two_rank_steps()), 2, 2)
     assert got == {"wall_ns": 1000, "wall_sum_ns": 1000, "cpu_range_ns": 1000, "cpu_range_sum_ns": 1000,
+                   "kernel_union_ns": 0, "kernel_sum_ns": 0, "kernel_count": 0, "devices": []}
+
+
+def test_cpu_range_is_the_union_of_each_occurrence_longest_range(open_export) -> None:
+    """Two ranks whose ranges of consecutive occurrences overlap (no kernels needed):
+    pid 100: 1000..1500, 1900..2900; pid 200: 1200..2000, 1950..2100.
+    Occurrence 1's longest range is pid 200's 1200..2000 (800), occurrence 2's pid 100's 1900..2900 (1000):
+    they overlap by 100, so the union is 1200..2900 = 1700 against a sum of 1800. Envelopes 1000..2000 and
+    1900..2900: union 1900, sum 2000."""
+    e = Export()
+    a_main, b_main = gtid(100, 100), gtid(200, 200)
+    e.range(1000, 1500, a_main, "step")
+    e.range(1900, 2900, a_main, "step")
+    e.range(1200, 2000, b_main, "step")
+    e.range(1950, 2100, b_main, "step")
+    got = _totals(open_export(e), 1, 2)
+    assert got == {"wall_ns": 1900, "wall_sum_ns": 2000, "cpu_range_ns": 1700, "cpu_range_sum_ns": 1800,
                    "kernel_union_ns": 0, "kernel_sum_ns": 0, "kernel_count": 0, "devices": []}
