@@ -158,6 +158,34 @@ def test_unsteady_steps_by_cv_alone_and_steady_steps():
     w = unsteady_steps([3, 4, 5, 6], [1.0, 1.3, 1.0, 1.3], [True] * 4)
     assert w is not None and "CV 13.0 %" in w["message"]
     assert unsteady_steps([1, 2, 3], [1.0, 1.05, 0.97], [True] * 3) is None
+    # two steps a, b: CV = |a - b| / (a + b); neither is 2x the median (1.0)
+    w = unsteady_steps([1, 2], [0.895, 1.105], [True] * 2)                   # 0.21 / 2 = 10.5 %
+    assert w is not None and "CV 10.5 %" in w["message"]
+    assert unsteady_steps([1, 2], [0.905, 1.095], [True] * 2) is None       # 9.5 %
+
+
+@pytest.mark.parametrize("last, warned", [(2.1, True), (2.0, False), (1.99, False)])
+def test_unsteady_steps_by_one_outlier_alone(last, warned):
+    """150 steps of 1 s and one more: the CV stays below 10 % (2.1 s: mean 152.1 / 151 = 1.00728,
+    pstdev 0.0892, CV 8.9 %), so only the 2x-the-median rule can warn, and only above 2x."""
+    w = unsteady_steps(list(range(1, 152)), [1.0] * 150 + [last], [True] * 151)
+    assert (w is not None) is warned
+    if warned:
+        assert "CV 8.9 %" in w["message"] and "occurrence 151 takes 2.1 s, 2.10x the median 1 s" in w["message"]
+
+
+def test_unsteady_steps_outliers_are_beyond_10_percent():
+    """Median 1.0: 1.09 is steady, 1.11 and 2.5 are outside ±10 %."""
+    w = unsteady_steps([1, 2, 3, 4, 5, 6, 7], [1.0, 1.0, 1.0, 1.0, 1.09, 1.11, 2.5], [True] * 7)
+    assert "Outside ±10 % of the median: 6, 7." in w["message"]
+    assert "region.occurrences: {first: 1, last: 5}" in w["message"]
+
+
+def test_unsteady_steps_names_an_envelope_last_step_only_under_overlap():
+    """The last step's time is its envelope only when the occurrences overlap (last_is_envelope)."""
+    seconds, ran = [1.0, 1.0, 3.0], [True] * 3
+    assert "is the last selected" not in unsteady_steps([1, 2, 3], seconds, ran)["message"]
+    assert "Occurrence 3 is the last selected" in unsteady_steps([1, 2, 3], seconds, ran, last_is_envelope=True)["message"]
 
 
 def test_inference_is_not_labelled_optimizer_step(synth_trace, tmp_path, capsys):
