@@ -362,6 +362,7 @@ def test_flops_over_occurrences_without_kernels_are_invalid(tmp_path):
     res = run_job(load_job(job))
     assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1.0e3 / (1500e-9 * 2 * 1.0e12))
     assert res["metrics"]["active_ratio_pct_union"] is None
+    assert res["metrics"]["union_over_wall_pct"] == 0.0                     # no kernel covered any of the wall
     assert res["status"] == "invalid" and "no attributed kernel ran" in res["status_reason"]
     files = render_all(res)
     for card in ("HFU (wall time)", "Active-time ratio (union), diagnostic", "Model TFLOP/s per GPU"):
@@ -529,6 +530,13 @@ def test_gpu_outlasts_range_is_per_rank(tmp_path):
     assert first["wall_time_s"] == pytest.approx(1500e-9) and second["wall_time_s"] == pytest.approx(2000e-9)
     (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
     assert "in 1 of 2 occurrences (2)" in late["message"] and "tail per occurrence: 15.0 % to 15.0 % of the CPU range" in late["message"]
+
+
+def test_occurrence_lists_in_warnings_are_runs():
+    """Warnings name occurrences as runs: [7, 1, 2, 3, 9, 10] -> '1-3, 7, 9-10'."""
+    from pipeline.analysis.measure import _ranges
+    assert _ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
+    assert _ranges([2, 4]) == "2, 4" and _ranges([5]) == "5"
 
 
 def _drop_kernel_pid(path: Path) -> Path:

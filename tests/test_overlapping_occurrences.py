@@ -35,6 +35,8 @@ def test_totals_are_unions_and_mfu_uses_the_span(tmp_path):
     assert round(t["gpu_kernel_union_s"] * NS) == 3300          # 200..2600 and 2600..3500
     assert round(t["gpu_kernel_sum_s"] * NS) == 1600 + 1100 + 900
     assert {d["device_id"]: round(d["union_s"] * NS) for d in res["devices"]} == {0: 2500, 1: 1100}
+    # each device's busy share is of the span too, not of the 4900 ns the envelopes sum to
+    assert [d["busy_pct_of_wall"] for d in res["devices"]] == pytest.approx([100 * 2500 / 3500, 100 * 1100 / 3500])
     # MFU = 3 occurrences x FLOPS / (3500 ns x 2 GPUs x PEAK)
     mfu = 100 * 3 * FLOPS / (3500e-9 * 2 * PEAK * 1e12)
     assert res["metrics"]["mfu_pct_wall"] == pytest.approx(mfu, rel=1e-12)

@@ -113,3 +113,11 @@ def test_real_fp32_gemms_under_a_bf16_job_warn(real_trace, tmp_path):
     assert [(p["precision"], p["share"], p["peak_tflops"]) for p in gp["precisions"]] == [("fp32", 1.0, 66.9)]
     [warning] = [w for w in res["warnings"] if w["code"] == "precision_mismatch"]
     assert "100.0 % in fp32 (peak 66.9 TFLOP/s: sm80_xmma_gemm_f32f32_f32f32_f32_tn_n" in warning["message"]
+
+
+def test_fp64_names_match_either_fp64_peak():
+    """A kernel name says fp64 (dgemm); whether it ran on the tensor cores the name does not say."""
+    assert precision.matches("fp64", {"precision": "fp64"}) is True
+    assert precision.matches("fp64", {"precision": "fp64_tensor"}) is True
+    assert precision.matches("fp64", {"precision": "fp32"}) is False
+    assert precision.matches("unknown", {"precision": "bf16"}) is None

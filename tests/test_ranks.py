@@ -341,3 +341,53 @@ def test_median_without_is_the_median_of_the_others():
             others.remove(value)
             assert median_without(starts, value) == statistics.median(others), (starts, value)
     assert median_without([0, 6000], 0) == 6000 and median_without([0, 10, 20], 10) == 10
+
+
+def _rank(occurrence: int, rank: str, start: int, wall: int, kernels: int = 1, period: int | None = None) -> dict:
+    """One (occurrence, rank) row as measure/ranks produce it, in integer ns."""
+    return {"occurrence": occurrence, "rank": rank, "file": "t.sqlite", "pid": 1, "start_ns": start,
+            "cpu_range_ns": wall, "wall_ns": wall, "union_ns": wall // 2, "period_ns": period,
+            "kernel_count": kernels}
+
+
+def test_straggler_and_spread_by_hand():
+    """Three ranks, ends per occurrence (start + wall):
+    1: a 1000, c 1100, b 1300 -> median 1100: cost 200, spread (latest - earliest) 300, slowest b
+    2: a 6000, c 6000, b 6200 -> median 6000: cost 200, spread 200, slowest b
+    3: c 11000, a 11500, b 11500 -> median 11500: cost 0, spread 500, a tie of a and b: the first by name, a
+    Total 400 ns, 2 % of a 20000 ns wall; b was slowest most often (twice)."""
+    from pipeline.analysis import rankstats
+    rows = [_rank(1, "a", 0, 1000), _rank(1, "b", 0, 1300), _rank(1, "c", 0, 1100),
+            _rank(2, "a", 5000, 1000), _rank(2, "b", 5000, 1200), _rank(2, "c", 5000, 1000),
+            _rank(3, "a", 10000, 1500), _rank(3, "b", 10000, 1500), _rank(3, "c", 10000, 1000)]
+    st = rankstats.straggler(rows, 20000)
+    assert [(o["occurrence"], o["slowest_rank"], round(o["cost_s"] * NS), round(o["spread_s"] * NS))
+            for o in st["occurrences"]] == [(1, "b", 200, 300), (2, "b", 200, 200), (3, "a", 0, 500)]
+    assert round(st["total_s"] * NS) == 400 and st["pct_of_wall"] == pytest.approx(2.0)
+    assert (st["slowest_rank"], st["slowest_count"]) == ("b", 2)
+    spreads = rankstats.occurrence_spreads(rows)                     # slowest minus fastest rank wall
+    assert {k: round(v * NS) for k, v in spreads.items()} == {1: 300, 2: 200, 3: 500}
+    # one rank: nobody waits for anybody, no straggler figures at all
+    alone = rankstats.straggler([_rank(1, "a", 0, 1000)], 1000)
+    assert (alone["occurrences"], alone["total_s"], alone["pct_of_wall"], alone["slowest_rank"]) == ([], 0, None, None)
+
+
+def test_rank_summary_mfu_over_the_union_of_its_envelopes():
+    """Rank a: occurrence 1 over 0..1000 with a kernel, occurrence 2 over 500..1500 without one. Its MFU
+    over both is 2 x 1000 FLOPs over the union 0..1500 (1500 ns, not the 2000 ns sum), 1 GPU at 1 TFLOP/s:
+    100 x 2000 / (1.5e-6 x 1e12) = 0.1333 %; one occurrence with kernels is enough to have a figure."""
+    from pipeline.analysis import rankstats
+    (row,) = rankstats.summary([_rank(1, "a", 0, 1000), _rank(2, "a", 500, 1000, kernels=0)], 1000, 1, 1.0, {})
+    assert row["mfu_pct_wall"] == pytest.approx(100 * 2000 / (1500e-9 * 1e12))
+    (none,) = rankstats.summary([_rank(1, "a", 0, 1000, kernels=0)], 1000, 1, 1.0, {})
+    assert none["mfu_pct_wall"] is None
+
+
+@pytest.mark.parametrize("offset, misaligned", [(5000, False), (5001, True)])
+def test_misaligned_is_more_than_half_a_period(offset, misaligned):
+    """Period 10000 ns: a rank exactly half a period (5000 ns) from the other's start is not flagged."""
+    from pipeline.analysis import rankstats
+    rows = [_rank(1, "a", 0, 1000, period=10000), _rank(2, "a", 10000, 1000),
+            _rank(1, "b", offset, 1000, period=10000), _rank(2, "b", 10000 + offset, 1000)]
+    codes = [w["code"] for w in rankstats.alignment_warnings(rows, 1, 2)]
+    assert codes == (["rank_misaligned", "rank_misaligned"] if misaligned else [])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.fmt import column, fmt_num, fmt_pct, fmt_seconds, fmt_si
+from pipeline.report.fmt import column, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
 from pipeline.report.render import processes, render_all, verdict
 
 DEMO = json.loads((Path(__file__).resolve().parents[1] / "reports/demo/result.json").read_text())
@@ -47,6 +47,18 @@ def test_a_column_keeps_one_unit():
     assert [c(v) for v in (0.0021, 0.0005, 0.0312, None)] == ["2.100", "0.5000", "31.20", "—"]
     f = column([70_368_744_177_664, 738_871_813_865_472], "FLOP")      # median 738.9 T
     assert f.head("FLOPs") == "FLOPs (TFLOP)" and f(2_216_615_441_596_416) == "2,217"
+
+
+def test_units_switch_at_their_own_magnitude():
+    """A value equal to a unit's size is shown in that unit; zeros and missing cells choose no column unit."""
+    assert fmt_si(10**15) == f"1.000{NB}PFLOP" and fmt_si(2500, "B") == f"2.500{NB}kB" and fmt_si(999) == f"999.0{NB}FLOP"
+    assert fmt_seconds(1.0) == f"1.000{NB}s" and fmt_seconds(1e-3) == f"1.000{NB}ms"
+    assert column([0.0, 0.0, 0.0, 0.002], "s").head("wall") == "wall (ms)"     # typical of the non-zero values
+    assert column([None, 0.0], "s").head("wall") == "wall (s)"                   # nothing to go by: seconds
+
+
+def test_a_utilization_cell_is_marked_only_above_100():
+    assert fmt_util(100.0) == "100.00" and fmt_util(100.004) == f"100.00{NB}⚠" and fmt_util(None) == "—"
 
 
 def test_process_lists_collapse():
