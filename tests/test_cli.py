@@ -238,6 +238,16 @@ def test_an_unknown_option_shows_the_command_usage(capsys):
     assert "mfu gpus: error: unrecognized arguments: --bogus\n(see `mfu gpus --help`)" in err
 
 
+def test_a_run_without_results_says_it_appended_nothing_to_the_history(tmp_path, capsys):
+    """It said 'appended 0 results as run 1' (and created the DuckDB file): no run 1 exists, the next run is run 1."""
+    history = tmp_path / "h.duckdb"
+    code, _, err = run_cli(capsys, "run", job(tmp_path, tmp_path / "missing.sqlite"), "--out", tmp_path / "out",
+                           "--history", history)
+    assert code == 4
+    assert f"history: nothing appended to {history}: no job of this run has a result" in err
+    assert "as run" not in err and not history.exists()
+
+
 def test_flops_without_model_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
     assert code == 2 and "--preset" in err

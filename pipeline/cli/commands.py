@@ -43,8 +43,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         from pipeline.history import append
         done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
                 for r in rows if "metrics" in r]
-        run = append(args.history, done, args.label)
-        print(f"history: appended {len(done)} results as run {run} to {args.history}", file=sys.stderr)
+        if done:
+            run = append(args.history, done, args.label)
+            print(f"history: appended {len(done)} results as run {run} to {args.history}", file=sys.stderr)
+        else:
+            print(f"history: nothing appended to {args.history}: no job of this run has a result", file=sys.stderr)
     for r in rows:
         if r["status"] == "skipped":
             print(f"note: {r['job']}: {r['reason']}", file=sys.stderr)
