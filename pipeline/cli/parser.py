@@ -185,7 +185,8 @@ def _init_options(sub: Any) -> None:
     sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export, opened read-only")
     sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
     sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "
-                    "overwritten; the trace path is written relative to it); default: print to stdout")
+                    "overwritten; the trace path is written relative to it when the trace is in its folder or below, "
+                    "else absolute); default: print to stdout")
 
 
 def _demo_options(sub: Any) -> None:
