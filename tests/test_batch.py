@@ -112,6 +112,7 @@ def test_index_verdict_counts_warnings_as_the_report_does(synth_trace, tmp_path,
             if line.startswith("| [")}
     assert "| ok |" in rows["clean"] and "| warnings: 1 |" in rows["lossy"]
     assert 'class="badge warn">warnings: 1</span>' in (out / "index.html").read_text()
+    assert "**2 jobs: 2 ok (1 with warnings).**" in (out / "index.md").read_text()   # the count says so too
     for name, shown in (("clean", "ok"), ("lossy", "warnings: 1")):     # the report's own badge says the same
         assert f">{shown}</span>" in (out / name / "report.html").read_text()
 
@@ -172,3 +173,18 @@ def test_each_job_is_loaded_once_and_its_model_resolved_once(synth_trace, tmp_pa
     rows = run_batch(files, tmp_path / "out", workers=1, progress=io.StringIO())
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert calls == {"load_job": 2, "resolve_model": 2}
+
+
+def test_index_reads_rows_kept_before_warnings_were_counted(synth_trace, tmp_path, capsys):
+    """A status record written before index rows counted warnings has no 'warnings': the index still renders."""
+    from pipeline.report.index import write_index
+    trace, _ = synth_trace()
+    out = tmp_path / "o"
+    assert main(["run", str(write(tmp_path, "old", trace)), "--out", str(out)]) == 0
+    capsys.readouterr()
+    [record] = (out / ".status").glob("*.json")
+    kept = json.loads(record.read_text())
+    del kept["summary"]["row"]["warnings"]
+    record.write_text(json.dumps(kept))
+    write_index(out)
+    assert "| [old](old/report.md) | ok |" in (out / "index.md").read_text()

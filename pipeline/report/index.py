@@ -58,7 +58,7 @@ def _summarized(kept: dict[str, Any] | None, folder: Path) -> dict[str, Any] | N
     """The record's row when its result.json is still the one it was read from."""
     if kept is None or kept.get("result_sha256") is None or _digest(folder / "result.json") != kept["result_sha256"]:
         return None
-    return {**kept["row"], "folder": folder.name}
+    return {"warnings": 0, **kept["row"], "folder": folder.name}      # rows kept before warnings were counted
 
 
 def _digest(path: Path) -> str | None:

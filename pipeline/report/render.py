@@ -32,10 +32,10 @@ def verdict(r: dict[str, Any]) -> dict[str, str]:
 
 def job_verdict(j: dict[str, Any]) -> dict[str, str]:
     """An index row's verdict: a job that wrote no report failed; then as verdict() for a report, so a job
-    whose report says "warnings: 2" is not "ok" here (a row kept from before rows counted warnings has none)."""
+    whose report says "warnings: 2" is not "ok" here."""
     if j["folder"] is None:
         return {"css": "invalid", "text": f"{j['status']} (exit {j['exit_code']})", "why": j["reason"]}
-    return _verdict(j["status"], j["reason"], j["failed_thresholds"], j.get("warnings", 0))
+    return _verdict(j["status"], j["reason"], j["failed_thresholds"], j["warnings"])
 
 
 def _verdict(status: str, reason: str, failed: list[str], warnings: int) -> dict[str, str]:
