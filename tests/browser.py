@@ -48,6 +48,7 @@ PROBE = """<script>(function () {
     if (token && !/\\s/.test(token)) {
       var lines = [], texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), t;
       while ((t = texts.nextNode())) {
+        if (getComputedStyle(t.parentElement).overflowWrap === "anywhere") continue;   // allowed on purpose
         var whole = document.createRange(); whole.selectNodeContents(t);
         Array.prototype.forEach.call(whole.getClientRects(), function (b) {
           if (b.width > 0 && !lines.some(function (y) { return Math.abs(y - b.top) < 4; })) lines.push(b.top); });

@@ -152,3 +152,20 @@ def test_flops_cross_check_says_which_figure_is_what_share_of_which():
     for page in ("report.md", "report.html"):
         assert f"per step; the chosen figure is 106.8{NB}% of it." in files[page]
         assert "of it is the chosen figure" not in files[page]
+
+
+def test_html_kernel_names_that_share_their_start_are_shown_whole():
+    """cuBLAS names alike for 100 characters (a real H100 trace: ..._execute_kernel__5x_cublas and
+    ..._execute_split_k_kernel__5x_cublas) were both cut by CSS at 32 characters to the same
+    'sm80_xmma_gemm_f32f32_f32f32_f…': two rows that read as one kernel listed twice. A name alone at its
+    cut is still cut by CSS (class "whole" is what lifts the cut)."""
+    stem = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_"
+    alike = [stem + "kernel__5x_cublas", stem + "split_k_kernel__5x_cublas"]
+    r = copy.deepcopy(DEMO)
+    r["top_kernels"][0]["name"], r["top_kernels"][1]["name"] = alike
+    html = render_all(r)["report.html"]
+    for name in alike:
+        assert f'<code title="{name}" class="whole">{name}</code>' in html
+    lone = DEMO["top_kernels"][3]["name"]                    # flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel
+    assert len(lone) > 32
+    assert f'<td class="kname"><code title="{lone}">{lone}</code></td>' in html

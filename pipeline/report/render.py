@@ -60,7 +60,8 @@ def processes(pids: list[Any], everyone: int) -> str:
 def kernel_labels(names: list[str], width: int = 48) -> list[str]:
     """Kernel names for a Markdown table, cut to `width` characters ('…' last) unless cutting makes
     different kernels look alike: TensorRT's sm80_xmma_fprop_implicit_gemm_… names share their first
-    70 characters, and five rows of one label read as one kernel listed five times. Those stay whole."""
+    70 characters, and five rows of one label read as one kernel listed five times. Those stay whole.
+    The HTML page asks the same at 32 characters, where its CSS cuts a name."""
     cut = [n if len(n) <= width else n[:width - 1] + "…" for n in names]
     seen = Counter(cut)
     return [c if seen[c] == 1 else n for c, n in zip(cut, names)]
