@@ -234,6 +234,9 @@ def test_rank_file_devices_are_named_within_the_axis_margin():
     assert charts._gpu_name("../traces/r0.sqlite:0", 82) == "GPU r0:0"              # the file's stem, the device
     # 82 px hold 10 characters of 7.8 px: the end (which file, which device) is kept
     assert charts._gpu_name("/runs/rank_0000_of_node_a.sqlite:3", 82) == "…_node_a:3"
+    # 'GPU rank0:0' is 11 characters: the word GPU goes before a cut would make it '…U rank0:0'
+    assert charts._gpu_name("runs/rank0.sqlite:0", 82) == "rank0:0"
+    assert charts._gpu_name("runs/rank0.sqlite:0", 92) == "GPU rank0:0"
     r = copy.deepcopy(DEMO)
     r["devices"][0]["label"] = "../traces/r0.sqlite:0"
     svg = charts.devices(r, render.device_label)

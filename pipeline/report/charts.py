@@ -243,12 +243,15 @@ def steps(r: dict[str, Any]) -> str | None:
 
 def _gpu_name(full: str, room_px: float) -> str:
     """A device's axis label within `room_px`: 'GPU 3', or for a rank file 'GPU r0:3' (the file's
-    name without folder and extension), cut at the front ('…') if still too long; the full label
-    stays in the tooltip."""
+    name without folder and extension), without 'GPU' if that fits, else cut at the front ('…');
+    the full label stays in the tooltip."""
     file, sep, device = full.rpartition(":")
-    short = f"GPU {Path(file).stem}{sep}{device}" if sep else f"GPU {full}"
+    bare = f"{Path(file).stem}{sep}{device}" if sep else full
     fits = max(4, int(room_px / CHAR_W))
-    return short if len(short) <= fits else "…" + short[-(fits - 1):]
+    for label in (f"GPU {bare}", bare):          # "rank0:0" rather than the cut "…U rank0:0"
+        if len(label) <= fits:
+            return label
+    return "…" + bare[-(fits - 1):]
 
 
 def _axis_name(x: float, y: float, full: str, room_px: float) -> str:
