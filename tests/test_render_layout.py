@@ -169,3 +169,13 @@ def test_html_kernel_names_that_share_their_start_are_shown_whole():
     lone = DEMO["top_kernels"][3]["name"]                    # flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel
     assert len(lone) > 32
     assert f'<td class="kname"><code title="{lone}">{lone}</code></td>' in html
+
+
+def test_html_kernel_list_keeps_each_comma_with_its_name():
+    """The precision table's "largest kernels" wrapped before each comma at 768 px, leaving ',' alone at the
+    start of a line under each name: a name and its comma are one unbreakable piece now."""
+    html = render_all(DEMO)["report.html"]
+    names = DEMO["gemm_precision"]["precisions"][0]["kernels"]
+    assert len(names) == 3
+    pieces = [f'<span class="nw"><code title="{n}">{n}</code>{"," if i < 2 else ""}</span>' for i, n in enumerate(names)]
+    assert " ".join(pieces) in html
