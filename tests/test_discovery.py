@@ -111,3 +111,15 @@ def test_ranges_without_kernels_have_no_share(tmp_path, capsys):
     lines = _inspect_text(capsys, path).splitlines()
     row = lines[next(i for i, line in enumerate(lines) if line.startswith("  step  share")) + 1]
     assert row.split()[:2] == ["—", "3"] and row.endswith("  step")     # share, occurrences per process
+
+
+def test_one_period_is_not_called_steady(tmp_path):
+    """Two occurrences: the reason gives the one period and says it cannot judge steadiness (no 'CV 0.0 %')."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    for start in (0, 3_000_000):
+        e.range(start, start + 1_000_000, gtid(7, 7), "step")
+    e.launch(10, gtid(7, 7), 1)
+    e.kernel(20, 60, gpid(7), 1)
+    (step,) = inspect_trace(e.write(tmp_path / "t.sqlite"))["region_discovery"]["regions"]
+    assert step["reasons"][3] == "one period, 3.000 ms: too few to judge its steadiness"

@@ -146,8 +146,7 @@ class Reference:
         skip = {p: max(1, warmup) if len(os) >= max(1, warmup) + 3 else 0 for p, os in occ.items()}
         periods = [o["period"] for p, os in occ.items() for k, o in enumerate(os, 1)
                    if k > skip[p] and o["period"] is not None]
-        mean = statistics.mean(periods) if periods else 0
-        cv = statistics.pstdev(periods) / mean if mean else None
+        cv = statistics.pstdev(periods) / statistics.mean(periods) if len(periods) >= 2 else None  # one: no spread
         kernel_sum = sum(o["sum"] for o in every)
         share = kernel_sum / total if total else None
         least = min(map(len, occ.values()))
@@ -160,9 +159,9 @@ class Reference:
                 "median_kernel_count": statistics.median(o["count"] for o in every),
                 "kernel_sum_ns": kernel_sum, "kernel_share": share, "warmup_occurrences": warmup,
                 "period_skip": max(skip.values()), "period_cv": cv,
-                "period_ns": statistics.median(periods) if periods else None,
+                "period_ns": statistics.median(periods) if periods else None, "periods": len(periods),
                 "step_like": bool(min_depth == 0 and least >= MIN_REPEATS and share is not None
-                                  and share >= MIN_SHARE and (1 if cv is None else cv) <= MAX_CV)}
+                                  and share >= MIN_SHARE and (cv is None or cv <= MAX_CV))}
 
 
 def _close(got, want) -> bool:

@@ -74,3 +74,15 @@ def test_warmup_and_limit(open_export) -> None:
     assert len(rows) == 1 and rows[0]["name_group"] == "step" and rows[0]["warmup_occurrences"] == 1
     # periods after the first (steady): 120, 110, 100, 110 -> mean 110, sd 7.071
     assert rows[0]["period_cv"] == pytest.approx(50 ** 0.5 / 110) and rows[0]["period_skip"] == 1
+
+
+def test_one_period_has_no_cv(open_export) -> None:
+    """Two occurrences give one period: no spread to measure, so the CV is NULL, not 0 % (steady); it does not
+    stop the name being step-like (2 occurrences, top-level, all of the kernel time)."""
+    e = Export()
+    e.range(0, 100, P1, "step")
+    e.range(300, 400, P1, "step")
+    e.launch(10, P1, 1)
+    e.kernel(20, 60, gpid(1), 1)
+    (row,) = queries.run(open_export(e).con, "inspect_regions", **PARAMS)
+    assert (row["periods"], row["period_ns"], row["period_cv"], row["step_like"]) == (1, 300, None, True)

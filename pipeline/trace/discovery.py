@@ -65,7 +65,8 @@ def reasons(r: dict[str, Any]) -> list[str]:
         ("no GPU kernels in the trace" if share is None else
          f"{100 * share:.1f} % of the trace's kernel time launched inside"
          + ("" if share >= MIN_SHARE else f" (under {100 * MIN_SHARE:.0f} %)")),
-        ("no period (one occurrence)" if cv is None else
+        ("no period (one occurrence)" if r["period_ns"] is None else
+         f"one period, {r['period_ns'] / 1e6:.3f} ms: too few to judge its steadiness" if cv is None else
          f"period {r['period_ns'] / 1e6:.3f} ms, CV {100 * cv:.1f} %"
          + (f" (periods after occurrence {r['period_skip']})" if r["period_skip"] else "")
          + ("" if cv <= MAX_PERIOD_CV else f" (over {100 * MAX_PERIOD_CV:.0f} %: not steady)")),

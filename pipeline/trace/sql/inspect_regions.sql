@@ -116,7 +116,9 @@ SELECT gid, count(*) FILTER (WHERE is_warmup) AS warmup_occurrences FROM slow GR
 -- One row per name group. period_cv: coefficient of variation of the periods after the warm-up
 -- occurrences (at least the first: step 1 is often slower), when at least two such periods remain
 -- in the process; otherwise of all its periods. period_skip: the leading occurrences left out
--- (the most of any process), so the text can say which periods the figures describe.
+-- (the most of any process), so the text can say which periods the figures describe. One period
+-- has no spread: its CV is NULL, not 0 % (which would call two occurrences steady), and does not
+-- count against a step-like name.
 WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernels),
 per_process AS (
     SELECT gid, min(n) AS min_per_process, max(n) AS max_per_process
@@ -135,8 +137,10 @@ stats AS (
            CAST(median(kernel_count) AS BIGINT) AS median_kernel_count,
            sum(kernel_sum_ns) AS kernel_sum_ns,
            CAST(median(period_ns) FILTER (WHERE occurrence > skip) AS BIGINT) AS period_ns,
-           stddev_pop(period_ns) FILTER (WHERE occurrence > skip)
-               / nullif(avg(period_ns) FILTER (WHERE occurrence > skip), 0) AS period_cv,
+           count(period_ns) FILTER (WHERE occurrence > skip) AS periods,
+           CASE WHEN count(period_ns) FILTER (WHERE occurrence > skip) >= 2
+                THEN stddev_pop(period_ns) FILTER (WHERE occurrence > skip)
+                     / nullif(avg(period_ns) FILTER (WHERE occurrence > skip), 0) END AS period_cv,
            max(skip) AS period_skip
     FROM (SELECT o.*, CASE WHEN max(o.occurrence) OVER (PARTITION BY o.gid, o.global_pid)
                                 >= greatest(1, w.warmup_occurrences) + 3
@@ -151,7 +155,7 @@ SELECT g.name_group, g.domain, g.has_suffix, g.example, s.* EXCLUDE (gid),
        s.kernel_sum_ns / nullif((SELECT kernel_ns FROM total), 0) AS kernel_share,
        coalesce(d.min_depth = 0 AND p.min_per_process >= $min_repeats
                 AND s.kernel_sum_ns >= $min_share * (SELECT kernel_ns FROM total)
-                AND coalesce(s.period_cv, 1) <= $max_period_cv, false) AS step_like
+                AND (s.periods < 2 OR s.period_cv <= $max_period_cv), false) AS step_like
 FROM stats AS s
 JOIN per_process AS p USING (gid)
 JOIN discovery_depth AS d USING (gid)
