@@ -23,6 +23,7 @@ from typing import Any
 from pipeline.analysis.classes import pattern_problems
 from pipeline.errors import Problem
 from pipeline.job.config import Job
+from pipeline.model.roofline import JOB_NOTE
 from pipeline.trace import re2
 
 Doc = Mapping[str, Any]
@@ -275,11 +276,28 @@ def ranks_above_100(summary: list[Doc], rows: list[Doc]) -> list[Warning]:
 
 def roofline_under_roof(rows: list[Doc]) -> list[Warning]:
     """Achieved above attainable is impossible: the FLOPs or the matched time describe other work."""
-    return [{"code": "above_roof", "message":
-             "roofline row '{}': {} TFLOP/s achieved exceeds the {} TFLOP/s roof; the kernels matched to it ran "
-             "too briefly for its analytic FLOPs (a synthetic trace, kernel-class patterns that miss its kernels, "
-             "or a scope error)".format(r["operator"], *_apart(r["achieved_tflops"], r["attainable_tflops"]))}
+    return [_above_roof(r, r["attainable_tflops"], "roof")
             for r in rows if r["pct_of_roof"] is not None and r["pct_of_roof"] > PCT_LIMIT]
+
+
+def roofline_under_peak(rows: list[Doc], peak_tflops: float) -> list[Warning]:
+    """A row without a bytes figure has no attainable roof, but the dense peak bounds it all the same:
+    achieved above the peak is impossible, not "compute-bound"."""
+    return [_above_roof(r, peak_tflops, "dense peak") for r in rows
+            if r["attainable_tflops"] is None and r["achieved_tflops"] is not None and r["achieved_tflops"] > peak_tflops]
+
+
+def _above_roof(r: Doc, roof: float, what: str) -> Warning:
+    """Whose FLOPs are off: the job's own figure (its FLOPs or its kernel pattern), or the analytic model's."""
+    if r["note"] != JOB_NOTE:
+        why = ("the kernels matched to it ran too briefly for its analytic FLOPs (a synthetic trace, kernel-class "
+               "patterns that miss its kernels, or a scope error)")
+    else:
+        why = ("the FLOPs given for it in analysis.figures are more than the GPUs could do in its measured time "
+               "(FLOPs of more than one occurrence on all GPUs, or a `kernels` pattern that misses some of its kernels)")
+    achieved, limit = _apart(r["achieved_tflops"], roof)
+    return {"code": "above_roof", "message": f"roofline row '{r['operator']}': {achieved} TFLOP/s "
+            f"achieved exceeds the {limit} TFLOP/s {what}; {why}"}
 
 
 def _apart(larger: float, smaller: float) -> tuple[str, str]:

@@ -507,6 +507,24 @@ def test_roofline_under_roof():
     assert "4.02 TFLOP/s achieved exceeds the 4.00 TFLOP/s roof" in close["message"]
 
 
+def test_roofline_under_peak():
+    """Without bytes there is no attainable roof, but the dense peak still bounds a row: 1 GPU at 1000 TFLOP/s.
+    1e15 FLOPs in 0.5 s is 2000 TFLOP/s (impossible); in 1 s, exactly the peak; with bytes the roof rule judges."""
+    from pipeline.model.operators import Operator
+    from pipeline.model.roofline import JOB_NOTE, row
+
+    def at(flops, nbytes, seconds, note="analytic"):
+        return row(Operator("op", None, flops, nbytes, note), "job", seconds, 1000.0, 2000.0, 1)
+    assert checks.roofline_under_peak([at(1e15, 0, 1.0), at(1e15, 1e12, 0.5), at(1e15, 0, None)], 1000.0) == []
+    (w,) = checks.roofline_under_peak([at(1e15, 0, 0.5, JOB_NOTE)], 1000.0)
+    assert w["code"] == "above_roof"
+    assert w["message"].startswith("roofline row 'op': 2000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s dense peak; "
+                                   "the FLOPs given for it in analysis.figures")
+    (w,) = checks.roofline_under_peak([at(1e15, 0, 0.25)], 1000.0)
+    assert "4000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s dense peak; the kernels matched to it ran too " \
+           "briefly for its analytic FLOPs" in w["message"]
+
+
 def test_gpu_outlasts_range_is_per_rank(tmp_path):
     """SEMANTICS §5: the tail is each rank's last kernel end past its own range end, over the longest range.
     Start skew with every kernel inside its rank's range warns of nothing; a late kernel on the rank with the

@@ -109,3 +109,32 @@ def test_occurrences_without_kernels_say_so(real_trace, tmp_path):
     assert res["hardware"]["devices_in_trace"] == []
     assert "no kernel was attributed, so all 8 listed GPU(s) were identified" in res["hardware"]["detection_reason"]
     assert "kernels ran on 8 GPUs" not in md
+
+
+def test_job_figures_above_the_peak_are_refused_as_results(real_trace, tmp_path):
+    """analysis.figures on runFusion's two kernels. By hand: 'nvfuser' matches one kernel of 135999 ns,
+    'vectorized' one of 4160 ns (1 GPU, 1 device). 2e11 FLOPs in 135999 ns = 1470.6 TFLOP/s; 1e10 in
+    4160 ns = 2403.8 TFLOP/s: both beyond the H100's dense 989.4. The first has bytes (a roof); the second
+    none, and was labelled "likely compute-bound (heuristic)" with no warning. A 4e10-FLOP figure on the
+    nvfuser kernel (294.1 TFLOP/s) is plausible and stays silent."""
+    con = sqlite3.connect(f"file:{real_trace(FUSER_H100)}?mode=ro", uri=True)
+    ns = dict(con.execute("SELECT s.value, sum(k.\"end\" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                          "ON s.id = k.shortName WHERE k.correlationId IN (1101, 1107) GROUP BY 1"))
+    assert ns == {"nvfuser_none_f0_c0_r0_g0": 135999, "vectorized_elementwise_kernel": 4160}
+    tflops = {"big": 2.0e11 / (135999e-9) / 1e12, "nobytes": 1.0e10 / (4160e-9) / 1e12,
+              "fine": 4.0e10 / (135999e-9) / 1e12}
+    assert tflops["big"] > 989.4 and tflops["nobytes"] > 989.4 and tflops["fine"] < 989.4
+    res, md = _run(real_trace, tmp_path, region=RUN_FUSION, hardware={"num_gpus": 1, "precision": "fp16"},
+                   model={"flops_per_step": 5.0e10}, workload={"mode": "inference"},
+                   analysis={"figures": [{"name": "big", "kernels": "nvfuser", "flops": 2.0e11, "bytes": 1.0e6},
+                                         {"name": "nobytes", "kernels": "vectorized", "flops": 1.0e10},
+                                         {"name": "fine", "kernels": "nvfuser", "flops": 4.0e10}]})
+    rows = {r["operator"]: r for r in res["roofline"]}
+    for name, want in tflops.items():
+        assert rows[name]["achieved_tflops"] == pytest.approx(want, rel=1e-12)
+    assert rows["nobytes"]["bound"] == "impossible: above the peak"
+    above = [w["message"] for w in res["warnings"] if w["code"] == "above_roof"]
+    assert [m.split("'")[1] for m in above] == ["big", "nobytes"]
+    assert "2403.8 TFLOP/s achieved exceeds the 989.4 TFLOP/s dense peak" in above[1]
+    assert all("analysis.figures" in m and "analytic FLOPs" not in m for m in above)
+    assert "compute-bound" not in md.split("### Roofline")[1].split("## Warnings")[0]

@@ -37,8 +37,15 @@ class Roofs:
     devices: int
 
 
+JOB_NOTE = "from the job file"   # the note of a row built from the job's analysis.figures
+ABOVE_PEAK = "impossible: above the peak"
+
+
 def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float) -> str:
-    """A label from measured throughput and kernel class alone; never a roofline result."""
+    """A label from measured throughput and kernel class alone; never a roofline result. Whatever the
+    bytes, the peak is a roof: a row above it is impossible, never "compute-bound"."""
+    if achieved_tflops is not None and achieved_tflops > peak_tflops:
+        return ABOVE_PEAK
     if achieved_tflops is not None and 100 * achieved_tflops >= COMPUTE_LIKE_PCT * peak_tflops:
         return "likely compute-bound (heuristic)"
     if kernel_class in MEMORY_CLASSES or (
@@ -122,7 +129,7 @@ def table(fl: FlopsResult, model: dict[str, Any], job: Job, totals: dict[str, An
     for fig, gpu_s in zip(figures, figure_device_s):
         measured = totals["wall_time_s"] if gpu_s is None else (gpu_s / devices if devices and gpu_s else None)
         op = Operator(fig["name"], None, round(fig["flops"] * totals["occurrences"]),
-                      round(fig.get("bytes", 0) * totals["occurrences"]), "from the job file")
+                      round(fig.get("bytes", 0) * totals["occurrences"]), JOB_NOTE)
         rows.append(row(op, "job", measured, peak.peak_tflops, peak.hbm_gbps, gpus))
     if not any("kernels" not in f for f in figures):
         op = Operator("whole region (model FLOPs)", None, totals["model_flops"], region_bytes,
