@@ -287,6 +287,18 @@ def roofline_under_peak(rows: list[Doc], peak_tflops: float) -> list[Warning]:
             if r["attainable_tflops"] is None and r["achieved_tflops"] is not None and r["achieved_tflops"] > peak_tflops]
 
 
+def achievable_is_a_ceiling(m: Doc, achievable_tflops: float | None) -> list[Warning]:
+    """MFU against hardware.achievable_tflops above 100 %: the job ran faster than its "measured ceiling",
+    so that ceiling is not one (a benchmark of another precision or GPU count, or a typo)."""
+    pct = m["mfu_pct_achievable"]
+    if pct is None or pct <= PCT_LIMIT:
+        return []
+    return [{"code": "above_achievable", "message": f"MFU against the measured ceiling is {pct:.1f} %: the job achieved "
+             f"{m['achieved_tflops_per_gpu']:.4g} TFLOP/s per GPU, more than hardware.achievable_tflops "
+             f"({achievable_tflops:g}), so that figure is no ceiling; check how it was measured "
+             "(precision, per GPU, dense)"}]
+
+
 def _above_roof(r: Doc, roof: float, what: str) -> Warning:
     """Whose FLOPs are off: the job's own figure (its FLOPs or its kernel pattern), or the analytic model's."""
     if r["note"] != JOB_NOTE:

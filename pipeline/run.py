@@ -58,7 +58,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
-                + checks.roofline_under_roof(rows) + checks.roofline_under_peak(rows, peak.peak_tflops) + _unsteady(fig.occurrences)
+                + checks.roofline_under_roof(rows) + checks.roofline_under_peak(rows, peak.peak_tflops)
+                + checks.achievable_is_a_ceiling(fig.metrics, peak.achievable_tflops) + _unsteady(fig.occurrences)
                 + checks.occurrences_above_100(fig.occurrences)
                 + checks.ranks_above_100(per_rank.summary, per_rank.ranks))
     status, reason = checks.verdict(job, checks.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],

@@ -507,6 +507,18 @@ def test_roofline_under_roof():
     assert "4.02 TFLOP/s achieved exceeds the 4.00 TFLOP/s roof" in close["message"]
 
 
+def test_achievable_is_a_ceiling():
+    """10 TFLOP/s achieved against a 5 TFLOP/s 'ceiling' is 200 %: that figure is no ceiling."""
+    def m(pct, achieved):
+        return {"mfu_pct_achievable": pct, "achieved_tflops_per_gpu": achieved}
+    assert checks.achievable_is_a_ceiling(m(None, 10.0), None) == []
+    assert checks.achievable_is_a_ceiling(m(100.0, 5.0), 5.0) == []
+    (w,) = checks.achievable_is_a_ceiling(m(200.0, 10.0), 5.0)
+    assert w["code"] == "above_achievable"
+    assert w["message"].startswith("MFU against the measured ceiling is 200.0 %: the job achieved 10 TFLOP/s per GPU, "
+                                   "more than hardware.achievable_tflops (5)")
+
+
 def test_roofline_under_peak():
     """Without bytes there is no attainable roof, but the dense peak still bounds a row: 1 GPU at 1000 TFLOP/s.
     1e15 FLOPs in 0.5 s is 2000 TFLOP/s (impossible); in 1 s, exactly the peak; with bytes the roof rule judges."""

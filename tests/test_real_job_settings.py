@@ -138,3 +138,24 @@ def test_job_figures_above_the_peak_are_refused_as_results(real_trace, tmp_path)
     assert "2403.8 TFLOP/s achieved exceeds the 989.4 TFLOP/s dense peak" in above[1]
     assert all("analysis.figures" in m and "analytic FLOPs" not in m for m in above)
     assert "compute-bound" not in md.split("### Roofline")[1].split("## Warnings")[0]
+
+
+def test_a_ceiling_the_job_beat_is_no_ceiling(real_trace, tmp_path):
+    """achievable_tflops 5 against runFusion: 5e10 FLOPs over its 4631860 ns wall is 10.795 TFLOP/s per GPU,
+    215.9 % of that 'ceiling'. It was printed as a plain headline figure with no warning; the peak-based MFU
+    (1.091 %) stays the official one. A 700 TFLOP/s ceiling (1.542 %) is plausible and stays silent."""
+    wall_s = _runfusion_wall_ns(real_trace(FUSER_H100)) * 1e-9
+    achieved = 5.0e10 / wall_s / 1e12
+    assert achieved == pytest.approx(10.7948, rel=1e-5)
+    for ceiling, warned in ((5.0, True), (700.0, False)):
+        folder = tmp_path / str(ceiling)
+        folder.mkdir()
+        res, md = _run(real_trace, folder, region=RUN_FUSION,
+                       hardware={"num_gpus": 1, "precision": "fp16", "achievable_tflops": ceiling},
+                       model={"flops_per_step": 5.0e10}, workload={"mode": "inference"})
+        assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * achieved / 989.4, rel=1e-12)
+        assert res["metrics"]["mfu_pct_achievable"] == pytest.approx(100 * achieved / ceiling, rel=1e-12)
+        assert ("above_achievable" in [w["code"] for w in res["warnings"]]) == warned
+        row = next(line for line in md.splitlines() if line.startswith("| MFU against the measured ceiling"))
+        assert ("no ceiling" in row) == warned
+        assert row.endswith(f"| {100 * achieved / ceiling:.2f}\xa0% |")
