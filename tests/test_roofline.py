@@ -52,8 +52,8 @@ def test_row_without_bytes_is_labelled_heuristic():
     (None, 50.0, "likely memory-bound (heuristic)"),          # under 10 % of the peak
     ("attention", 300.0, "undetermined (heuristic)"),
     (None, None, "undetermined (heuristic)"),
-    ("gemm", 990.0, "impossible: above the peak"),             # above 989.4: never "compute-bound"
-    ("elementwise", 2404.0, "impossible: above the peak"),
+    ("gemm", 990.0, "impossible: above the peak (heuristic)"),             # above 989.4: never "compute-bound"
+    ("elementwise", 2404.0, "impossible: above the peak (heuristic)"),
 ])
 def test_heuristic_rules(cls, achieved, want):
     assert heuristic_bound(cls, achieved, H200_BF16) == want

@@ -38,7 +38,7 @@ class Roofs:
 
 
 JOB_NOTE = "from the job file"   # the note of a row built from the job's analysis.figures
-ABOVE_PEAK = "impossible: above the peak"
+ABOVE_PEAK = "impossible: above the peak (heuristic)"
 
 
 def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float) -> str:
