@@ -26,8 +26,9 @@ from pipeline.job.todo import MARK
 COMMENT_COL = 36
 
 
-def skeleton(trace: Path, preset: str | None, job_dir: Path) -> str:
-    """The job file text; `job_dir` is where it will live (the trace path is written relative to it)."""
+def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
+    """The job file text; `job_dir` is where it will live (the trace path is written relative to it), None when
+    the text is printed."""
     if preset is not None and preset not in presets():
         close = difflib.get_close_matches(preset, presets(), n=3, cutoff=0.4)
         raise UsageError(f"--preset: unknown model preset {preset!r}"
@@ -39,7 +40,8 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path) -> str:
              f"# Region discovery: {found['message']}",
              f"name: {_name(trace)}",
              _kv("trace", json.dumps(path := _trace_path(trace, job_dir)),
-                 ("absolute: the trace is outside this file's folder" if os.path.isabs(path)
+                 ("absolute: printed, so this file's folder is unknown" if job_dir is None
+                  else "absolute: the trace is outside this file's folder" if os.path.isabs(path)
                   else "relative to this file") + "; opened read-only"),
              "region:", *_region(found), "hardware:", *_hardware(info), "model:"]
     lines.append(_kv("  preset", preset, "configs/models.yaml (`mfu models`)") if preset else
@@ -105,8 +107,11 @@ def _kv(key: str, value: str, comment: str) -> str:
     return f"{text:<{COMMENT_COL - 1}} # {comment}" if comment else text
 
 
-def _trace_path(trace: Path, job_dir: Path) -> str:
-    """Relative to the job file when the trace sits below its folder, else absolute (no ../../ chains)."""
+def _trace_path(trace: Path, job_dir: Path | None) -> str:
+    """Relative to the job file when the trace sits below its folder, else absolute (no ../../ chains);
+    absolute when the text is printed (job_dir None): a redirect may put the file anywhere."""
+    if job_dir is None:
+        return str(trace.resolve())
     rel = os.path.relpath(trace.resolve(), job_dir.resolve())
     return str(trace.resolve()) if rel.startswith("..") else rel
 

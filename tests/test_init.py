@@ -109,3 +109,13 @@ def test_pytorch_suffixed_step_is_matched_by_prefix_and_runs(synth_trace, tmp_pa
     assert cli(capsys, "run", job, "--out", tmp_path / "out")[0] == 0
     res = json.loads((tmp_path / "out" / yaml.safe_load(text)["name"] / "result.json").read_text())
     assert res["region"]["occurrences_per_process"] == {"4000": truth["spec"]["steps"], "4001": truth["spec"]["steps"]}
+
+
+def test_printed_skeleton_names_the_trace_by_its_absolute_path(synth_trace, tmp_path, capsys, monkeypatch):
+    """Printed, it wrote the path relative to the current folder under the comment 'relative to this file':
+    `mfu init t.sqlite > jobs/x.yaml` then named jobs/t.sqlite, which does not exist (exit 4)."""
+    trace, _ = synth_trace(ranks=1, steps=3)
+    monkeypatch.chdir(trace.parent)
+    code, out, _ = cli(capsys, "init", trace.name)
+    line = next(x for x in out.splitlines() if x.startswith("trace:"))
+    assert code == 0 and line.startswith(f'trace: "{trace.resolve()}"') and "relative to this file" not in line

@@ -164,7 +164,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from pipeline.init import skeleton, write
-    text = skeleton(args.trace, args.preset, args.out.parent if args.out else Path.cwd())
+    text = skeleton(args.trace, args.preset, args.out.parent if args.out else None)
     if args.out is None:
         print(text, end="")
         return 0

@@ -186,7 +186,7 @@ def _init_options(sub: Any) -> None:
     sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
     sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "
                     "overwritten; the trace path is written relative to it when the trace is in its folder or below, "
-                    "else absolute); default: print to stdout")
+                    "else absolute); default: print to stdout, with the trace's absolute path")
 
 
 def _demo_options(sub: Any) -> None:
