@@ -101,6 +101,7 @@ def test_kernels_without_launch_rows_are_counted_apart(truth_run):
     (w,) = [w for w in res["warnings"] if w["code"] == "unattributed_kernels"]
     missed = sum(o["unattributed_kernel_count"] for o in truth["occurrences"])
     assert w["message"].startswith(f"{missed} kernels of the ranges' processes ran, wholly or partly, inside")
+    assert res["totals"]["unattributed_kernel_count"] == missed          # all occurrences', not the largest one
 
 
 def test_covers_scales_the_numerator(truth_run):
@@ -186,6 +187,7 @@ def test_every_headline_figure_by_hand(truth_run):
     assert m["union_over_wall_pct"] == pytest.approx(100 * union_s / wall_s, rel=1e-12)
     for got, o, w in zip(res["occurrences"], occ, walls):
         assert got["mfu_pct_wall"] == pytest.approx(100 * 4.0e12 / (w * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
+        assert got["hfu_pct_wall"] == pytest.approx(100 * 5.0e12 / (w * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
     st = res["step_time"]
     assert (st["median_s"], st["min_s"], st["max_s"]) == (sorted(walls)[2], min(walls), max(walls))
     for dev in res["devices"]:
