@@ -147,3 +147,50 @@ def test_samples_fall_back_to_wall_time_for_results_without_step_time():
     assert gate.step_samples(old) == ("wall_time_s", [2.0, 2.1, 2.2])
     # MFU per occurrence = model FLOPs per occurrence / (t x GPUs x peak), by hand for t = 1.0 s
     assert gate.mfu_samples(new)[0] == pytest.approx(100 * 4e15 / (1.0 * 8 * 989.4e12))
+
+
+def test_decide_boundaries():
+    """Worse by exactly the limit is within it; the baseline runs' range includes its ends, and one baseline
+    run spans no range (its value is no evidence of run-to-run noise)."""
+    many = [1.0, 1.01, 0.99, 1.02, 0.98]
+    shifted = [v * 1.2 for v in many]
+    assert gate.decide(5.0, "lower", 5.0, shifted, many)["reason"] == "within_limit"
+    assert gate.decide(-5.0, "higher", 5.0, shifted, many)["reason"] == "within_limit"
+    assert gate.decide(20.0, "lower", 5.0, shifted, many, value=1.25,
+                       base_values=[1.0, 1.25])["reason"] == "within_baseline_runs"
+    assert gate.decide(20.0, "lower", 5.0, shifted, many, value=1.2, base_values=[1.2])["reason"] == "clear"
+
+
+def test_detect_boundaries():
+    """A change of exactly the minimum is none; five samples a side are enough for a test (p = 1/252)."""
+    many = [1.0, 1.01, 0.99, 1.02, 0.98]
+    shifted = [v * 1.2 for v in many]
+    assert gate.detect(5.0, "lower", 5.0, shifted, many)["outcome"] == "none"
+    found = gate.detect(20.0, "lower", 5.0, shifted, many)
+    assert found["outcome"] == "regression" and found["test"]["p_value"] == pytest.approx(1 / 252)
+
+
+def test_exact_methods_up_to_their_sizes():
+    """No ties: exact up to m x n = 10,000 pairs (complete separation of 100 and 100: p = 1 / C(200, 100));
+    ties: exact up to 40 samples in all; all values tied: no shift to find (p = 1, not a division by zero)."""
+    t = gate.mann_whitney_greater([float(k) for k in range(100, 200)], [float(k) for k in range(100)])
+    assert t["method"] == "exact" and t["u"] == 10_000
+    assert t["p_value"] == pytest.approx(1 / math.comb(200, 100), rel=1e-12)
+    tied = gate.mann_whitney_greater([float(k) for k in range(10, 20) for _ in range(2)],
+                                     [float(k) for k in range(6, 16) for _ in range(2)])
+    assert tied["method"] == "exact (ties)"
+    flat = gate.mann_whitney_greater([1.0] * 25, [1.0] * 25)
+    assert (flat["method"], flat["u"], flat["p_value"]) == ("normal approximation", 312.5, 1.0)
+
+
+def test_samples_need_every_step_time_and_a_peak():
+    """One occurrence without a step time: every sample is a wall time, not a shorter list of step times.
+    No peak: no MFU samples."""
+    mixed = result("mixed", [1.0, 1.1])
+    mixed["occurrences"][1]["step_time_s"] = None
+    walls = [o["wall_time_s"] for o in mixed["occurrences"]]
+    assert gate.step_samples(mixed) == ("wall_time_s", walls)
+    for key in ("peak_tflops", "num_gpus"):
+        bare = result("bare", [1.0, 1.1])
+        bare["hardware"][key] = None
+        assert gate.mfu_samples(bare) == []
