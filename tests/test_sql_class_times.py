@@ -25,3 +25,10 @@ def test_count_sum_union_and_device_seconds_per_class():
 
 def test_no_kernels_no_rows():
     assert queries.run(classified([]), "class_times") == []
+
+
+def test_classes_ordered_by_union_not_sum():
+    """a: [0,10) twice (sum 20, union 10); b: [0,15) (sum 15, union 15): b comes first."""
+    con = classified([(1, 0, "x", "a", 0, 10), (1, 1, "x", "a", 0, 10), (1, 0, "y", "b", 0, 15)])
+    assert [(r["class"], r["sum_ns"], r["union_ns"]) for r in queries.run(con, "class_times")] == [
+        ("b", 15, 15), ("a", 20, 10)]
