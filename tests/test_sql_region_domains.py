@@ -57,3 +57,38 @@ def test_a_job_whose_domain_holds_no_match_is_told_where_the_name_is(tmp_path) -
         run_job(load_job(job))
     assert ("Domains in this trace: 'TensorRT', the default domain, 'NCCL'. "        # by ranges: 4, 1, 1
             "Most frequent range names: 'allreduce', 'build', 'execute'.")   # 1 range per group, by name in str(info.value)
+
+
+def test_an_unnamed_domain_is_not_the_default_one(open_export) -> None:
+    """domainId 3 with no eventType 75 row (a trimmed export) has no name, like the default domain (id 0),
+    but is another domain: the rows keep them apart by id."""
+    e = _export()
+    e.range(900, 950, P2, "allreduce", domain_id=3)
+    e.range(960, 990, P2, "allreduce", domain_id=3)
+    got = queries.run(open_export(e).con, "region_domains", name="allreduce", match="exact")
+    assert [(r["domain"], r["unnamed_id"], r["matching"], r["ranges"]) for r in got] == [
+        (None, 3, 2, 2), ("NCCL", None, 1, 1), ("TensorRT", None, 0, 3), (None, 0, 0, 1)]
+
+
+def test_real_nccl_ranges_of_an_unnamed_domain(real_trace, tmp_path) -> None:
+    """nsysai__mfu_2gpu_before: NCCL's ranges (ncclGroupEnd: 66, both ranks) carry domainId 1, and the export
+    has no eventType 75 row naming it. Asked for domain 'NCCL', the error said they were in "the default
+    domain", which they are not (that is domainId 0)."""
+    import sqlite3
+
+    from pipeline.errors import TraceError
+    from pipeline.job.config import load_job
+    from pipeline.run import run_job
+    from test_run_synth import write_job
+    path = real_trace("nsysai__mfu_2gpu_before.sqlite")
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 75").fetchone() == (0,)
+    assert con.execute("SELECT domainId, count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+                       "WHERE coalesce(n.text, s.value) = 'ncclGroupEnd' GROUP BY 1").fetchall() == [(1, 66)]
+    job = write_job(tmp_path, path, region={"name": "ncclGroupEnd", "domain": "NCCL"},
+                    hardware={"gpu": "h100-sxm"}, model={"flops_per_step": 1.0e6}, workload={"mode": "inference"})
+    with pytest.raises(TraceError) as info:
+        run_job(load_job(job))
+    assert "Ranges with that name are in domain id 1 (the export records no name for it, so region.domain " \
+           "cannot select it) (66 ranges)" in str(info.value)
+    assert "default domain" not in str(info.value)

@@ -305,8 +305,13 @@ def _ranges(indices: list[int]) -> str:
     return ", ".join(out)
 
 
-def _domain(name: str | None) -> str:
-    return "the default domain" if name is None else repr(name)
+def _domain(row: dict[str, Any]) -> str:
+    """A region_domains row in words: a domain with no name is the default one only when its id is 0."""
+    if row["domain"] is not None:
+        return repr(row["domain"])
+    if not row["unnamed_id"]:
+        return "the default domain"
+    return f"domain id {row['unnamed_id']} (the export records no name for it, so region.domain cannot select it)"
 
 
 def _not_found(trace: Trace, region: Region) -> str:
@@ -318,10 +323,10 @@ def _not_found(trace: Trace, region: Region) -> str:
         elsewhere = [d for d in domains if d["matching"]]
         if elsewhere:
             return (msg + " Ranges with that name are in " + ", ".join(
-                f"{_domain(d['domain'])} ({d['matching']} ranges)" for d in elsewhere)
+                f"{_domain(d)} ({d['matching']} ranges)" for d in elsewhere)
                 + ": NVTX domain names are case-sensitive; set region.domain to the one meant, or remove it"
                 + " to match in every domain")
-        msg += " Domains in this trace: " + (", ".join(_domain(d["domain"]) for d in domains) or "none") + "."
+        msg += " Domains in this trace: " + (", ".join(_domain(d) for d in domains) or "none") + "."
     near = queries.run(trace.con, "inspect_near_names", name=region.name)
     prefix = [r for r in near if r["kind"] == "prefix"]
     if prefix and region.match == "exact":

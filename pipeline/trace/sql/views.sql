@@ -25,7 +25,8 @@ SELECT
     (n.globalTid >> 24) & 16777215 AS pid,
     n.globalTid & 16777215 AS tid,
     coalesce(n.text, s.value) AS name,
-    d.domain AS domain
+    d.domain AS domain,
+    n.domainId AS domain_id
 FROM raw_nvtx AS n
 LEFT JOIN raw_strings AS s ON s.id = n.textId
 LEFT JOIN nvtx_domains AS d
