@@ -159,3 +159,24 @@ def test_a_ceiling_the_job_beat_is_no_ceiling(real_trace, tmp_path):
         row = next(line for line in md.splitlines() if line.startswith("| MFU against the measured ceiling"))
         assert ("no ceiling" in row) == warned
         assert row.endswith(f"| {100 * achieved / ceiling:.2f}\xa0% |")
+
+
+def test_explicit_numerator_is_per_optimizer_step_under_covers_microbatch(real_trace, tmp_path):
+    """flops_per_step 4e10 with covers: microbatch and grad_accum 4: the tool divides it by 4 (1e10 per
+    occurrence), i.e. it reads the figure as one optimizer step's. The schema told users it was the FLOPs
+    "of the unit of work the region covers", which would be the microbatch's: divided again, 4x too low.
+    By hand: 1e10 / (4631860 ns x 1 x 989.4 TFLOP/s) = 0.21821 %."""
+    import json
+    from pathlib import Path
+    res, md = _run(real_trace, tmp_path, region={**RUN_FUSION, "covers": "microbatch"},
+                   hardware={"num_gpus": 1, "precision": "fp16"}, model={"flops_per_step": 4.0e10},
+                   workload={"mode": "training", "grad_accum": 4, "micro_batch": 1, "global_batch": 4})
+    wall_s = _runfusion_wall_ns(real_trace(FUSER_H100)) * 1e-9
+    assert res["flops"]["model_flops_per_occurrence"] == 10**10
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1e10 / (wall_s * 989.4e12), rel=1e-12)
+    assert f"{100 * 1e10 / (wall_s * 989.4e12):.2f}" == "0.22"
+    assert "| optimizer steps per occurrence | 1/4 | `region.covers: microbatch` |" in md
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "model.schema.json").read_text())
+    text = schema["properties"]["flops_per_step"]["description"]
+    assert "of one optimizer step" in text and "microbatch: divided by grad_accum" in text
+    assert "unit of work the region covers" not in text
