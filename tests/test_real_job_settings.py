@@ -180,3 +180,18 @@ def test_explicit_numerator_is_per_optimizer_step_under_covers_microbatch(real_t
     text = schema["properties"]["flops_per_step"]["description"]
     assert "of one optimizer step" in text and "microbatch: divided by grad_accum" in text
     assert "unit of work the region covers" not in text
+
+
+def test_region_row_of_a_mostly_idle_wall_says_idle(real_trace, tmp_path):
+    """runFusion's kernels run 140159 ns of its 4631860 ns wall (3.03 %). The region's roofline row, timed over
+    the wall with no bytes figure, was labelled "likely memory-bound": the trace shows idle GPUs, not memory."""
+    con = sqlite3.connect(f"file:{real_trace(FUSER_H100)}?mode=ro", uri=True)
+    (busy,) = con.execute("SELECT sum(\"end\" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                          "WHERE correlationId IN (1101, 1107)").fetchone()    # disjoint: sum = union
+    share = busy / _runfusion_wall_ns(real_trace(FUSER_H100))
+    assert busy == 140159 and round(100 * share) == 3
+    res, md = _run(real_trace, tmp_path, region=RUN_FUSION, hardware={"num_gpus": 1, "precision": "fp16"},
+                   model={"flops_per_step": 5.0e10}, workload={"mode": "inference"})
+    (region,) = [r for r in res["roofline"] if r["operator"] == "whole region (model FLOPs)"]
+    assert region["bound"] == "mostly idle: kernels ran in 3 % of the wall (heuristic)"
+    assert "likely memory-bound" not in md

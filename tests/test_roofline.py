@@ -59,6 +59,16 @@ def test_heuristic_rules(cls, achieved, want):
     assert heuristic_bound(cls, achieved, H200_BF16) == want
 
 
+def test_a_mostly_idle_wall_is_not_called_memory_bound():
+    """A row timed over the wall where kernels ran 3 % of it: slow for want of work, which says nothing about
+    memory. Busy for most of it (or timed over kernels only: no share), the throughput rules apply."""
+    assert heuristic_bound(None, 10.8, H200_BF16, busy_share=0.0303) == \
+        "mostly idle: kernels ran in 3 % of the wall (heuristic)"
+    assert heuristic_bound(None, 10.8, H200_BF16, busy_share=0.9) == "likely memory-bound (heuristic)"
+    assert heuristic_bound("gemm", 600.0, H200_BF16, busy_share=0.2) == "likely compute-bound (heuristic)"
+    assert heuristic_bound(None, 2000.0, H200_BF16, busy_share=0.2).startswith("impossible")
+
+
 def test_operators_of_the_semantics_dense_case():
     """h 4096, 32 layers, s 8192, ffn 16384, MHA, 2-matrix MLP, full attention, batch 1, forward only."""
     arch = Arch.from_model({"hidden": 4096, "layers": 32, "heads": 32, "ffn": 16384, "mlp": "gelu",

@@ -23,6 +23,7 @@ from pipeline.model.transformer import Arch
 MEMORY_CLASSES = frozenset({"elementwise", "normalization", "memory"})
 COMPUTE_LIKE_PCT = 50.0     # achieved >= half the dense peak: the tensor cores are busy
 STARVED_PCT = 10.0          # achieved < a tenth of the peak: most time is not math
+MOSTLY_IDLE = 0.5           # no kernel ran in over half of the wall: idle time, not memory, holds the row back
 TRAINING_PASSES = 3         # forward, input gradient, weight gradient: kernel calls per operator (SEMANTICS §7)
 
 
@@ -41,13 +42,18 @@ JOB_NOTE = "from the job file"   # the note of a row built from the job's analys
 ABOVE_PEAK = "impossible: above the peak (heuristic)"
 
 
-def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float) -> str:
+def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float,
+                    busy_share: float | None = None) -> str:
     """A label from measured throughput and kernel class alone; never a roofline result. Whatever the
-    bytes, the peak is a roof: a row above it is impossible, never "compute-bound"."""
+    bytes, the peak is a roof: a row above it is impossible, never "compute-bound". busy_share: for a row
+    timed over the wall, the share of it in which any kernel ran; mostly idle GPUs are slow for want of
+    work, which says nothing about memory."""
     if achieved_tflops is not None and achieved_tflops > peak_tflops:
         return ABOVE_PEAK
     if achieved_tflops is not None and 100 * achieved_tflops >= COMPUTE_LIKE_PCT * peak_tflops:
         return "likely compute-bound (heuristic)"
+    if busy_share is not None and busy_share < MOSTLY_IDLE:
+        return f"mostly idle: kernels ran in {100 * busy_share:.0f} % of the wall (heuristic)"
     if kernel_class in MEMORY_CLASSES or (
             achieved_tflops is not None and 100 * achieved_tflops < STARVED_PCT * peak_tflops):
         return "likely memory-bound (heuristic)"
@@ -55,13 +61,14 @@ def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, pea
 
 
 def row(op: Operator, source: str, measured_s: float | None, peak_tflops: float, hbm_gbps: float | None,
-        num_gpus: int) -> dict[str, Any]:
-    """One table row. measured_s is per GPU; FLOPs and bytes are totals over num_gpus GPUs."""
+        num_gpus: int, busy_share: float | None = None) -> dict[str, Any]:
+    """One table row. measured_s is per GPU; FLOPs and bytes are totals over num_gpus GPUs; busy_share: see
+    heuristic_bound (rows timed over the wall only)."""
     achieved = op.flops / num_gpus / measured_s / metrics.TERA if measured_s else None
     ai = op.flops / op.bytes if op.bytes else None
     attainable = metrics.attainable_tflops(ai, peak_tflops, hbm_gbps) if ai is not None and hbm_gbps else None
     if attainable is None:
-        bound, source = heuristic_bound(op.kernel_class, achieved, peak_tflops), "heuristic"
+        bound, source = heuristic_bound(op.kernel_class, achieved, peak_tflops, busy_share), "heuristic"
     else:
         bound = "memory" if attainable < peak_tflops else "compute"
     return {"operator": op.operator, "kernel_class": op.kernel_class, "flops": op.flops,
@@ -126,14 +133,16 @@ def table(fl: FlopsResult, model: dict[str, Any], job: Job, totals: dict[str, An
                     peak.hbm_gbps, gpus) for o in ops]
         region_bytes = sum(o.bytes for o in ops if not o.combined)
     figures = job.analysis.get("figures", [])
+    wall = totals["wall_time_s"]
+    busy = totals["gpu_kernel_union_s"] / wall if wall else None     # any kernel running: at most per GPU's
     for fig, gpu_s in zip(figures, figure_device_s):
-        measured = totals["wall_time_s"] if gpu_s is None else (gpu_s / devices if devices and gpu_s else None)
+        measured = wall if gpu_s is None else (gpu_s / devices if devices and gpu_s else None)
         op = Operator(fig["name"], None, round(fig["flops"] * totals["occurrences"]),
                       round(fig.get("bytes", 0) * totals["occurrences"]), JOB_NOTE)
-        rows.append(row(op, "job", measured, peak.peak_tflops, peak.hbm_gbps, gpus))
+        rows.append(row(op, "job", measured, peak.peak_tflops, peak.hbm_gbps, gpus, busy if gpu_s is None else None))
     if not any("kernels" not in f for f in figures):
         op = Operator("whole region (model FLOPs)", None, totals["model_flops"], region_bytes,
                       "bytes: sum of the operators' minimum traffic" if region_bytes else "no bytes figure")
-        rows.append(row(op, "analytic", totals["wall_time_s"], peak.peak_tflops, peak.hbm_gbps, gpus))
+        rows.append(row(op, "analytic", wall, peak.peak_tflops, peak.hbm_gbps, gpus, busy))
     return rows
 
