@@ -257,6 +257,8 @@ def test_flops_without_model_is_a_usage_error(capsys):
     (["inspect", "--regions", "-1"], "argument --regions: -1 is less than 1"),
     (["inspect", "--ranges", "0"], "argument --ranges: 0 is less than 1"),
     (["inspect", "--ranges", "many"], "argument --ranges: 'many' is not a whole number"),
+    # beyond DuckDB's BIGINT: was a ConversionException traceback, exit 5
+    (["inspect", "--ranges", str(2**63)], f"argument --ranges: {2**63} is more than 9,223,372,036,854,775,807"),
     (["run", "-j", "0", "job.yaml"], "argument -j/--jobs: 0 is less than 1"),
     (["synth", "--kernels-per-step", "0"], "argument --kernels-per-step: 0 is less than 1"),
     (["synth", "--step-ns", "-5"], "argument --step-ns: -5 is less than 1"),

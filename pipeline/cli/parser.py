@@ -36,8 +36,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
+INT64_MAX = 2**63 - 1           # DuckDB's BIGINT: a larger count reached a query and ended in a traceback
+
+
 def _whole(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= minimum, else a usage error (exit 2) naming the bound."""
+    """An argparse type: a whole number from minimum to INT64_MAX, else a usage error (exit 2) naming the bound."""
     def convert(text: str) -> int:
         try:
             value = int(text)
@@ -45,6 +48,8 @@ def _whole(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        if value > INT64_MAX:
+            raise argparse.ArgumentTypeError(f"{value} is more than {INT64_MAX:,} (64 bits)")
         return value
     return convert
 
