@@ -12,6 +12,7 @@ Skips with the reason when Chromium is missing, except under CI=true (.ci/run in
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     # prose is read without scrolling sideways: on a phone, a report's table of inputs and their sources shows
     # each row as a block (its third column was off the screen); on a wide screen the index, compare and history
     # pages use the width (history's flag column, the reason for the page, was cut off at 1920 px)
-    if page in ("demo", "wide") or width > 1600:
+    if page in ("demo", "wide", "compare") or width > 1600:      # compare: its gate tables stack on a phone too
         assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
@@ -92,5 +93,8 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert 0 < line["w"] <= TIMELINE_MAX[0] and 0 < line["h"] <= TIMELINE_MAX[1]
     if page == "history":
         assert len(found["svgs"]) >= 2
+    if page == "compare":       # an option's name is not split at its hyphens in the prose ('(--|strict would)')
+        html = pages[page].read_text(encoding="utf-8")
+        assert "--strict" in html and re.findall(r'(?<!class="nw">)--(?:strict|baseline|allow-incomparable)', html) == []
     if page == "wide":
         assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
