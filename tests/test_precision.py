@@ -67,6 +67,8 @@ def test_another_declared_precision_warns_with_the_kernels_and_their_peak(synth_
     assert bf16["peak_tflops"] == 989.4                  # configs/hardware.yaml h100-sxm dense bf16
     [warning] = [w for w in res["warnings"] if w["code"] == "precision_mismatch"]
     assert "in bf16 (peak 989.4 TFLOP/s" in warning["message"] and "declared fp8" in warning["message"]
+    # the declared fp8 peak (configs/hardware.yaml h100-sxm dense fp8), with the thousands separator the tables use
+    assert "declared fp8 (peak 1,978.9 TFLOP/s on " in warning["message"]
     assert "sm90_xmma_gemm_bf16bf16_bf16f32_f32" in warning["message"]
     files = render_all(res)
     assert "### Precision the matrix kernels ran in" in files["report.md"]

@@ -69,4 +69,4 @@ def judge(measured: dict[str, Any], hardware: dict[str, Any], peak_tflops: float
 
 
 def _peak_text(tflops: float | None) -> str:
-    return "peak unknown" if tflops is None else f"peak {tflops:g} TFLOP/s"
+    return "peak unknown" if tflops is None else f"peak {tflops:,g} TFLOP/s"      # 1,978.9 as the tables print it
