@@ -75,7 +75,9 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     # prose is read without scrolling sideways: on a phone, a report's table of inputs and their sources shows
     # each row as a block (its third column was off the screen); on a wide screen the index, compare and history
     # pages use the width (history's flag column, the reason for the page, was cut off at 1920 px)
-    if page in ("demo", "wide", "compare") or width > 1600:      # compare: its gate tables stack on a phone too
+    # (compare: its gate tables stack on a phone too; a desktop: numeric headers wrap between words, so the
+    # history table's flag column, cut off at 1400 px, and the index's thresholds at 1280 px fit)
+    if page in ("demo", "wide", "compare") or width > 1100:
         assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
