@@ -8,7 +8,8 @@ outside web addresses (no emphasis, strikethrough, link or footnote). A value th
 in a code span, `` `{{ value }}` ``, is rewritten before compiling into `{{ (value) | code }}`:
 a code span fenced with more backticks than the value holds, with `|` escaped on table rows
 (template lines starting with `|`), so names keep their `<float>`.
-Kernel names, GPU and range names, paths, regexes and reasons all go through one of the two.
+Kernel names, GPU and range names, paths, regexes and reasons all go through one of the two;
+prose that quotes names in backticks (messages, descriptions) goes through `ticks`, which uses both.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _INLINE = str.maketrans({"*": "\\*", "~": "\\~", "[": "\\[", "]": "\\]"})
 _EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")     # one inside a word cannot emphasise
 _URL = re.compile(r"((?:https?://|www\.)\S+)")                           # GitHub links it; a backslash would break it
 _CODE_SPAN = re.compile(r"`\{\{(.*?)\}\}`")
+TICKED = re.compile(r"`([^`\n]+)`")                                         # a `quoted` part of prose
 
 
 class Safe(str):
@@ -50,6 +52,14 @@ def code(value: Any, in_table: bool = True) -> Safe:
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return Safe(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def ticks(value: Any, in_table: bool = False) -> Safe:
+    """Prose whose `quoted` parts are code (messages and descriptions write names and commands so, as
+    the terminal shows them): those parts as code spans, the rest as plain text. Report pages showed
+    the backticks themselves (`trace:` in the index, `mfu demo` under the demo's title)."""
+    parts = TICKED.split(str(value))
+    return Safe("".join(code(part, in_table) if i % 2 else plain(part) for i, part in enumerate(parts)))
 
 
 @jinja2.pass_context

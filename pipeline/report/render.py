@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from pipeline.bundled import pycache_folder
 from pipeline.report import charts, mdsafe, publish
@@ -55,6 +56,13 @@ def processes(pids: list[Any], everyone: int) -> str:
     if len(pids) <= 4:
         return ", ".join(map(str, pids))
     return f"{', '.join(map(str, pids[:3]))}, … ({len(pids)})"
+
+
+def html_ticks(value: Any) -> Markup:
+    """The HTML twin of mdsafe.ticks: `quoted` parts of prose as <code>, everything escaped."""
+    parts = mdsafe.TICKED.split(str(value))
+    return Markup("".join(f"<code>{escape(part)}</code>" if i % 2 else str(escape(part))
+                          for i, part in enumerate(parts)))
 
 
 def kernel_labels(names: list[str], width: int = 48) -> list[str]:
@@ -136,6 +144,8 @@ def make_environment(compiled: Path) -> jinja2.Environment:
         extensions=[mdsafe.CodeSpans],
     )
     env.filters["code"] = mdsafe.code
+    env.filters["ticks"] = mdsafe.ticks
+    env.filters["html_ticks"] = html_ticks
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
                        timeline_step=charts.timeline_step)
     env.filters.update(num=fmt_num, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
