@@ -248,6 +248,20 @@ def test_a_run_without_results_says_it_appended_nothing_to_the_history(tmp_path,
     assert "as run" not in err and not history.exists()
 
 
+def test_synth_and_init_into_a_missing_folder_make_it_and_into_a_file_refuse(tmp_path, capsys):
+    """Both ended in a traceback (exit 5) when the output's folder did not exist or was a file."""
+    not_a_folder = tmp_path / "plain"
+    not_a_folder.write_text("x")
+    trace = tmp_path / "new" / "deeper" / "t.sqlite"
+    assert run_cli(capsys, "synth", trace, "--steps", 2)[0] == 0 and trace.is_file()
+    job_file = tmp_path / "jobs" / "t.yaml"
+    assert run_cli(capsys, "init", trace, "-o", job_file)[0] == 0 and job_file.is_file()
+    for argv in (["synth", not_a_folder / "t.sqlite"], ["init", trace, "-o", not_a_folder / "t.yaml"]):
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 2 and f"{not_a_folder}: is a file, not a folder" in err
+    assert not_a_folder.read_text() == "x"
+
+
 def test_flops_without_model_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "flops", "--seq-len", 8)
     assert code == 2 and "--preset" in err

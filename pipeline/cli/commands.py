@@ -164,6 +164,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from pipeline.init import skeleton, write
+    if args.out is not None:                  # checked before the trace is read; a missing folder is made
+        locations.file_in_folder(args.out, "-o").parent.mkdir(parents=True, exist_ok=True)
     text = skeleton(args.trace, args.preset, args.out.parent if args.out else None)
     if args.out is None:
         print(text, end="")
@@ -190,6 +192,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
                      region=args.region, gpu_name=args.gpu_name, layers=args.layers, warmup_steps=args.warmup_steps)
+    locations.file_in_folder(args.out, "OUT.sqlite").parent.mkdir(parents=True, exist_ok=True)
     truth = (generate_scaled if args.scaled else generate)(spec, args.out)
     kernels = sum(o["kernel_count"] for o in truth["occurrences"])
     print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
