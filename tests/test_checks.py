@@ -323,6 +323,39 @@ def test_gpu_outlasts_range_needs_kernels(tmp_path):
     assert "report.html" in files
 
 
+def test_impossible_figures_name_the_rank_count_only_when_ranks_are_missing(tmp_path):
+    """Two ranks on two GPUs, FLOPs far beyond the peak: invalid, but 'one rank's GPU count' is not among the
+    likely causes (every GPU's process had the region); with num_gpus 4 it is."""
+    e = Export()
+    for pid in (100, 200):
+        e.range(1000, 2000, gtid(pid, pid), "step")
+        e.launch(1100, gtid(pid, pid), 1)
+        e.kernel(1200, 1800, gpid(pid), 1, device=pid // 100 - 1)
+    (tmp_path / "two").mkdir()
+    (tmp_path / "four").mkdir()
+    res = run_job(load_job(step_job(tmp_path / "two", e, gpus=2, flops=1.0e9)))
+    assert res["status"] == "invalid" and "one rank's GPU count" not in res["status_reason"]
+    res = run_job(load_job(step_job(tmp_path / "four", e, gpus=4, flops=1.0e9)))
+    assert res["status"] == "invalid" and "one rank's GPU count" in res["status_reason"]
+
+
+def test_unsteady_steps_suggests_only_occurrences_with_kernels(tmp_path):
+    """Six steps 10 us apart: step 1 a 3000 ns warm-up, steps 2-6 1000 ns, only 1-3 launch a kernel. The median
+    step is 1000 ns, step 1 is 3x it: the warning suggests the steady run 2-3, not 2-6 (steps 4-6 hold no GPU
+    work for the FLOPs)."""
+    e = Export()
+    main = gtid(100, 100)
+    for k in range(6):
+        start, length = k * 10_000, 3000 if k == 0 else 1000
+        e.range(start, start + length, main, "step")
+        if k < 3:
+            e.launch(start + 100, main, k + 1)
+            e.kernel(start + 200, start + 900, gpid(100), k + 1)
+    res = run_job(load_job(step_job(tmp_path, e)))
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "unsteady_steps"]
+    assert "region.occurrences: {first: 2, last: 3}" in w
+
+
 def test_impossible_occurrence_rows_are_marked_in_the_tables(tmp_path):
     """Occurrence 1 (wall 1 us) cannot hold FLOPs that give 150 % on its own wall; the total
     (2 x F over 11 us of wall: 27.27 %) is plausible, so the run is ok but row 1 is marked ⚠."""

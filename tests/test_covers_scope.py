@@ -8,6 +8,7 @@ worked out here from the Llama-3-8B shape (SEMANTICS §7's table), not taken fro
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ def test_covers_5_scales_one_steps_flops_to_the_region(tmp_path: Path) -> None:
     mfu = 100 * 5 * STEP_FLOPS / (2.628 * 1 * PEAK * 1e12)
     assert mfu == pytest.approx(81.11, abs=0.005)
     assert res["metrics"]["mfu_pct_wall"] == pytest.approx(mfu, rel=1e-9)
+    assert res["metrics"]["tokens_per_s"] == pytest.approx(5 * SEQ / 2.628, rel=1e-9)   # five steps' tokens
     # the same work measured as five one-step occurrences gives the same figure
     (tmp_path / "per_step").mkdir()
     per_step = _run(tmp_path / "per_step", {"name": "step"}, {"preset": "llama-3-8b"})
@@ -105,3 +107,44 @@ def test_five_steps_of_flops_over_one_step_is_refused(tmp_path: Path) -> None:
     assert res["status"] == "invalid" and exit_code(res) == 1
     assert "MFU above 100 % is physically impossible" in res["status_reason"]
     assert "check covers" in res["status_reason"]
+
+
+def test_a_hand_declared_architecture_checks_the_numerator_too(tmp_path: Path) -> None:
+    """The §11 forward-only numerator beside Llama-3-8B's shape written out (no preset): the same 0.313x,
+    so the same refusal."""
+    shape = {"hidden": 4096, "layers": 32, "heads": 32, "kv_heads": 8, "ffn": 14336, "mlp": "swiglu",
+             "vocab": 128256}
+    res = _run(tmp_path, {"name": "five_steps"}, {**shape, "flops_per_step": 131.94e12})
+    assert res["status"] == "invalid" and "0.313x" in res["status_reason"]
+
+
+def test_an_explicit_numerator_without_token_counts_is_said_to_be_unchecked(tmp_path: Path) -> None:
+    """flops_per_step beside a preset but no seq_len / global_batch: nothing to count the preset's FLOPs
+    with, and the result says the numerator was not cross-checked."""
+    job = write_job(tmp_path, _five_steps(tmp_path), region={"name": "step"},
+                    hardware={"num_gpus": 1, "peak_tflops": PEAK},
+                    model={"preset": "llama-3-8b", "flops_per_step": STEP_FLOPS})
+    data = json.loads(job.read_text())
+    data["workload"] = {"mode": "training"}
+    job.write_text(json.dumps(data))
+    res = run_job(load_job(job))
+    assert "numerator_unchecked" in {w["code"] for w in res["warnings"]}
+
+
+def test_packed_documents_fill_every_sequence_of_the_batch(tmp_path: Path) -> None:
+    """workload.seq_lens describes one sequence slot: global_batch 2 holds 2 x 2 documents of 4096 tokens.
+    By hand (Llama-3-8B, causal, Megatron-halved: L^2 doubled pairs per document, QK^T width 32 x 128 = 4096,
+    32 layers): QK^T is 32 x 4 x 4096^2 x 4096 FLOPs over the step, half the unpacked 32 x 2 x 8192^2 x 4096."""
+    trace = _five_steps(tmp_path)
+
+    def step_flops(workload: dict[str, Any]) -> dict[str, int]:
+        (tmp_path / str(len(workload))).mkdir()
+        job = write_job(tmp_path / str(len(workload)), trace, region={"name": "step"},
+                        hardware={"num_gpus": 1, "peak_tflops": PEAK}, model={"preset": "llama-3-8b"},
+                        workload={"mode": "training", "seq_len": SEQ, "global_batch": 2, **workload})
+        res = run_job(load_job(job))
+        return {c["component"]: c["forward_flops"] for c in res["flops"]["breakdown"]}
+    whole, packed = step_flops({}), step_flops({"seq_lens": [4096, 4096]})
+    assert whole["attn_scores"] == 32 * 2 * SEQ * SEQ * 4096
+    assert packed["attn_scores"] == 32 * 4 * 4096 * 4096 * 4096
+    assert packed["mlp"] == whole["mlp"]                         # the same 16384 tokens through the MLP

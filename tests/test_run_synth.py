@@ -193,3 +193,11 @@ def test_every_headline_figure_by_hand(truth_run):
     for dev in res["devices"]:
         busy = sum(o["device_union_ns"][str(dev["device_id"])] for o in occ) / NS
         assert dev["busy_pct_of_wall"] == pytest.approx(100 * busy / wall_s, rel=1e-12)
+
+
+def test_roofline_rows_above_their_roof_are_warned(truth_run):
+    """At a 0.5 TFLOP/s peak, Llama-3-8B's attention core (analytic FLOPs of a 4096-token step) cannot have run
+    in the synthetic trace's attention kernels' time: its roofline row is above the roof, and the result says so."""
+    res, _ = truth_run(model={"preset": "llama-3-8b"}, hardware={"peak_tflops": 0.5})
+    above = [w["message"] for w in res["warnings"] if w["code"] == "above_roof"]
+    assert any(m.startswith("roofline row 'attention core'") for m in above)
