@@ -36,6 +36,12 @@ def test_classes_and_schema(synth_trace, tmp_path):
     dev0 = res["communication"]["devices"][0]
     want = sum(o["device_comm_ns"]["0"]["exposed_ns"] for o in truth["occurrences"])
     assert round(dev0["exposed_s"] * 1e9) == want
+    # totals over both devices, and the exposed share of all communication time
+    per_device = [d for o in truth["occurrences"] for d in o["device_comm_ns"].values()]
+    exposed, hidden = sum(d["exposed_ns"] for d in per_device), sum(d["hidden_ns"] for d in per_device)
+    totals = res["communication"]["totals"]
+    assert (round(totals["exposed_s"] * 1e9), round(totals["hidden_s"] * 1e9)) == (exposed, hidden)
+    assert totals["exposed_share_of_comm"] == pytest.approx(exposed / (exposed + hidden))
 
 
 def test_analytic_rows_and_unambiguous_matching(synth_trace, tmp_path):
