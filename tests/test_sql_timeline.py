@@ -50,6 +50,8 @@ def test_median_occurrence():
     occ = [{"occurrence": i, "wall_ns": w, "kernel_count": 5} for i, w in [(1, 30), (2, 10), (3, 20), (4, 40)]]
     assert median_occurrence(occ) == (occ[2], 4)                # lower median of 10, 20, 30, 40
     assert median_occurrence(occ[:3]) == (occ[2], 3)
+    equal = [{"occurrence": i, "wall_ns": 10, "kernel_count": 5} for i in (1, 2, 3, 4)]
+    assert median_occurrence(equal) == (equal[1], 4)            # equal walls: in occurrence order, the lower middle
 
 
 def test_median_occurrence_among_those_where_kernels_ran():
