@@ -188,6 +188,9 @@ STEADY = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0]
     # covers: microbatch with grad_accum 1 is one step per occurrence, as covers: step
     ({"region.steps_per_occurrence": "1", "region.covers": "microbatch"}, True, True, None),
     ({"status": "invalid"}, False, False, "status invalid (this input)"),
+    # model FLOPs per step agree within 0.1 % (4e12 of 4e15, exactly): one numerator; 0.2 % is another
+    ({"flops.model_flops_per_step": 4 * 10**15 - 4 * 10**12}, True, True, None),
+    ({"flops.model_flops_per_step": 4 * 10**15 - 8 * 10**12}, True, False, "model FLOPs per step: "),
 ])
 def test_comparability_per_figure(changes, mfu_ok, step_ok, reason):
     doc = compare([("base", fake.result("base", STEADY)), ("new", fake.result("new", STEADY, changes))])
@@ -201,6 +204,18 @@ def test_comparability_per_figure(changes, mfu_ok, step_ok, reason):
         assert any(r.startswith(reason) for r in doc["columns"][1]["issues"]), doc["columns"][1]["issues"]
     if changes == {"flops.tokens_per_step": None}:
         assert figs["tokens_per_s"][1] == ["tokens per step unknown (this input)"]
+
+
+def test_several_baselines_give_their_median_and_an_invalid_baseline_compares_nothing():
+    """Three baseline runs with median step times 1.0, 1.0 and 1.3 s: the reference is their median, 1.0 s
+    (not the 1.1 s mean). An invalid baseline makes every figure of the other input incomparable."""
+    runs = [fake.result(f"b{i}", [v * k for v in STEADY]) for i, k in enumerate((1.0, 1.0, 1.3))]
+    doc = compare([(f"b{i}", r) for i, r in enumerate(runs)] + [("new", fake.result("new", STEADY))],
+                  baselines=[0, 1, 2])
+    assert next(r for r in doc["rows"] if r["metric"] == "step_time_median_s")["reference"] == pytest.approx(1.0)
+    bad = compare([("base", fake.result("base", STEADY, {"status": "invalid"})), ("new", fake.result("new", STEADY))])
+    assert "status invalid (the baseline)" in bad["columns"][1]["issues"]
+    assert figures(bad, 1)["mfu_pct_wall"][0] is False
 
 
 def test_gating_an_incomparable_figure_fails_unless_allowed(tmp_path, capsys):
