@@ -195,3 +195,18 @@ def test_region_row_of_a_mostly_idle_wall_says_idle(real_trace, tmp_path):
     (region,) = [r for r in res["roofline"] if r["operator"] == "whole region (model FLOPs)"]
     assert region["bound"] == "mostly idle: kernels ran in 3 % of the wall (heuristic)"
     assert "likely memory-bound" not in md
+
+
+def test_roofline_says_what_each_row_is_timed_over(real_trace, tmp_path):
+    """A figure from analysis.figures is timed over the kernels its pattern names (nvfuser: 135999 ns, so
+    4e10 FLOPs are 294.1 TFLOP/s), the region row over the wall (4631860 ns: 10.79 TFLOP/s). The note under
+    the table said every row was timed over 'the matched kernel class'; neither of these is."""
+    res, md = _run(real_trace, tmp_path, region=RUN_FUSION, hardware={"num_gpus": 1, "precision": "fp16"},
+                   model={"flops_per_step": 5.0e10}, workload={"mode": "inference"},
+                   analysis={"figures": [{"name": "mm", "kernels": "nvfuser", "flops": 4.0e10, "bytes": 2.0e8}]})
+    rows = {r["operator"]: r for r in res["roofline"]}
+    assert rows["mm"]["measured_s"] == pytest.approx(135999e-9, abs=1e-15)
+    assert rows["mm"]["achieved_tflops"] == pytest.approx(4.0e10 / 135999e-9 / 1e12, rel=1e-12)
+    assert rows["whole region (model FLOPs)"]["measured_s"] == pytest.approx(4631860e-9, abs=1e-15)
+    assert "per-GPU time of the matched kernel class." not in md
+    assert "for a row of `analysis.figures`, the kernels its pattern names) or, for a region row, over the wall." in md
