@@ -87,3 +87,29 @@ def test_marks_without_an_end_are_fine(synth_trace, tmp_path, capsys):
     marked = copy_with(trace, tmp_path, "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, text, globalTid) "
                                        "VALUES (5, NULL, 34, 'a mark', 1)")
     assert run(job_on(marked, tmp_path), capsys)[0] == 0
+
+
+@pytest.mark.parametrize("missing, says", [
+    (100, "but its SQLite header says {size:,} ({pages:,} pages of 4,096 bytes)"),    # part of the last page
+    (4096, "but its SQLite header says {size:,} ({pages:,} pages of 4,096 bytes)"),   # the whole last page
+    ("all but 50", "shorter than the 100-byte SQLite header"),
+])
+def test_a_truncated_trace_is_refused_not_read_short(synth_trace, tmp_path, capsys, missing, says):
+    """SQLite reads a partial last page as zeros: cut 100 bytes short, the synthetic trace lost rows and
+    `mfu run` printed other figures with exit 0. Whole pages missing were refused only as 'database disk
+    image is malformed'. Each is a trace error saying it is cut short and what to do."""
+    trace, _ = synth_trace()
+    size = trace.stat().st_size
+    assert size % 4096 == 0                                          # the synthetic trace's page size
+    cut = 50 if missing == "all but 50" else size - missing
+    short = tmp_path / "short.sqlite"
+    short.write_bytes(trace.read_bytes()[:cut])
+    before = short.read_bytes()
+    needle = f"{short}: truncated: {cut:,} bytes, " + says.format(size=size, pages=size // 4096)
+    for extra in ((), ("--cache", str(tmp_path / "cache"))):
+        code, err = run(job_on(short, tmp_path), capsys, *extra)
+        assert code == 4 and needle in err and "export it again" in err and "Traceback" not in err, err
+    for command in (["inspect", str(short)], ["init", str(short)]):
+        assert main(command) == 4 and needle in capsys.readouterr().err
+    assert short.read_bytes() == before and not (tmp_path / "out/faults").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml", "out", "short.sqlite"]    # no cache, nothing beside

@@ -10,8 +10,9 @@ Exit codes (the same table is in README.md):
   3    anything wrong in a job, catalog, preset or kernel-class file (configs/hardware.yaml,
        configs/models.yaml, configs/kernel_classes.yaml): every problem listed with file:line:col
        and JSON pointer
-  4    trace problem (missing, unreadable, not an Nsight Systems export, region or occurrences not
-       found, contents the export schema does not allow, a leftover -wal/-journal beside it)
+  4    trace problem (missing, unreadable, truncated, not an Nsight Systems export, region or
+       occurrences not found, contents the export schema does not allow, a leftover -wal/-journal
+       beside it)
   5    internal error (a bug: please report it with the traceback printed)
   130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
 """

@@ -20,6 +20,7 @@ from typing import Any
 from pipeline.errors import TraceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+HEADER_BYTES = 100
 
 
 def check_file(path: Path) -> None:
@@ -30,13 +31,18 @@ def check_file(path: Path) -> None:
         raise TraceError(f"{path}: is not a file")
     try:
         with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
+            head = fh.read(HEADER_BYTES)
+            size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
-    if head != SQLITE_MAGIC:
+    if head[:len(SQLITE_MAGIC)] != SQLITE_MAGIC:
         hint = " (an .nsys-rep report: export it with `nsys export --type sqlite`)" \
             if path.suffix == ".nsys-rep" else ""
         raise TraceError(f"{path}: not an SQLite file{hint}")
+    if (short := _cut_short(head, size)) is not None:
+        raise TraceError(f"{path}: truncated: {size:,} bytes, {short}; the copy or export that wrote it did not "
+                         "finish. Copy it again from where it was recorded, or export it again with "
+                         "`nsys export --type sqlite`")
     for suffix in ("-wal", "-journal"):
         side = Path(f"{path}{suffix}")
         if side.is_file() and side.stat().st_size > 0:
@@ -46,6 +52,26 @@ def check_file(path: Path) -> None:
                 f"them in on a copy: cp '{path}' '{side}' DIR/ && python3 -c \"import sqlite3; "
                 f"sqlite3.connect('DIR/{path.name}').execute('PRAGMA journal_mode=DELETE')\", then point trace: at "
                 f"DIR/{path.name}")
+
+
+def _cut_short(head: bytes, size: int) -> str | None:
+    """Why a file with the SQLite magic is shorter than the database it holds, or None.
+
+    SQLite itself refuses a file missing whole pages, but reads a partial last page as zeros: rows
+    silently lost, figures measured wrong with exit 0. The header (sqlite.org/fileformat.html §1.3)
+    gives the page size (offset 16) and, when valid (offset 24 equals offset 92), the page count
+    (offset 28); a complete file is at least that long and always a whole number of pages.
+    """
+    if len(head) < HEADER_BYTES:
+        return f"shorter than the {HEADER_BYTES}-byte SQLite header"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    if pages and head[24:28] == head[92:96] and size < pages * page:
+        return f"but its SQLite header says {pages * page:,} ({pages:,} pages of {page:,} bytes)"
+    if page and size % page:
+        return f"not a whole number of its {page:,}-byte pages"
+    return None
 
 
 # Bytes 18 and 19 of the SQLite header: 2 and 2 in WAL mode, 1 and 1 in rollback-journal mode.
