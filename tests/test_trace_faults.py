@@ -113,3 +113,22 @@ def test_a_truncated_trace_is_refused_not_read_short(synth_trace, tmp_path, caps
         assert main(command) == 4 and needle in capsys.readouterr().err
     assert short.read_bytes() == before and not (tmp_path / "out/faults").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml", "out", "short.sqlite"]    # no cache, nothing beside
+
+
+@pytest.mark.parametrize("table, column", [("CUPTI_ACTIVITY_KIND_KERNEL", "start"),
+                                           ("CUPTI_ACTIVITY_KIND_KERNEL", "end"),
+                                           ("NVTX_EVENTS", "globalTid")])
+def test_a_table_lacking_a_column_it_needs_is_named(synth_trace, tmp_path, capsys, table, column):
+    """A kernel table whose `start` was renamed crashed every command (exit 5: DuckDB's binder error on
+    the view that was to treat the table as absent); a run now names the table and the column."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        con.execute(f'ALTER TABLE {table} RENAME COLUMN "{column}" TO renamed')
+    needle = f"{bad}: its {table} table lacks columns ['{column}'], which every Nsight Systems export has"
+    for extra in ((), ("--cache", str(tmp_path / "cache")), ("--cache", str(tmp_path / "cache"))):
+        code, err = run(job_on(bad, tmp_path), capsys, *extra)
+        assert code == 4 and needle in err and "nsys export --type sqlite" in err and "Traceback" not in err, err
+    assert main(["inspect", str(bad)]) == 0
+    assert f"note: {table} lacks columns ['{column}']; treated as absent" in capsys.readouterr().out
+    assert main(["init", str(bad)]) == 0

@@ -121,7 +121,11 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
 
 def _require_tables(trace: Trace) -> None:
     """Every missing table a measurement needs, named at once with what it prevents (SEMANTICS §2): a
-    CPU-only capture lacks both, and naming only the first sends the user back to capture twice."""
+    CPU-only capture lacks both, and naming only the first sends the user back to capture twice. A table
+    present but lacking a column it needs is no capture problem: exporting again is the fix."""
+    lacking = [trace.lacking[raw] for raw in ("raw_nvtx", "raw_kernel") if raw in trace.lacking]
+    if lacking:
+        raise TraceError(f"{trace.path}: " + "; ".join(lacking))
     missing = [what for raw, what in (("raw_nvtx", "no NVTX_EVENTS table (no regions)"),
                                       ("raw_kernel", "no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels)"))
                if not trace.has(raw)]

@@ -96,7 +96,8 @@ def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "", build
     trace = Trace(path=path, con=con, tables=manifest["tables"],
                   columns={raw: set(c) for raw, c in manifest["columns"].items()},
                   nsys_version=manifest["nsys_version"], export_schema_version=manifest["export_schema_version"],
-                  digest=manifest["sha256"], notes=list(manifest["notes"]), cache_entry=entry)
+                  digest=manifest["sha256"], notes=list(manifest["notes"]), cache_entry=entry,
+                  lacking=manifest.get("lacking", {}))
     _point_views(trace, entry, suffix)
     return trace
 
@@ -161,7 +162,7 @@ def _build(path: Path, folder: Path, key: TraceKey) -> None:
         "key": {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256},
         "tables": trace.tables, "columns": {raw: sorted(c) for raw, c in trace.columns.items()},
         "nsys_version": trace.nsys_version, "export_schema_version": trace.export_schema_version,
-        "notes": trace.notes,
+        "notes": trace.notes, "lacking": trace.lacking,
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     trace.con.close()

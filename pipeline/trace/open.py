@@ -194,6 +194,7 @@ class Trace:
     digest: str | files.Hashing = ""             # SHA-256 of the file, or its computation still running
     notes: list[str] = field(default_factory=list)
     cache_entry: Path | None = None              # the Parquet cache entry the raw views read (trace/cache.py)
+    lacking: dict[str, str] = field(default_factory=dict)   # raw view -> why its table, present, is unusable
 
     @property
     def sha256(self) -> str:
@@ -275,7 +276,10 @@ def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: 
     if actual and ESSENTIAL.get(raw, set()) - have:
         missing = sorted(ESSENTIAL[raw] - have)
         trace.notes.append(f"{actual} lacks columns {missing}; treated as absent")
-        actual = None
+        trace.lacking[raw] = (f"its {actual} table lacks columns {missing}, which every Nsight Systems export has "
+                              "(a file edited or written by another tool?); export the report again with "
+                              "`nsys export --type sqlite`")
+        actual, have = None, set()
     select = ", ".join(
         f"CAST({_quote(c)} AS {t}) AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}"
         for c, t in cols)
