@@ -132,3 +132,18 @@ def test_a_table_lacking_a_column_it_needs_is_named(synth_trace, tmp_path, capsy
     assert main(["inspect", str(bad)]) == 0
     assert f"note: {table} lacks columns ['{column}']; treated as absent" in capsys.readouterr().out
     assert main(["init", str(bad)]) == 0
+
+
+def test_text_in_a_not_null_time_column_is_named_by_every_command(synth_trace, tmp_path, capsys):
+    """Nsight Systems declares kernel times NOT NULL, so nothing is checked when the trace is attached; the
+    first query meets the text. run and inspect named it, init crashed on DuckDB's type error (exit 5)."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon' WHERE rowid IN (3, 4)")
+    message = f"{bad}: CUPTI_ACTIVITY_KIND_KERNEL.start: 2 rows hold text or non-integer values"
+    for command in (["run", str(job_on(bad, tmp_path)), "--out", str(tmp_path / "out")], ["inspect", str(bad)],
+                    ["init", str(bad)]):
+        code = main(command)
+        err = capsys.readouterr().err
+        assert code == 4 and message in err and "Traceback" not in err, (command, err)

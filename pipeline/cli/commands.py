@@ -153,11 +153,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from pipeline.trace.inspect import format_text, inspect_trace
-    from pipeline.trace.integrity import explain
-    try:
-        info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
-    except Exception as exc:
-        raise explain(exc, [args.trace]) from None
+    info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
     print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
     return 0
 

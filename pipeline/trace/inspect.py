@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.analysis.classes import classify_params, load_rules
 from pipeline.analysis.precision import UNKNOWN
-from pipeline.trace import chain, discovery, queries
+from pipeline.trace import chain, discovery, integrity, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
@@ -20,6 +20,15 @@ from pipeline.trace.open import RAW_TABLES, open_trace
 
 
 def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, Any]:
+    """What `mfu inspect` shows and `mfu init` writes from; contents the export schema does not allow
+    (text in a time column) are the trace error naming them, for both commands."""
+    try:
+        return _inspect(path, ranges, regions)
+    except Exception as exc:
+        raise integrity.explain(exc, [path]) from None
+
+
+def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
     trace = open_trace(path)
     try:
         queries.run(trace.con, "views")
