@@ -86,3 +86,15 @@ def test_one_period_has_no_cv(open_export) -> None:
     e.kernel(20, 60, gpid(1), 1)
     (row,) = queries.run(open_export(e).con, "inspect_regions", **PARAMS)
     assert (row["periods"], row["period_ns"], row["period_cv"], row["step_like"]) == (1, 300, None, True)
+
+
+def test_unnamed_ranges_are_no_candidate(open_export) -> None:
+    """Ranges whose textId is in no StringIds row have no name: they were one group (name NULL) that
+    `mfu init` proposed as `region: {name: null}`, and they set the depth of the named ranges inside."""
+    e = Export()
+    for s in (0, 100, 200):
+        e.nvtx.append({"start": s, "end": s + 90, "eventType": 59, "globalTid": P1, "domainId": 0,
+                       "text": None, "textId": 999})
+        e.range(s + 10, s + 20, P1, "layer")
+    rows = queries.run(open_export(e).con, "inspect_regions", **PARAMS)
+    assert [(r["name_group"], r["occurrences"], r["min_depth"]) for r in rows] == [("layer", 3, 0)]

@@ -147,3 +147,20 @@ def test_text_in_a_not_null_time_column_is_named_by_every_command(synth_trace, t
         code = main(command)
         err = capsys.readouterr().err
         assert code == 4 and message in err and "Traceback" not in err, (command, err)
+
+
+def test_ranges_without_a_name_are_listed_as_such_and_never_proposed(synth_trace, tmp_path, capsys):
+    """NVTX textIds pointing at no StringIds row leave ranges without a name: inspect crashed on them
+    (exit 5), and init proposed the nameless group as the step (`name: null`)."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        con.execute("UPDATE NVTX_EVENTS SET text = NULL, textId = 999999")
+    assert main(["inspect", str(bad)]) == 0
+    out = capsys.readouterr().out
+    assert "2 proc  (no name: NVTX text NULL and textId not in StringIds)" in out
+    assert "NVTX regions by the GPU work they launch: none" in out
+    assert main(["init", str(bad)]) == 0
+    assert "  name: TODO " in capsys.readouterr().out
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and "Most frequent range names: (no name: a textId in no StringIds row)." in err

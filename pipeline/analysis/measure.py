@@ -343,5 +343,6 @@ def _not_found(trace: Trace, region: Region) -> str:
     if not prefix and not close:
         top = queries.run(trace.con, "inspect_ranges", limit=8)
         names = dict.fromkeys(r["name_group"] for r in top)    # one per name, whatever its domains and suffixes
-        msg += f" Most frequent range names: {', '.join(map(repr, names)) or 'none'}."
+        shown = ", ".join("(no name: a textId in no StringIds row)" if n is None else repr(n) for n in names)
+        msg += f" Most frequent range names: {shown or 'none'}."
     return msg + f" Run `mfu inspect {trace.path}` to rank the names by the GPU work they enclose"

@@ -62,6 +62,10 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
     }
 
 
+# How the range list shows ranges whose text is NULL and whose textId is in no StringIds row.
+NO_NAME = "(no name: NVTX text NULL and textId not in StringIds)"
+
+
 def _precision(con: Any) -> list[dict[str, Any]]:
     """Matrix-kernel time per precision the kernel names say, by the rules `mfu run` judges with
     (configs/kernel_classes.yaml), for `mfu init` to suggest hardware.precision. Names that say
@@ -189,7 +193,7 @@ def _range_text(info: dict[str, Any]) -> list[str]:
     lines = [f"NVTX range names ({info['nvtx_range_groups']} groups; top {len(info['nvtx_ranges'])} by count;"
              " '…' = PyTorch ', seq = N, op_id = M' suffixes collapsed: use match: prefix)"]
     for r in info["nvtx_ranges"]:
-        name = r["name_group"] + (" …" if r["has_suffix"] else "")
+        name = NO_NAME if r["name_group"] is None else r["name_group"] + (" …" if r["has_suffix"] else "")
         dom = f" [domain {r['domain']}]" if r["domain"] else ""
         lines.append(f"  {r['ranges']:>7,} x  median {r['median_ns'] / 1e6:>10.3f} ms  "
                      f"{r['processes']} proc  {name}{dom}")

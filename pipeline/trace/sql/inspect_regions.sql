@@ -10,14 +10,17 @@
 -- strict overlap, so back-to-back steps stay two occurrences.
 -- gid: a hash of (name group, domain), so windows partition on an integer, not on strings; the
 -- per-range table keeps numbers only, the names live once per distinct name in discovery_groups.
+-- A range without a name (no text, and a textId in no StringIds row: a damaged export) is no
+-- candidate: no job can select it, and all such ranges would form one group of unrelated ranges.
 CREATE OR REPLACE TEMP TABLE discovery_ranges AS
 SELECT hash(regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', ''), domain) AS gid,
        global_pid, pid, global_tid, start_ns, end_ns
-FROM ranges;
+FROM ranges
+WHERE name IS NOT NULL;
 
 CREATE OR REPLACE TEMP TABLE discovery_groups AS
 WITH names AS (
-    SELECT DISTINCT name, domain FROM ranges
+    SELECT DISTINCT name, domain FROM ranges WHERE name IS NOT NULL
 ),
 named AS (
     SELECT regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') AS name_group, name, domain FROM names
