@@ -9,6 +9,7 @@ silently: every value carries a comment saying where it came from.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -126,5 +127,11 @@ def write(text: str, out: Path) -> None:
     if out.exists():
         raise UsageError(f"{out} exists: choose another -o or remove it first")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:                   # no folder, read-only, disk full: a usage problem, not a bug
+        raise UsageError(f"-o {out}: cannot write the job file there ({exc.strerror})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
