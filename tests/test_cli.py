@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -306,3 +307,35 @@ def test_inspect_says_kernels_without_process_limit_the_regions(tmp_path, capsys
     code, out, _ = run_cli(capsys, "inspect", path, "--format", "json")
     (line,) = [s for s in json.loads(out)["supports"] if "globalPid" in s]
     assert code == 0 and line.startswith("3 kernels carry no globalPid") and "only to a region in one process" in line
+
+
+def _cli(*args: str, cwd: Path | None = None, shell_prefix: str = "", **kw) -> subprocess.CompletedProcess:
+    command = " ".join(f"'{a}'" for a in (sys.executable, "-m", "pipeline.cli", *args))
+    return subprocess.run(["sh", "-c", shell_prefix + "exec " + command], capture_output=True, text=True,
+                          cwd=cwd, **kw)
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_traceback(synth_trace):
+    """inspect prints '—' and the trace's own names; with an ASCII (or Latin-1) stdout that was a
+    UnicodeEncodeError (exit 5). The text is printed with backslash escapes instead."""
+    trace, _ = synth_trace()
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    out = _cli("inspect", str(trace), env=env, cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0 and out.stderr == ""
+    assert "  catalog match: h100-sxm \\u2014 TARGET_INFO_GPU name" in out.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("gpus",), ("models", "--format", "json")])
+def test_a_full_disk_under_stdout_is_exit_2(args):
+    out = _cli(*args, shell_prefix=">/dev/full ", cwd=Path(__file__).resolve().parents[1])
+    assert (out.returncode, out.stderr) == (2, "error: cannot write (standard output or a file): No space left on "
+                                               "device; free space there and run again\n")
+
+
+def test_a_removed_current_folder_is_exit_2(tmp_path):
+    """`mfu demo` (default --out reports) from a folder removed meanwhile was a FileNotFoundError traceback."""
+    out = _cli("demo", cwd=tmp_path, shell_prefix="mkdir gone && cd gone && rmdir ../gone && ",
+               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert (out.returncode, out.stderr) == (2, "error: the current folder no longer exists (removed while in use); "
+                                               "cd into an existing folder and run again\n")

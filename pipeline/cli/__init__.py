@@ -7,6 +7,7 @@ never a traceback; anything else is a bug (exit 5) and shows everything needed t
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -23,13 +24,19 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:                          # the command's usage and --help, not the top level's
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    for stream in (sys.stdout, sys.stderr):  # names from a trace in an ASCII or Latin-1 locale: escaped, not a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         with interrupts.handled():
-            return int(args.func(args))
+            code = int(args.func(args))
+            if sys.stdout is not None:
+                sys.stdout.flush()       # a full disk under `> file` is met here, not at exit
+            return code
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
     except BrokenPipeError:              # `mfu inspect t | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error at exit
+        _stdout_to_devnull()
         return 0
     except Exception as exc:
         if interrupts.pending():         # DuckDB reports a signal during a query as its own error
@@ -37,11 +44,35 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, MfuError):
             print(f"error: {exc}", file=sys.stderr)
             return int(exc.code)
+        if (message := _environment(exc)) is not None:
+            print(f"error: {message}", file=sys.stderr)
+            return int(ExitCode.USAGE)
         # a bug, not a user mistake: show everything needed to fix it
         traceback.print_exc()
         print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _environment(exc: Exception) -> str | None:
+    """A failure of the surroundings, not of mfu (a full disk, a removed current folder): what to do, or None."""
+    if not isinstance(exc, OSError):
+        return None
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        _stdout_to_devnull()             # what is still buffered cannot be written either
+        where = f" {exc.filename}" if exc.filename else " (standard output or a file)"
+        return f"cannot write{where}: {exc.strerror}; free space there and run again"
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return "the current folder no longer exists (removed while in use); cd into an existing folder and run again"
+    return None
+
+
+def _stdout_to_devnull() -> None:
+    """No second error when Python flushes stdout at exit."""
+    if sys.stdout is not None:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _interrupted(exc: BaseException) -> int:
