@@ -144,3 +144,21 @@ def test_entry_whose_data_pages_are_damaged_is_rebuilt_not_crashed_on(trace, tmp
         assert round(got["wall_time_s"] * 1e9) == want["wall_ns"]
     assert [o["index"] for o in res["occurrences"]] == [2, 3, 4]
     assert run_job(load_job(tmp_path / "job.yaml"), cache_dir=tmp_path / "c")["occurrences"] == res["occurrences"]
+
+
+def test_a_cache_that_cannot_be_written_means_a_run_without_it(trace, tmp_path, monkeypatch, capsys):
+    """DuckDB failing to write an entry's Parquet file (a full disk: here a folder that is not there) was an
+    internal error (exit 5). The run warns, reads the trace itself, and leaves no half-built entry."""
+    from pipeline.cli import main
+    real = cache.literal
+    monkeypatch.setattr(cache, "literal", lambda p: real(Path(p).parent / "gone" / Path(p).name)
+                        if Path(p).name == "raw_kernel.parquet" else real(p))
+    job, store = job_file(tmp_path, trace), tmp_path / "store"
+    code = main(["run", str(job), "--out", str(tmp_path / "direct"), "--no-cache"])
+    assert code in (0, 1) and capsys.readouterr().err == ""
+    assert main(["run", str(job), "--out", str(tmp_path / "out"), "--cache", str(store)]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: cannot write the cache entry {store.resolve()}/run-") and \
+        err.endswith(f"(No such file or directory); reading {trace} without the cache\n"), err
+    assert list(store.iterdir()) == []
+    assert (tmp_path / "out/cached/result.json").read_text() == (tmp_path / "direct/cached/result.json").read_text()

@@ -122,12 +122,33 @@ def ensure_entry(con: Any, path: Path, cache_dir: Path, build: bool = True) -> t
         return None
     if entry.exists():                              # complete entries appear only by rename: this one is broken
         shutil.rmtree(entry, ignore_errors=True)
-    build_in_place(entry, lambda folder: _build(path, folder, key), MANIFEST)
+    try:
+        build_in_place(entry, lambda folder: _build(path, folder, key), MANIFEST)
+    except (OSError, duckdb.IOException) as exc:
+        if not _writing(exc, Path(cache_dir)):
+            raise
+        print(f"warning: cannot write the cache entry {entry} ({_reason(exc)}); reading {path} without the cache",
+              file=sys.stderr)
+        return None
     _remove_stale(path, entry)
     manifest = _manifest(entry, key)
     if manifest is None or _damage(con, entry, manifest):
         raise TraceError(f"{entry}: the cache entry just built does not verify; remove it and retry")
     return entry, manifest
+
+
+def _writing(exc: BaseException, cache_dir: Path) -> bool:
+    """Whether building an entry failed writing into the cache folder (a full disk, a quota), not reading
+    the trace: the run can go on without the cache. DuckDB's errors name the file it could not write."""
+    if isinstance(exc, OSError):
+        return True
+    return any(str(p) in str(exc) for p in (cache_dir, cache_dir.absolute(), cache_dir.resolve()))
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc).strip().splitlines()[0].rsplit(": ", 1)[-1]
 
 
 def build_in_place(folder: Path, fill: Callable[[Path], None], marker: str) -> None:
@@ -150,22 +171,24 @@ def build_in_place(folder: Path, fill: Callable[[Path], None], marker: str) -> N
 def _build(path: Path, folder: Path, key: TraceKey) -> None:
     """Read every raw table of the export once into Parquet, with a manifest saying what it holds."""
     trace = open_trace(path)
-    folder.mkdir(parents=True)
-    # Parallel, unordered copy: 2.5x faster; row groups stay runs of consecutive rows, so time filters still prune.
-    trace.con.execute("SET preserve_insertion_order = false")
-    for raw in trace.tables:
-        target = literal(folder / f"{raw}.parquet")
-        trace.con.execute(f"COPY (SELECT * FROM {raw}) TO {target} "
-                          "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
-    manifest = {
-        "format": FORMAT, "source": str(path.resolve()), "sha256": trace.sha256,
-        "key": {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256},
-        "tables": trace.tables, "columns": {raw: sorted(c) for raw, c in trace.columns.items()},
-        "nsys_version": trace.nsys_version, "export_schema_version": trace.export_schema_version,
-        "notes": trace.notes, "lacking": trace.lacking,
-    }
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    trace.con.close()
+    try:
+        folder.mkdir(parents=True)
+        # Parallel, unordered copy: 2.5x faster; row groups stay runs of consecutive rows, so time filters still prune.
+        trace.con.execute("SET preserve_insertion_order = false")
+        for raw in trace.tables:
+            target = literal(folder / f"{raw}.parquet")
+            trace.con.execute(f"COPY (SELECT * FROM {raw}) TO {target} "
+                              "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
+        manifest = {
+            "format": FORMAT, "source": str(path.resolve()), "sha256": trace.sha256,
+            "key": {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256},
+            "tables": trace.tables, "columns": {raw: sorted(c) for raw, c in trace.columns.items()},
+            "nsys_version": trace.nsys_version, "export_schema_version": trace.export_schema_version,
+            "notes": trace.notes, "lacking": trace.lacking,
+        }
+        (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    finally:
+        trace.con.close()
 
 
 def _manifest(entry: Path, key: TraceKey) -> dict[str, Any] | None:
