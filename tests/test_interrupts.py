@@ -134,3 +134,25 @@ def test_a_reader_that_leaves_early_gets_no_traceback(synth_trace):
     proc.stdout.close()                           # like `| head`: gone before the output is written
     err = proc.stderr.read()
     assert (proc.wait(timeout=60), err) == (0, "")
+
+
+def test_ctrl_c_in_a_run_in_this_process_removes_its_spill_folder(synth_trace, tmp_path, monkeypatch):
+    """Ctrl-C while DuckDB had spilled (a 4 M-kernel job run inline, interrupted after 4 s) left its
+    mfu-duckdb-spill-<pid>-* folder, about 100 MB, although the connection was closed. Here the spill
+    folder is made where DuckDB makes it and the Ctrl-C arrives while the report is written."""
+    from pipeline import interrupts
+    from pipeline.cli import main
+    from pipeline.trace.open import SPILL_PREFIX
+    trace, _ = synth_trace()
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB.format(name="inline", trace=trace))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+
+    def spilled_then_interrupted(*args, **kwargs):
+        (temp / f"{SPILL_PREFIX}{os.getpid()}-0123456789abcdef").mkdir()
+        raise interrupts.Interrupted(signal.SIGINT)
+    monkeypatch.setattr(publish, "replace_folder", spilled_then_interrupted)
+    assert main(["run", str(job), "--out", str(tmp_path / "out"), "--no-cache", "--jobs", "1"]) == 130
+    assert list(temp.iterdir()) == []
