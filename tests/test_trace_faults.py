@@ -8,9 +8,11 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from pipeline.cli import main
+from pipeline.errors import TraceError
 
 JOB = {"name": "faults", "region": {"name": "train_step"}, "hardware": {"num_gpus": 2, "precision": "bf16"},
        "model": {"flops_per_step": 4.0e+13}, "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
@@ -164,3 +166,33 @@ def test_ranges_without_a_name_are_listed_as_such_and_never_proposed(synth_trace
     assert "  name: TODO " in capsys.readouterr().out
     code, err = run(job_on(bad, tmp_path), capsys)
     assert code == 4 and "Most frequent range names: (no name: a textId in no StringIds row)." in err
+
+
+def test_a_trace_cut_short_while_the_run_reads_it_is_a_trace_error(synth_trace, tmp_path, capsys, monkeypatch):
+    """A copy or export still writing the trace (here: the file cut to half its pages right after the checks
+    at attach) made the next query fail with SQLite's 'database disk image is malformed': exit 5."""
+    from pipeline.trace import integrity
+    trace, _ = synth_trace()
+    moving = Path(shutil.copyfile(trace, tmp_path / "moving.sqlite"))
+    size = moving.stat().st_size
+    checked = integrity.check
+
+    def check_then_cut(t):
+        checked(t)
+        with open(moving, "r+b") as fh:
+            fh.truncate(size // 2)
+    monkeypatch.setattr(integrity, "check", check_then_cut)
+    code, err = run(job_on(moving, tmp_path), capsys, "--no-cache")
+    assert code == 4 and "Traceback" not in err, err
+    assert f"{moving}: truncated: {size // 2:,} bytes, but its SQLite header says {size:,}" in err
+    assert err.rstrip().endswith("(it changed while this run read it)")
+
+
+def test_sqlite_damage_in_an_intact_looking_file_is_a_trace_error(synth_trace):
+    from pipeline.trace.integrity import explain
+    trace, _ = synth_trace()
+    got = explain(duckdb.Error("database disk image is malformed"), [trace])
+    assert isinstance(got, TraceError) and str(got).startswith(
+        f"{trace}: SQLite says 'database disk image is malformed' while reading it: the file is damaged")
+    other = duckdb.Error("Out of Memory Error: could not allocate")
+    assert explain(other, [trace]) is other

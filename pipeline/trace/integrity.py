@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.errors import TraceError
+from pipeline.trace import files
 from pipeline.trace.open import Trace, resolve_table
 
 # export table -> columns that must hold integers; NULL allowed only where noted (NVTX marks have no end)
@@ -105,5 +106,25 @@ def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
 def explain(exc: BaseException, paths: list[Path]) -> BaseException:
     """`exc`, or the trace problem behind it when a DuckDB query failed on such contents."""
     if isinstance(exc, duckdb.Error):
-        return diagnose(exc, paths) or exc
+        return diagnose(exc, paths) or damaged(exc, paths) or exc
     return exc
+
+
+# What SQLite says when the file's pages are not what its header and b-trees promise.
+_DAMAGE = ("database disk image is malformed", "file is not a database", "disk I/O error")
+
+
+def damaged(exc: BaseException, paths: list[Path]) -> TraceError | None:
+    """A query failing on SQLite's damage errors after the file passed the checks at attach: the trace
+    was cut short or rewritten while the run read it (a copy or an export still writing it), or is
+    damaged inside. Both are the trace's problem (exit 4), not a bug."""
+    said = next((s for s in _DAMAGE if s in str(exc)), None)
+    if said is None:
+        return None
+    for path in paths:
+        try:
+            files.check_file(path)
+        except TraceError as cut:
+            return TraceError(f"{cut} (it changed while this run read it)")
+    return TraceError(f"{', '.join(map(str, paths))}: SQLite says '{said}' while reading it: the file is damaged, or "
+                      "was rewritten while this run read it; copy or export it again, and run when nothing writes it")
