@@ -196,3 +196,24 @@ def test_sqlite_damage_in_an_intact_looking_file_is_a_trace_error(synth_trace):
         f"{trace}: SQLite says 'database disk image is malformed' while reading it: the file is damaged")
     other = duckdb.Error("Out of Memory Error: could not allocate")
     assert explain(other, [trace]) is other
+
+
+def test_a_trace_another_program_holds_locked_says_so(synth_trace, tmp_path, capsys):
+    """A trace another process holds an exclusive lock on (an export still writing it) said only DuckDB's
+    'Failed to prepare query "SELECT name FROM sqlite_master ...": database is locked'."""
+    import subprocess
+    import sys
+    trace, _ = synth_trace()
+    locked = Path(shutil.copyfile(trace, tmp_path / "locked.sqlite"))
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], "
+                               "isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); "
+                               "sys.stdin.read()", str(locked)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        assert main(["inspect", str(locked)]) == 4
+        assert capsys.readouterr().err == (
+            f"error: {locked}: cannot be read as SQLite (database is locked); another program holds a lock on it "
+            "(an export or copy still writing it?): run again when it has finished\n")
+    finally:
+        holder.communicate("")
+    assert main(["inspect", str(locked)]) == 0

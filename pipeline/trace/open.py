@@ -233,7 +233,9 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
         con.execute(f"ATTACH {literal(source)} AS nsys (TYPE sqlite, READ_ONLY)")
         present = _export_columns(con)
     except duckdb.Error as exc:
-        raise TraceError(f"{path}: cannot be read as SQLite ({_first_line(exc)})") from exc
+        reason = re.sub(r'^Failed to prepare query ".*": ', "", _first_line(exc))    # DuckDB's own schema query
+        hint = next((f"; {h}" for said, h in _ATTACH_HINTS.items() if said in reason), "")
+        raise TraceError(f"{path}: cannot be read as SQLite ({reason}){hint}") from exc
     if not any(t in present for t in ("StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU")) and not any(
             t.startswith("CUPTI_ACTIVITY_KIND_") for t in present):
         raise TraceError(f"{path}: an SQLite file, but not an Nsight Systems export (no StringIds, "
@@ -248,6 +250,15 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     from pipeline.trace import integrity          # it names tables with open's resolve_table
     integrity.check(trace)
     return trace
+
+
+# What to do about what SQLite says when the file cannot even be attached.
+_ATTACH_HINTS = {
+    "database is locked": "another program holds a lock on it (an export or copy still writing it?): run again "
+                          "when it has finished",
+    "malformed": "the file is damaged: copy or export it again",
+    "not a database": "the file is damaged: copy or export it again",
+}
 
 
 def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
