@@ -217,3 +217,23 @@ def test_a_trace_another_program_holds_locked_says_so(synth_trace, tmp_path, cap
     finally:
         holder.communicate("")
     assert main(["inspect", str(locked)]) == 0
+
+
+def test_names_that_are_not_utf8_are_shown_as_hex_not_crashed_on(synth_trace, tmp_path, capsys):
+    """SQLite keeps whatever bytes a program gave it (an NVTX name pushed as Latin-1). A kernel name or
+    range name that is not UTF-8 made inspect, init and run fail with DuckDB's 'Invalid unicode' (exit 5)."""
+    trace, _ = synth_trace(layers=2)
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    kernel, layer = "gemm_caf\xe9".encode("latin-1"), "decoder_layer\xe9".encode("latin-1")
+    with sqlite3.connect(bad) as con:
+        kid = con.execute("SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY end - start DESC LIMIT 1").fetchone()[0]
+        con.execute("UPDATE StringIds SET value = CAST(? AS TEXT) WHERE id = ?", (kernel, kid))
+        con.execute("UPDATE StringIds SET value = CAST(? AS TEXT) WHERE value = 'decoder_layer'", (layer,))
+    shown = {name: "not UTF-8: 0x" + name.hex().upper() for name in (kernel, layer)}
+    assert main(["inspect", str(bad)]) == 0
+    assert f"  {shown[layer]}\n" in capsys.readouterr().out
+    assert main(["init", str(bad)]) == 0
+    capsys.readouterr()
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 0 and err == ""
+    assert shown[kernel] in (tmp_path / "out/faults/report.md").read_text()

@@ -296,13 +296,22 @@ def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: 
                               "`nsys export --type sqlite`")
         actual, have = None, set()
     select = ", ".join(
-        f"CAST({_quote(c)} AS {t}) AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}"
-        for c, t in cols)
+        f"{_column(c, t)} AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}" for c, t in cols)
     source = f"nsys.{_quote(actual)}" if actual else "(SELECT 1) AS empty WHERE false"
     trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT {select} FROM {source}")
     if actual:
         trace.tables[raw] = actual
         trace.columns[raw] = {c for c, _ in cols if c in have}
+
+
+def _column(name: str, duckdb_type: str) -> str:
+    """A column of the export as `duckdb_type`. Text that is not UTF-8 (SQLite stores the bytes it is given,
+    e.g. an NVTX name pushed as Latin-1) becomes 'not UTF-8: 0x<hex>': as it is, DuckDB refuses it wherever
+    it is printed (an internal error, exit 5). RE2's '.' matches only whole UTF-8 characters."""
+    value = f"CAST({_quote(name)} AS {duckdb_type})"
+    if duckdb_type != "VARCHAR":
+        return value
+    return f"CASE WHEN regexp_full_match({value}, '(?s).*') THEN {value} ELSE 'not UTF-8: 0x' || hex({value}) END"
 
 
 def _versions(con: duckdb.DuckDBPyConnection, present: dict[str, set[str]]) -> tuple[str | None, str | None]:
