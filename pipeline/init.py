@@ -36,9 +36,9 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
                          + (f" (did you mean {', '.join(close)}?)" if close else " (`mfu models` lists them)"))
     info = inspect_trace(trace, regions=6)
     found = info["region_discovery"]
-    lines = [f"# Job skeleton written by `mfu init` from {trace.name}.",
+    lines = [f"# Job skeleton written by `mfu init` from {_comment(trace.name)}.",
              f"# Fill in every {MARK} (`mfu validate` lists each with its line), then `mfu run` this file.",
-             f"# Region discovery: {found['message']}",
+             f"# Region discovery: {_comment(found['message'])}",
              f"name: {_name(trace)}",
              _kv("trace", json.dumps(path := _trace_path(trace, job_dir)),
                  ("absolute: printed, so this file's folder is unknown" if job_dir is None
@@ -105,7 +105,16 @@ def _hardware(info: dict[str, Any]) -> list[str]:
 
 def _kv(key: str, value: str, comment: str) -> str:
     text = f"{key}: {value}"
-    return f"{text:<{COMMENT_COL - 1}} # {comment}" if comment else text
+    return f"{text:<{COMMENT_COL - 1}} # {_comment(comment)}" if comment else text
+
+
+# Characters YAML reads as a line break: in a comment, the rest of the line would be read as YAML.
+_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\r\n\x85\u2028\u2029"})
+
+
+def _comment(text: str) -> str:
+    """Text from the trace (a file or GPU name) inside a comment, its line breaks escaped."""
+    return text.translate(_BREAKS)
 
 
 def _trace_path(trace: Path, job_dir: Path | None) -> str:

@@ -137,3 +137,17 @@ def test_a_job_file_that_cannot_be_written_is_a_usage_error(synth_trace, tmp_pat
     code, _, err = cli(capsys, "init", trace, "-o", tmp_path / "job.yaml")
     assert code == 2 and "cannot write the job file there (No space left on device)" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_line_breaks_in_a_trace_file_name_stay_inside_the_comment(synth_trace, tmp_path, capsys):
+    """The header comment names the trace file: a newline (or U+2028, a YAML 1.1 line break) in that name
+    ended the comment and made the written job file invalid YAML (exit 3 at `mfu validate`)."""
+    import shutil
+    trace, _ = synth_trace()
+    odd = Path(shutil.copyfile(trace, tmp_path / "step\nrun\u2028.sqlite"))
+    job, text = init(capsys, tmp_path, odd, "--preset", "llama-3.2-1b")
+    assert text.startswith("# Job skeleton written by `mfu init` from step\\nrun\\u2028.sqlite.\n")
+    job.write_text(text.replace("mode: TODO", "mode: training").replace("seq_len: TODO", "seq_len: 2048")
+                   .replace("global_batch: TODO", "global_batch: 2"))
+    assert cli(capsys, "validate", job)[0] == 0
+    assert yaml.safe_load(job.read_text())["trace"] == "step\nrun\u2028.sqlite"
