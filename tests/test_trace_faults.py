@@ -237,3 +237,27 @@ def test_names_that_are_not_utf8_are_shown_as_hex_not_crashed_on(synth_trace, tm
     code, err = run(job_on(bad, tmp_path), capsys)
     assert code == 0 and err == ""
     assert shown[kernel] in (tmp_path / "out/faults/report.md").read_text()
+
+
+def test_a_trace_rewritten_while_the_run_reads_it_is_refused(synth_trace, tmp_path, capsys, monkeypatch):
+    """A trace rewritten in place during a run (same size: an export writing over it) was measured from a
+    mix of both versions with exit 0. Its modification time moved: exit 4, no report."""
+    import os
+    from pipeline.trace import integrity
+    trace, _ = synth_trace()
+    moving = Path(shutil.copyfile(trace, tmp_path / "moving.sqlite"))
+    checked = integrity.check
+
+    def check_then_rewrite(t):
+        checked(t)
+        with open(moving, "r+b") as fh:
+            data = fh.read()
+            fh.seek(0)
+            fh.write(data)                                # the same bytes again: only the mtime moves
+        os.utime(moving, ns=(0, moving.stat().st_mtime_ns + 1_000_000))
+        assert moving.read_bytes() == trace.read_bytes()
+    monkeypatch.setattr(integrity, "check", check_then_rewrite)
+    code, err = run(job_on(moving, tmp_path), capsys, "--no-cache")
+    assert (code, err) == (4, f"error: {moving}: changed while this run read it (its size or modification time "
+                              "moved), so the figures could mix two versions of it; run again when nothing writes the file\n")
+    assert not (tmp_path / "out/faults").exists()

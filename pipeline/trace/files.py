@@ -124,6 +124,7 @@ class Hashing:
 
     def __init__(self, path: Path):
         self.path, self.pid = path, os.getpid()
+        self._stat = _identity(path)
         self._lock = threading.Lock()
         self._digest = hashlib.sha256()
         self._file: Any = None
@@ -131,11 +132,18 @@ class Hashing:
         threading.Thread(target=self._background, name="mfu-sha256", daemon=True).start()
 
     def result(self) -> str:
+        """The digest, asked for once the run has read what it needs: a file whose size or modification
+        time moved since it was attached was rewritten meanwhile, and what was read may mix both versions."""
         if self.pid != os.getpid():
-            return file_sha256(self.path)
-        while self._step():
-            pass
-        return self._hex
+            digest = file_sha256(self.path)
+        else:
+            while self._step():
+                pass
+            digest = self._hex
+        if _identity(self.path) != self._stat:
+            raise TraceError(f"{self.path}: changed while this run read it (its size or modification time moved), so "
+                             "the figures could mix two versions of it; run again when nothing writes the file")
+        return digest
 
     def _background(self) -> None:
         if sys.platform.startswith("linux"):             # per-thread nice: Linux only
@@ -159,6 +167,11 @@ class Hashing:
             self._file.close()
             self._hex = self._digest.hexdigest()
             return False
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
 
 
 def file_sha256(path: Path) -> str:
