@@ -92,3 +92,11 @@ class HardwareError(MfuError):
     def __init__(self, message: str, pointer: str = "/hardware/gpu"):
         self.pointer = pointer
         super().__init__(message)
+
+
+def io_reason(exc: BaseException) -> str:
+    """Why a write failed, in the system's words: the OSError's text, or the end of DuckDB's IO error
+    ('Could not write file "…": No space left on device')."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc).strip().splitlines()[0].rsplit(": ", 1)[-1]

@@ -31,7 +31,7 @@ import duckdb
 from pipeline import gate
 from pipeline.trace import queries
 from pipeline.report import render
-from pipeline.errors import UsageError
+from pipeline.errors import UsageError, io_reason
 
 _RUN_FILE = re.compile(r"^run-(\d+)\.parquet$")
 FORMAT_VERSION = 2
@@ -138,9 +138,13 @@ def _append_folder(folder: Path, results: list[dict[str, Any]], label: str | Non
         os.close(fd)
         tmp = Path(name)
         try:
-            with duckdb.connect() as con:
-                _insert(con, run, results, label)
-                con.table("history").write_parquet(str(tmp))
+            try:
+                with duckdb.connect() as con:
+                    _insert(con, run, results, label)
+                    con.table("history").write_parquet(str(tmp))
+            except duckdb.IOException as exc:     # a full disk: DuckDB's error, not an OSError
+                raise UsageError(f"{folder}: cannot write run-{run:06d}.parquet ({io_reason(exc)}); the earlier "
+                                 "runs are unchanged") from None
             os.link(tmp, folder / f"run-{run:06d}.parquet")
             break
         except FileExistsError:
@@ -149,7 +153,8 @@ def _append_folder(folder: Path, results: list[dict[str, Any]], label: str | Non
             raise UsageError(f"{folder}: cannot add run-{run:06d}.parquet ({exc.strerror}); a history "
                              "folder needs a file system with hard links, else use a *.duckdb file") from None
         finally:
-            tmp.unlink(missing_ok=True)
+            for left in (tmp, tmp.with_name("tmp_" + tmp.name)):     # DuckDB writes under tmp_<name>, then renames
+                left.unlink(missing_ok=True)
     return run
 
 

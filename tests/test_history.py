@@ -301,3 +301,22 @@ def test_invalid_runs_are_listed_not_drawn_and_threshold_misses_are_said(tmp_pat
     files = render.render_all(doc, kind="history")
     rows = [ln for ln in files["history.md"].splitlines() if ln.startswith("| 1 |") or ln.startswith("| 2 |")]
     assert "| ok, below its MFU threshold 35.00 | 31.00 |" in rows[0] and "| invalid | 258.00 |" in rows[1]
+
+
+def test_a_run_file_that_cannot_be_written_is_a_usage_error_and_leaves_nothing(tmp_path, monkeypatch):
+    """DuckDB failing to write the run's Parquet file (a full disk; here a folder that is not there) was an
+    internal error (exit 5) that left DuckDB's tmp_.run-*.tmp files in the history folder."""
+    import tempfile
+    folder = tmp_path / "h"
+    assert append(folder, [fake("a", 40.0)]) == 1
+    real = tempfile.mkstemp
+
+    def gone(prefix, suffix, dir):
+        fd, name = real(prefix=prefix, suffix=suffix, dir=dir)
+        Path(name).unlink()
+        return fd, str(Path(dir) / "gone" / Path(name).name)
+    monkeypatch.setattr(tempfile, "mkstemp", gone)
+    with pytest.raises(UsageError, match=r"h: cannot write run-000002\.parquet \(No such file or directory\); the "
+                                         r"earlier runs are unchanged"):
+        append(folder, [fake("a", 41.0)])
+    assert [p.name for p in folder.iterdir()] == ["run-000001.parquet"]

@@ -36,7 +36,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.errors import TraceError
+from pipeline.errors import TraceError, io_reason
 from pipeline.trace.files import check_file
 from pipeline.trace.open import RAW_TABLES, Trace, connect, literal, open_trace
 
@@ -127,7 +127,7 @@ def ensure_entry(con: Any, path: Path, cache_dir: Path, build: bool = True) -> t
     except (OSError, duckdb.IOException) as exc:
         if not _writing(exc, Path(cache_dir)):
             raise
-        print(f"warning: cannot write the cache entry {entry} ({_reason(exc)}); reading {path} without the cache",
+        print(f"warning: cannot write the cache entry {entry} ({io_reason(exc)}); reading {path} without the cache",
               file=sys.stderr)
         return None
     _remove_stale(path, entry)
@@ -143,12 +143,6 @@ def _writing(exc: BaseException, cache_dir: Path) -> bool:
     if isinstance(exc, OSError):
         return True
     return any(str(p) in str(exc) for p in (cache_dir, cache_dir.absolute(), cache_dir.resolve()))
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc).strip().splitlines()[0].rsplit(": ", 1)[-1]
 
 
 def build_in_place(folder: Path, fill: Callable[[Path], None], marker: str) -> None:
