@@ -121,3 +121,24 @@ def test_an_unusable_default_cache_means_no_cache_with_a_warning(synth_trace, tm
     code = main(["run", *map(str, jobs), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 0 and "warning: cache " in err and "running without a cache" in err and "Traceback" not in err
+
+
+def test_no_home_folder_means_no_default_cache_with_a_warning(synth_trace, tmp_path, capsys, monkeypatch):
+    """HOME unset for a user id without a passwd entry (`docker run --user 1234`): Path.home() raises, and a
+    batch, which caches by default, ended in that traceback (exit 5)."""
+    trace, _ = synth_trace()
+    jobs = []
+    for name in ("a", "b"):
+        jobs.append(tmp_path / f"{name}.yaml")
+        jobs[-1].write_text(JOB.replace("name: loc", f"name: {name}").replace("missing.sqlite", str(trace)))
+    for var in ("MFU_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(var, raising=False)
+
+    def no_home(cls=None):
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(Path, "home", classmethod(no_home))
+    code = main(["run", *map(str, jobs), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err
+    assert "warning: cache: no home folder to keep it in (HOME is not set, and this user has none in the password " \
+           "database); running without a cache (set MFU_CACHE_DIR or --cache)\n" in err

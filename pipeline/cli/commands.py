@@ -27,10 +27,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.history = (locations.folder if is_folder(Path(args.history)) else locations.file_in_folder)(
             args.history, "--history")
     quiet = len(args.job_files) == 1
-    cache = None if args.no_cache else args.cache or (default_cache_dir() if len(args.job_files) > 1 else None)
-    if cache is not None and args.cache is None:
-        try:                                      # the default place may be unusable (read-only home): run without
-            locations.folder(cache, "cache")
+    cache = None if args.no_cache else args.cache
+    if cache is None and not args.no_cache and len(args.job_files) > 1:
+        try:                                      # the default place may be unusable (read-only or no home): run without
+            cache = locations.folder(default_cache_dir(), "cache")
         except UsageError as exc:
             print(f"warning: {exc}; running without a cache (set MFU_CACHE_DIR or --cache)", file=sys.stderr)
             cache = None

@@ -36,7 +36,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.errors import TraceError, io_reason
+from pipeline.errors import TraceError, UsageError, io_reason
 from pipeline.trace.files import check_file
 from pipeline.trace.open import RAW_TABLES, Trace, connect, literal, open_trace
 
@@ -62,8 +62,13 @@ def default_cache_dir() -> Path:
     """$MFU_CACHE_DIR, else $XDG_CACHE_HOME/mfu-pipeline, else ~/.cache/mfu-pipeline: never beside a trace."""
     if os.environ.get("MFU_CACHE_DIR"):
         return Path(os.environ["MFU_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mfu-pipeline"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "mfu-pipeline"
+    try:
+        return Path.home() / ".cache" / "mfu-pipeline"
+    except (RuntimeError, KeyError):              # HOME unset and a user id without a passwd entry (containers)
+        raise UsageError("cache: no home folder to keep it in (HOME is not set, and this user has none in the "
+                         "password database)") from None
 
 
 def trace_key(path: Path) -> TraceKey:
