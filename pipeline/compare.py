@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 from pipeline import gate
 from pipeline.errors import ConfigError, Problem, UsageError
+from pipeline.job.documents import validator
+from pipeline.report.result import SCHEMA_VERSION
 
 Getter = Callable[[dict[str, Any]], Any]
 FLOPS_TOLERANCE = 1e-3          # model FLOPs per step agree within 0.1 %
@@ -107,12 +109,23 @@ def load_input(text: str) -> tuple[str, dict[str, Any]]:
     if not path.is_file():
         raise UsageError(f"{text}: not a job file, result.json or report folder")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_a_number)
+    except (OSError, ValueError) as exc:       # ValueError: UnicodeDecodeError, JSONDecodeError, NaN
         raise ConfigError([Problem(f"cannot read as result JSON ({exc})", "", str(path))]) from None
     if not isinstance(doc, dict) or "metrics" not in doc or "schema_version" not in doc:
         raise ConfigError([Problem("not an mfu-pipeline result.json (no schema_version/metrics)", "", str(path))])
+    if doc["schema_version"] == SCHEMA_VERSION:   # this tool's own shape: a value of another type was edited in
+        found = sorted((e for e in validator("result.schema.json").iter_errors(doc) if e.validator == "type"),
+                       key=lambda e: list(map(str, e.absolute_path)))
+        if found:
+            raise ConfigError([Problem(e.message, "/" + "/".join(map(str, e.absolute_path)), str(path),
+                                       hint="the file was edited or damaged: write it again with `mfu run`")
+                               for e in found[:5]])
     return text, doc
+
+
+def _not_a_number(word: str) -> None:
+    raise ValueError(f"{word} is not a number JSON allows")
 
 
 def gather(texts: Sequence[str], baselines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], list[int]]:

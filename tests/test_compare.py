@@ -410,3 +410,22 @@ def test_every_warning_code_is_documented_in_the_result_schema():
     described = schema_registry().contents("result.schema.json")["properties"]["warnings"]["items"]["properties"]
     listed = set(_re.findall(r"([a-z0-9_]+): ", described["code"]["description"]))
     assert written <= listed, sorted(written - listed)
+
+
+@pytest.mark.parametrize("edit, problem", [
+    ('"mfu_pct_wall": "32.5"', "/metrics/mfu_pct_wall: '32.5' is not of type 'number', 'null' (fix: the file was "
+                               "edited or damaged: write it again with `mfu run`)"),
+    ('"mfu_pct_wall": NaN', "/: cannot read as result JSON (NaN is not a number JSON allows)"),
+])
+def test_a_result_with_a_value_edited_to_another_type_is_named(pair, tmp_path, capsys, edit, problem):
+    """A hand-edited result.json ('32.5' in quotes, or NaN) made compare fail with a TypeError or a
+    ValueError writing compare.json: internal errors (exit 5)."""
+    import re
+    a, b, _, _ = pair
+    assert main(["run", str(a), str(b), "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    edited = tmp_path / "r/b/result.json"
+    edited.write_text(re.sub(r'"mfu_pct_wall": [0-9.]+', edit, edited.read_text(), count=1))
+    assert main(["compare", str(tmp_path / "r/a"), str(edited), "--out", str(tmp_path / "c")]) == 3
+    assert capsys.readouterr().err == f"error: {edited}: {problem}\n"
+    assert not (tmp_path / "c").exists()
