@@ -261,3 +261,33 @@ def test_a_trace_rewritten_while_the_run_reads_it_is_refused(synth_trace, tmp_pa
     assert (code, err) == (4, f"error: {moving}: changed while this run read it (its size or modification time "
                               "moved), so the figures could mix two versions of it; run again when nothing writes the file\n")
     assert not (tmp_path / "out/faults").exists()
+
+
+def test_kernels_that_end_before_they_start_are_a_warning(synth_trace, tmp_path, capsys):
+    """Kernel rows ending before they start subtracted their negative length from every kernel-time sum (the
+    roofline then said 'above roof') with no word about the trace."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        con.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 1000 WHERE rowid % 5 = 0')
+        # attributed (SEMANTICS §4): launched, by the kernel's process, inside one of its train_step ranges
+        # (every occurrence is selected); duplicate launch rows of one kernel count it once
+        rows = con.execute("""
+            SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+            WHERE k."end" < k.start AND EXISTS (
+                SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
+                JOIN NVTX_EVENTS AS n ON (n.globalTid & ~16777215) = (r.globalTid & ~16777215)
+                 AND r.start BETWEEN n.start AND n."end"
+                JOIN StringIds AS s ON s.id = n.textId AND s.value = 'train_step'
+                WHERE r.correlationId = k.correlationId AND (r.globalTid & ~16777215) = k.globalPid)""").fetchone()[0]
+    assert rows > 0
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 0 and err == ""
+    warnings = json.loads((tmp_path / "out/faults/result.json").read_text())["warnings"]
+    (backwards,) = [w for w in warnings if w["code"] == "kernels_end_before_start"]
+    assert backwards["message"].startswith(f"{rows} attributed kernel or memory row(s) end before they start "
+                                           "(occurrence 1: ")
+    assert f"; {1000 * rows:,} ns backwards in all): the trace's clock or the export is broken" in backwards["message"]
+    fine = Path(shutil.copyfile(trace, tmp_path / "fine.sqlite"))
+    run(job_on(fine, tmp_path), capsys)
+    assert "kernels_end_before_start" not in (tmp_path / "out/faults/result.json").read_text()

@@ -112,6 +112,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          f"{max(d['hosts'] for d in shared)} hosts of one file; device ids are per host, so their "
                          "per-device figures add up the devices of several hosts (totals, per-rank and "
                          "per-occurrence figures are not affected); give each host's export as its own file"})
+    warnings += _backwards_warning(queries.run(trace.con, "backwards_kernels"))
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
@@ -194,6 +195,18 @@ def _unclosed_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
         "unclosed_ranges", rows, "unclosed", "were never closed",
         f"they are not counted as occurrences: the capture probably ended inside the step (the first starts at "
         f"{rows[0]['first_start_ns']} ns); select occurrences before it")
+
+
+def _backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Attributed rows ending before they start ran for no time the export can tell: say so, not only count them."""
+    if not rows:
+        return []
+    per = ", ".join(f"occurrence {r['occurrence']}: {r['rows']}" for r in rows)
+    return [{"code": "kernels_end_before_start", "message":
+             f"{sum(r['rows'] for r in rows)} attributed kernel or memory row(s) end before they start ({per}; "
+             f"{sum(r['negative_ns'] for r in rows):,} ns backwards in all): the trace's clock or the export is "
+             "broken there. The union counts them as no time; kernel time sums, class "
+             "times and the roofline's measured times subtract them. Export the report again"}]
 
 
 def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
