@@ -12,7 +12,7 @@ Exit codes (the same table is in README.md):
        and JSON pointer
   4    trace problem (missing, unreadable, truncated, not an Nsight Systems export, region or
        occurrences not found, contents the export schema does not allow, a leftover -wal/-journal
-       beside it)
+       beside it, locked by another program, cut short or rewritten while being read)
   5    internal error (a bug: please report it with the traceback printed)
   130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
 """
