@@ -30,7 +30,7 @@ from pipeline.job.config import Job
 from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.report import index, publish
 from pipeline.run import class_rules, exit_code, load_checked, run_to_folder
-from pipeline.errors import ConfigError, ExitCode, MfuError, Problem
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, environment_error
 from pipeline.executor import check_engine, pool
 
 Row = dict[str, Any]
@@ -197,6 +197,7 @@ def _ok(path: Path, res: dict[str, Any], folder: Path, code: int) -> Row:
 def _failed(path: Path, exc: BaseException, name: str | None = None) -> Row:
     """A job's failed row; `name` once the job file loaded, so its record replaces the job's earlier
     outcome (the index lists one row per job name, with its latest run)."""
+    exc = exc if isinstance(exc, MfuError) else environment_error(exc) or exc
     if isinstance(exc, MfuError):
         code, status, reason = int(exc.code), "error", str(exc)
     else:   # a bug: keep the traceback in the row so it can be reported

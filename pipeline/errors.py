@@ -7,6 +7,8 @@ a message and an exit code, never a traceback. Anything else is a bug (exit 5).
 from __future__ import annotations
 
 import enum
+import errno
+import os
 from dataclasses import dataclass
 
 
@@ -100,3 +102,22 @@ def io_reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc).strip().splitlines()[0].rsplit(": ", 1)[-1]
+
+
+def environment_error(exc: BaseException) -> UsageError | None:
+    """A failure of the machine around the run, not of mfu or its inputs: a full disk, memory exhausted,
+    the current folder removed. A usage error (exit 2) saying what to do; None for anything else."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" {exc.filename}" if exc.filename else " (standard output or a file)"
+        return UsageError(f"cannot write{where}: {exc.strerror}; free space there and run again")
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryException":    # DuckDB's, by name:
+        said = str(exc).strip().splitlines()[0] if str(exc).strip() else "MemoryError"   # no duckdb import here
+        return UsageError(f"out of memory ({said}); free memory, raise the limit (`ulimit -v`, a container's), "
+                          "or run fewer jobs at once (--jobs)")
+    if isinstance(exc, OSError):
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            return UsageError("the current folder no longer exists (removed while in use); cd into an existing "
+                              "folder and run again")
+    return None

@@ -339,3 +339,24 @@ def test_a_removed_current_folder_is_exit_2(tmp_path):
                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert (out.returncode, out.stderr) == (2, "error: the current folder no longer exists (removed while in use); "
                                                "cd into an existing folder and run again\n")
+
+
+@pytest.mark.parametrize("raised, said", [
+    (lambda: __import__("duckdb").OutOfMemoryException("Out of Memory Error: Failed to allocate block of 33554432 "
+                                                       "bytes (bad allocation)\n\nPossible solutions: ..."),
+     "Out of Memory Error: Failed to allocate block of 33554432 bytes (bad allocation)"),
+    (lambda: MemoryError(), "MemoryError"),
+])
+def test_a_run_out_of_memory_is_exit_2_not_a_bug(synth_trace, tmp_path, capsys, monkeypatch, raised, said):
+    """Under `ulimit -v 600000` a 4 M-kernel job met DuckDB's OutOfMemoryException: the job's row and the exit
+    code said internal error (5) with a traceback, as if mfu had a bug."""
+    from pipeline import batch
+    trace, _ = synth_trace()
+
+    def out_of_memory(*args, **kwargs):
+        raise raised()
+    monkeypatch.setattr(batch, "run_to_folder", out_of_memory)
+    code, out, err = run_cli(capsys, "run", job(tmp_path, trace), "--out", tmp_path / "o")
+    assert code == 2
+    assert err == f"error: out of memory ({said}); free memory, raise the limit (`ulimit -v`, a container's), or " \
+                  "run fewer jobs at once (--jobs)\n"

@@ -7,14 +7,13 @@ never a traceback; anything else is a bug (exit 5) and shows everything needed t
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 import traceback
 
 from pipeline import interrupts
 from pipeline.cli.parser import build_parser
-from pipeline.errors import ExitCode, MfuError
+from pipeline.errors import ExitCode, MfuError, environment_error
 
 __all__ = ["build_parser", "main"]
 
@@ -44,29 +43,15 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, MfuError):
             print(f"error: {exc}", file=sys.stderr)
             return int(exc.code)
-        if (message := _environment(exc)) is not None:
-            print(f"error: {message}", file=sys.stderr)
-            return int(ExitCode.USAGE)
+        if (around := environment_error(exc)) is not None:
+            _stdout_to_devnull()         # after a full disk, what is still buffered cannot be written either
+            print(f"error: {around}", file=sys.stderr)
+            return int(around.code)
         # a bug, not a user mistake: show everything needed to fix it
         traceback.print_exc()
         print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
-
-
-def _environment(exc: Exception) -> str | None:
-    """A failure of the surroundings, not of mfu (a full disk, a removed current folder): what to do, or None."""
-    if not isinstance(exc, OSError):
-        return None
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        _stdout_to_devnull()             # what is still buffered cannot be written either
-        where = f" {exc.filename}" if exc.filename else " (standard output or a file)"
-        return f"cannot write{where}: {exc.strerror}; free space there and run again"
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        return "the current folder no longer exists (removed while in use); cd into an existing folder and run again"
-    return None
 
 
 def _stdout_to_devnull() -> None:
