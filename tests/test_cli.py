@@ -360,3 +360,18 @@ def test_a_run_out_of_memory_is_exit_2_not_a_bug(synth_trace, tmp_path, capsys, 
     assert code == 2
     assert err == f"error: out of memory ({said}); free memory, raise the limit (`ulimit -v`, a container's), or " \
                   "run fewer jobs at once (--jobs)\n"
+
+
+def test_synth_onto_a_full_disk_is_exit_2_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """`mfu synth` (the quickstart's first command) onto a full disk was SQLite's OperationalError with a
+    traceback (exit 5), leaving a half-written trace."""
+    from pipeline.trace import synth
+    write = synth._write
+
+    def full(spec, tables, out):
+        write(spec, tables, out)
+        raise sqlite3.OperationalError("database or disk is full")
+    monkeypatch.setattr(synth, "_write", full)
+    code, _, err = run_cli(capsys, "synth", tmp_path / "t.sqlite")
+    assert (code, err) == (2, f"error: {tmp_path}/t.sqlite: cannot write the synthetic trace (database or disk is full)\n")
+    assert list(tmp_path.iterdir()) == []

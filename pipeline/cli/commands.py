@@ -4,6 +4,7 @@ print what the user needs (the reports written, warnings, a summary) and return 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import locations
-from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError, io_reason
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -189,11 +190,26 @@ def cmd_synth(args: argparse.Namespace) -> int:
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
                      region=args.region, gpu_name=args.gpu_name, layers=args.layers, warmup_steps=args.warmup_steps)
     locations.file_in_folder(args.out, "OUT.sqlite").parent.mkdir(parents=True, exist_ok=True)
-    truth = (generate_scaled if args.scaled else generate)(spec, args.out)
+    truth = _synthesized(generate_scaled if args.scaled else generate, spec, Path(args.out))
     kernels = sum(o["kernel_count"] for o in truth["occurrences"])
     print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
           f"and {args.out}.truth.json")
     return 0
+
+
+def _synthesized(generate: Any, spec: Any, out: Path) -> dict[str, Any]:
+    """`generate` writing `out`; a disk that fills (or a folder turned read-only) is a usage error (exit 2)
+    and leaves neither a half-written trace nor its truth file."""
+    import sqlite3
+
+    import duckdb
+    try:
+        return generate(spec, out)
+    except (OSError, sqlite3.OperationalError, duckdb.IOException) as exc:
+        for left in (out, Path(f"{out}.truth.json")):
+            with contextlib.suppress(OSError):       # a read-only folder: nothing was written to remove
+                left.unlink(missing_ok=True)
+        raise UsageError(f"{out}: cannot write the synthetic trace ({io_reason(exc)})") from None
 
 
 _MODEL_FLAGS = ("preset", "hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "mtp_layers",
