@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return int(exc.code)
         if (around := environment_error(exc)) is not None:
-            _stdout_to_devnull()         # after a full disk, what is still buffered cannot be written either
+            if isinstance(exc, OSError):     # a full disk under stdout: what is still buffered cannot be written
+                _stdout_to_devnull()
             print(f"error: {around}", file=sys.stderr)
             return int(around.code)
         # a bug, not a user mistake: show everything needed to fix it
