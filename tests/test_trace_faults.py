@@ -291,3 +291,20 @@ def test_kernels_that_end_before_they_start_are_a_warning(synth_trace, tmp_path,
     fine = Path(shutil.copyfile(trace, tmp_path / "fine.sqlite"))
     run(job_on(fine, tmp_path), capsys)
     assert "kernels_end_before_start" not in (tmp_path / "out/faults/result.json").read_text()
+
+
+@pytest.mark.parametrize("value", [b"\xff\xfe", b"ab"])
+def test_a_blob_where_a_name_belongs_is_named(synth_trace, tmp_path, capsys, value):
+    """A blob in StringIds.value stopped DuckDB's scanner with a type error (exit 5) in every command, and its
+    message, quoting bytes that are not UTF-8, could not even be decoded."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        con.execute("UPDATE StringIds SET value = ? WHERE id = (SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                    "LIMIT 1)", (value,))
+    message = f"{bad}: StringIds.value: 1 rows hold a blob or a number where the export schema has text"
+    for command in (["run", str(job_on(bad, tmp_path)), "--out", str(tmp_path / "out")], ["inspect", str(bad)],
+                    ["init", str(bad)]):
+        code = main(command)
+        err = capsys.readouterr().err
+        assert code == 4 and message in err and "Traceback" not in err, (command, err)

@@ -34,6 +34,8 @@ CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
     "CUPTI_ACTIVITY_KIND_MEMSET": (("start", False), ("end", False)),
     "NVTX_EVENTS": (("start", False), ("end", True)),   # NULL end: a mark, or a push never popped
 }
+# export table -> text columns names are read from: a blob or a number there stops DuckDB's scanner
+TEXT_CHECKED: dict[str, tuple[str, ...]] = {"StringIds": ("value",), "NVTX_EVENTS": ("text",)}
 
 
 _BIG = ("raw_kernel", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
@@ -84,6 +86,13 @@ def problems(path: Path) -> list[str]:
                     out.append(f"{table}.{c}: {wrong:,} rows hold text or non-integer values")
                 if null and not nullable:
                     out.append(f"{table}.{c}: {null:,} rows are NULL")
+        for base, columns in TEXT_CHECKED.items():
+            table = resolve_table(present, base)
+            for c in [c for c in columns if table and c in present[table]]:
+                wrong = con.execute(f'SELECT count(*) FROM "{table}" WHERE typeof("{c}") NOT IN (\'text\', \'null\')'
+                                    ).fetchone()[0]
+                if wrong:
+                    out.append(f"{table}.{c}: {wrong:,} rows hold a blob or a number where the export schema has text")
         return out
     finally:
         con.close()
@@ -99,7 +108,7 @@ def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
             continue
     if not found:
         return None
-    return TraceError("; ".join(found) + " (the export schema allows only integer nanoseconds there); "
+    return TraceError("; ".join(found) + " (the export schema has integer nanoseconds in time columns and text in names); "
                       "re-export the report with `nsys export --type sqlite`, or remove those rows on a copy")
 
 
@@ -107,6 +116,8 @@ def explain(exc: BaseException, paths: list[Path]) -> BaseException:
     """`exc`, or the trace problem behind it when a DuckDB query failed on such contents."""
     if isinstance(exc, duckdb.Error):
         return diagnose(exc, paths) or damaged(exc, paths) or exc
+    if isinstance(exc, UnicodeDecodeError):      # DuckDB's error quoting a blob's bytes cannot even be decoded
+        return diagnose(exc, paths) or exc
     return exc
 
 
