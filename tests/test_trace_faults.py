@@ -259,7 +259,8 @@ def test_a_trace_rewritten_while_the_run_reads_it_is_refused(synth_trace, tmp_pa
     monkeypatch.setattr(integrity, "check", check_then_rewrite)
     code, err = run(job_on(moving, tmp_path), capsys, "--no-cache")
     assert (code, err) == (4, f"error: {moving}: changed while this run read it (its size or modification time "
-                              "moved), so the figures could mix two versions of it; run again when nothing writes the file\n")
+                              "moved, or it is gone), so the figures could mix two versions of it; run again when "
+                              "nothing writes the file\n")
     assert not (tmp_path / "out/faults").exists()
 
 

@@ -124,7 +124,10 @@ class Hashing:
 
     def __init__(self, path: Path):
         self.path, self.pid = path, os.getpid()
-        self._stat = _identity(path)
+        try:
+            self._stat: tuple[int, int] | None = _identity(path)
+        except OSError:                                  # result() meets the reading error
+            self._stat = None
         self._lock = threading.Lock()
         self._digest = hashlib.sha256()
         self._file: Any = None
@@ -134,16 +137,31 @@ class Hashing:
     def result(self) -> str:
         """The digest, asked for once the run has read what it needs: a file whose size or modification
         time moved since it was attached was rewritten meanwhile, and what was read may mix both versions."""
-        if self.pid != os.getpid():
-            digest = file_sha256(self.path)
-        else:
-            while self._step():
-                pass
-            digest = self._hex
-        if _identity(self.path) != self._stat:
-            raise TraceError(f"{self.path}: changed while this run read it (its size or modification time moved), so "
-                             "the figures could mix two versions of it; run again when nothing writes the file")
+        try:
+            if self.pid != os.getpid():
+                digest = file_sha256(self.path)
+            else:
+                while self._step():
+                    pass
+                digest = self._hex
+        except OSError:
+            if not self._moved():
+                raise
+            digest = ""
+        if self._moved():
+            raise TraceError(f"{self.path}: changed while this run read it (its size or modification time moved, or "
+                             "it is gone), so the figures could mix two versions of it; run again when nothing writes "
+                             "the file")
         return digest
+
+    def _moved(self) -> bool:
+        """Whether the file is no longer the one attached (a missing file at attach: nothing to compare)."""
+        if self._stat is None:
+            return False
+        try:
+            return _identity(self.path) != self._stat
+        except OSError:
+            return True
 
     def _background(self) -> None:
         if sys.platform.startswith("linux"):             # per-thread nice: Linux only
