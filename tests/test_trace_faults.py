@@ -136,6 +136,15 @@ def test_a_table_lacking_a_column_it_needs_is_named(synth_trace, tmp_path, capsy
     assert main(["init", str(bad)]) == 0
 
 
+def every_command_says(bad: Path, folder: Path, capsys, message: str) -> None:
+    """run, inspect and init each exit 4 naming the problem, without a traceback."""
+    for command in (["run", str(job_on(bad, folder)), "--out", str(folder / "out")], ["inspect", str(bad)],
+                    ["init", str(bad)]):
+        code = main(command)
+        err = capsys.readouterr().err
+        assert code == 4 and message in err and "Traceback" not in err, (command, err)
+
+
 def test_text_in_a_not_null_time_column_is_named_by_every_command(synth_trace, tmp_path, capsys):
     """Nsight Systems declares kernel times NOT NULL, so nothing is checked when the trace is attached; the
     first query meets the text. run and inspect named it, init crashed on DuckDB's type error (exit 5)."""
@@ -144,11 +153,7 @@ def test_text_in_a_not_null_time_column_is_named_by_every_command(synth_trace, t
     with sqlite3.connect(bad) as con:
         con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon' WHERE rowid IN (3, 4)")
     message = f"{bad}: CUPTI_ACTIVITY_KIND_KERNEL.start: 2 rows hold text or non-integer values"
-    for command in (["run", str(job_on(bad, tmp_path)), "--out", str(tmp_path / "out")], ["inspect", str(bad)],
-                    ["init", str(bad)]):
-        code = main(command)
-        err = capsys.readouterr().err
-        assert code == 4 and message in err and "Traceback" not in err, (command, err)
+    every_command_says(bad, tmp_path, capsys, message)
 
 
 def test_ranges_without_a_name_are_listed_as_such_and_never_proposed(synth_trace, tmp_path, capsys):
@@ -304,8 +309,4 @@ def test_a_blob_where_a_name_belongs_is_named(synth_trace, tmp_path, capsys, val
         con.execute("UPDATE StringIds SET value = ? WHERE id = (SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL "
                     "LIMIT 1)", (value,))
     message = f"{bad}: StringIds.value: 1 rows hold a blob or a number where the export schema has text"
-    for command in (["run", str(job_on(bad, tmp_path)), "--out", str(tmp_path / "out")], ["inspect", str(bad)],
-                    ["init", str(bad)]):
-        code = main(command)
-        err = capsys.readouterr().err
-        assert code == 4 and message in err and "Traceback" not in err, (command, err)
+    every_command_says(bad, tmp_path, capsys, message)
