@@ -147,7 +147,7 @@ def _compare_options(sub: Any) -> None:
                     "there are too few samples to test it")
     sp.add_argument("--allow-incomparable", action="store_true", help="gate figures that are not comparable "
                     "with the baseline anyway (each says so) instead of failing them")
-    sp.add_argument("--format", choices=["text", "github"], default="text", help="github: also print "
+    sp.add_argument("--format", choices=["text", "github"], default="text", help="text (default); github: also print "
                     "::error/::warning annotations on the job file for failed or undecided figures, write "
                     "summary.md to --out and append it to $GITHUB_STEP_SUMMARY when that is set")
     sp.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML: one test case per gated "
