@@ -354,7 +354,7 @@ def test_straggler_and_spread_by_hand():
     """Three ranks, ends per occurrence (start + wall):
     1: a 1000, c 1100, b 1300 -> median 1100: cost 200, spread (latest - earliest) 300, slowest b
     2: a 6000, c 6000, b 6200 -> median 6000: cost 200, spread 200, slowest b
-    3: c 11000, a 11500, b 11500 -> median 11500: cost 0, spread 500, a tie of a and b: the first by name, a
+    3: c 11000, a 11500, b 11500 -> median 11500: cost 0, spread 500, a and b share the latest end: no slowest
     Total 400 ns, 2 % of a 20000 ns wall; b was slowest most often (twice)."""
     from pipeline.analysis import rankstats
     rows = [_rank(1, "a", 0, 1000), _rank(1, "b", 0, 1300), _rank(1, "c", 0, 1100),
@@ -362,11 +362,16 @@ def test_straggler_and_spread_by_hand():
             _rank(3, "a", 10000, 1500), _rank(3, "b", 10000, 1500), _rank(3, "c", 10000, 1000)]
     st = rankstats.straggler(rows, 20000)
     assert [(o["occurrence"], o["slowest_rank"], round(o["cost_s"] * NS), round(o["spread_s"] * NS))
-            for o in st["occurrences"]] == [(1, "b", 200, 300), (2, "b", 200, 200), (3, "a", 0, 500)]
+            for o in st["occurrences"]] == [(1, "b", 200, 300), (2, "b", 200, 200), (3, None, 0, 500)]
     assert round(st["total_s"] * NS) == 400 and st["pct_of_wall"] == pytest.approx(2.0)
     assert (st["slowest_rank"], st["slowest_count"]) == ("b", 2)
     spreads = rankstats.occurrence_spreads(rows)                     # slowest minus fastest rank wall
     assert {k: round(v * NS) for k, v in spreads.items()} == {1: 300, 2: 200, 3: 500}
+    # ranks that all finish together: no rank is named slowest, and none counts an occurrence as its own
+    together = [_rank(k, name, 0, 1000) for k in (1, 2) for name in ("a", "b")]
+    tied = rankstats.straggler(together, 2000)
+    assert [o["slowest_rank"] for o in tied["occurrences"]] == [None, None]
+    assert (tied["slowest_rank"], tied["slowest_count"], tied["total_s"]) == (None, 0, 0)
     # one rank: nobody waits for anybody, no straggler figures at all
     alone = rankstats.straggler([_rank(1, "a", 0, 1000)], 1000)
     assert (alone["occurrences"], alone["total_s"], alone["pct_of_wall"], alone["slowest_rank"]) == ([], 0, None, None)

@@ -61,19 +61,22 @@ def envelope_union_ns(rows: list[dict]) -> int:
 
 
 def straggler(ranks: list[dict], total_wall_ns: int) -> dict[str, Any]:
-    """Straggler cost per occurrence and in total (see DEFINITION); ties go to the first rank by name."""
+    """Straggler cost per occurrence and in total (see DEFINITION).
+
+    An occurrence whose latest end several ranks share has no slowest rank (null): naming the first of
+    them by name made ranks that all finished together read 'rank a finished last in 4 of 4'."""
     per = []
     for k, rows in sorted(_by(ranks, "occurrence").items()):
         if len(rows) < 2:
             continue
         ends = sorted((r["start_ns"] + r["wall_ns"], r["rank"]) for r in rows)
-        latest = max(e for e, _ in ends)
-        slowest = min(name for e, name in ends if e == latest)
+        latest = ends[-1][0]
+        last = [name for e, name in ends if e == latest]
         median_end = statistics.median(e for e, _ in ends)
-        per.append({"occurrence": k, "slowest_rank": slowest, "cost_s": (latest - median_end) / NS,
-                    "spread_s": (latest - ends[0][0]) / NS})
+        per.append({"occurrence": k, "slowest_rank": last[0] if len(last) == 1 else None,
+                    "cost_s": (latest - median_end) / NS, "spread_s": (latest - ends[0][0]) / NS})
     total = sum(p["cost_s"] for p in per)
-    counts = Counter(p["slowest_rank"] for p in per)
+    counts = Counter(p["slowest_rank"] for p in per if p["slowest_rank"] is not None)
     top = min(counts.items(), key=lambda kv: (-kv[1], kv[0])) if counts else (None, 0)
     return {"definition": DEFINITION, "total_s": total,
             "pct_of_wall": 100.0 * total * NS / total_wall_ns if per and total_wall_ns else None,
