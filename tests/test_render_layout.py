@@ -179,3 +179,17 @@ def test_html_kernel_list_keeps_each_comma_with_its_name():
     assert len(names) == 3
     pieces = [f'<span class="nw"><code title="{n}">{n}</code>{"," if i < 2 else ""}</span>' for i, n in enumerate(names)]
     assert " ".join(pieces) in html
+
+
+def test_one_occurrence_and_one_straggler_occurrence_are_singular():
+    """'1 occurrences' in the headline and '2 of 1 occurrences' style counts read as a slip in a report."""
+    r = demo()
+    r["totals"] = dict(r["totals"], occurrences=1)
+    r["region"] = dict(r["region"], first=3, last=3)
+    r["straggler"] = dict(r["straggler"], occurrences=r["straggler"]["occurrences"][:1], slowest_count=1)
+    files = render_all(r)
+    assert "bf16 · 1 occurrence (3–3) of" in files["report.md"]
+    assert "bf16 · 1 occurrence (3–3) of" in files["report.html"]
+    for page in ("report.md", "report.html"):
+        assert "(alone last to finish in 1 of 1 occurrence)" in files[page]
+    assert "5 occurrences (2–6)" in render_all(demo())["report.md"]
