@@ -38,6 +38,10 @@ def test_numbers_and_magnitudes():
     assert fmt_si(8_030_261_248, "") == f"8.030{NB}G"
     assert fmt_num(382.61) == "382.6" and fmt_num(59459.4, 0) == "59,459" and fmt_num(None) == "—"
     assert fmt_pct(38.664) == f"38.66{NB}%"
+    # a positive share too small for the decimals is not printed as zero; zero stays zero
+    assert fmt_pct(0.0015) == f"<0.01{NB}%" and fmt_pct(0.0015, 1) == f"<0.1{NB}%"
+    assert fmt_pct(0.005) == f"0.01{NB}%" and fmt_pct(0.0) == f"0.00{NB}%"
+    assert fmt_util(0.0015) == "<0.01" and fmt_util(0.0) == "0.00" and fmt_util(1234.5) == f"1,234.50{NB}⚠"
 
 
 def test_a_column_keeps_one_unit():

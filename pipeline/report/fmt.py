@@ -38,8 +38,16 @@ def fmt_num(value: float | int | None, digits: int | None = None) -> str:
 def fmt_util(value: float | None, digits: int = 2) -> str:
     """A per-occurrence or per-rank MFU/HFU cell: above 100 % it is marked, so a row that is no
     measurement is not read as one (SEMANTICS §6; the table's note and the warning say why)."""
-    text = fmt_num(value, digits)
-    return text if _missing(value) or value <= PCT_LIMIT else f"{text}{NBSP}⚠"
+    if _missing(value):
+        return "—"
+    text = _tiny(value, digits) or fmt_num(value, digits)
+    return text if value <= PCT_LIMIT else f"{text}{NBSP}⚠"
+
+
+def _tiny(value: float, digits: int) -> str | None:
+    """'<0.01' for a positive share that the decimals would show as 0.00: an MFU of 0.0015 %
+    printed as '0.00' reads as no work at all."""
+    return f"<{10 ** -digits:.{digits}f}" if 0 < value < 0.5 * 10 ** -digits else None
 
 
 def fmt_int(value: int | None) -> str:
@@ -47,7 +55,7 @@ def fmt_int(value: int | None) -> str:
 
 
 def fmt_pct(value: float | None, digits: int = 2) -> str:
-    return "—" if _missing(value) else f"{value:.{digits}f}{NBSP}%"
+    return "—" if _missing(value) else f"{_tiny(value, digits) or f'{value:.{digits}f}'}{NBSP}%"
 
 
 def _prefix(value: float) -> tuple[float, str]:
