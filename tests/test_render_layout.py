@@ -197,3 +197,13 @@ def test_one_occurrence_and_one_straggler_occurrence_are_singular():
     for page in ("report.md", "report.html"):
         assert "(alone last to finish in 1 of 1 occurrence)" in files[page]
     assert "5 occurrences (2–6)" in render_all(demo())["report.md"]
+
+
+def test_a_roofline_row_above_its_roof_is_marked():
+    """No kernel runs above its roof: a % of roof over 100 means the row's FLOPs or bytes do not describe
+    those kernels, and is marked as the occurrence MFU cells are (it printed as a plain 150.0)."""
+    r = demo()
+    r["roofline"] = [dict(r["roofline"][0], pct_of_roof=150.0), dict(r["roofline"][1], pct_of_roof=42.25)]
+    files = render_all(r)
+    for page in ("report.md", "report.html"):
+        assert f"150.0{NB}⚠" in files[page] and f"42.2{NB}⚠" not in files[page]
