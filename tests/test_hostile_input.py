@@ -43,6 +43,18 @@ def test_non_finite_and_absurd_numbers(tmp_path, capsys, old, new, message):
     assert code == 3 and message in err and "job.yaml:" in err
 
 
+def test_a_non_finite_value_is_one_problem_not_two(tmp_path, capsys):
+    """.inf under a bounded key was also 'inf is greater than the maximum of 100': one mistake, two messages."""
+    code, err = run(tmp_path, JOB + "thresholds: {mfu_pct_wall_min: .inf}\n", capsys)
+    lines = [line for line in err.splitlines() if "/thresholds/mfu_pct_wall_min" in line]
+    assert code == 3 and len(lines) == 1 and ".inf is not a finite number" in lines[0]
+
+
+def test_a_duplicate_key_does_not_hide_what_is_wrong_with_its_value(tmp_path, capsys):
+    code, err = run(tmp_path, JOB + "thresholds: {mfu_pct_wall_min: 30, mfu_pct_wall_min: 300}\n", capsys)
+    assert code == 3 and "duplicate key 'mfu_pct_wall_min'" in err and "300 is greater than the maximum of 100" in err
+
+
 def test_alias_bomb_stops_at_the_expansion_limit(tmp_path, capsys):
     # nine levels of ten aliases each: 10**9 values once expanded, a few hundred bytes of text
     bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(

@@ -145,7 +145,9 @@ def load_job(path: str | Path) -> Job:
         base = (base_file, base_pos)
         raw += b"\0" + base_raw           # the config hash covers the base too
     todos = [locate(p, positions) for p in todo_problems(data, file)]
-    problems += [p for p in schema_problems(data, "job.schema.json", file, positions) if not covered(p, todos)]
+    # a TODO or an absurd number already says what is wrong with that value; a duplicate key does not
+    said = todos + [p for p in problems if not p.message.startswith("duplicate key")]
+    problems += [p for p in schema_problems(data, "job.schema.json", file, positions) if not covered(p, said)]
     problems += todos
     if problems:
         raise ConfigError([relocate(p, positions, base) for p in problems])

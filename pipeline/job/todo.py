@@ -26,5 +26,6 @@ def todo_problems(data: Any, file: str, pointer: str = "") -> list[Problem]:
 
 
 def covered(problem: Problem, todos: list[Problem]) -> bool:
-    """A schema complaint about a TODO value itself ('TODO' is not an integer) adds nothing."""
+    """A schema complaint about a value already reported ('TODO' is not an integer; .inf is above the
+    maximum) adds nothing."""
     return any(problem.pointer == t.pointer or problem.pointer.startswith(t.pointer + "/") for t in todos)
