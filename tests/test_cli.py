@@ -290,6 +290,18 @@ def test_counts_out_of_range_are_usage_errors(args, message, tmp_path, capsys):
     assert not target.exists()
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    # 2 x (2**63 - 1) x 40 kernels: the generator ran until killed
+    (["--steps", str(2**63 - 1)], "asks for 737,869,762,948,382,064,560 kernels: more than 200,000,000"),
+    (["--ranks", "1000", "--steps", "5000", "--kernels-per-step", "41"], "asks for 205,000,000 kernels"),
+    (["--steps", "100000", "--step-ns", str(10**17)], "spans 10,000,000,000,000,000,000,000 ns: beyond the 64-bit"),
+])
+def test_synth_refuses_what_it_could_never_write(args, message, tmp_path, capsys):
+    target = tmp_path / "t.sqlite"
+    code, _, err = run_cli(capsys, "synth", target, *args)
+    assert code == 2 and message in err and not target.exists()
+
+
 def test_inspect_says_kernels_without_process_limit_the_regions(tmp_path, capsys):
     """An export whose kernel table has no globalPid: inspect says what `mfu run` will then do and refuse."""
     import sqlite3

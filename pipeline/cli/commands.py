@@ -14,6 +14,9 @@ from typing import Any
 from pipeline import locations
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError, io_reason
 
+INT64_MAX = 2**63 - 1           # DuckDB's BIGINT and the export's timestamps: a larger count ended in a traceback
+MAX_SYNTH_KERNELS = 200_000_000  # about 95 bytes a kernel in an export (bench/RESULTS.md: 0.76 GB for 8 M)
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     from pipeline.batch import run_batch, summary_table, worst
@@ -186,13 +189,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_synth(args: argparse.Namespace) -> int:
     from pipeline.trace.synth import SynthSpec, generate
     from pipeline.trace.synth_scaled import generate_scaled
+    kernels = args.ranks * args.steps * args.kernels_per_step
+    if kernels > MAX_SYNTH_KERNELS:
+        raise UsageError(f"--ranks x --steps x --kernels-per-step asks for {kernels:,} kernels: more than "
+                         f"{MAX_SYNTH_KERNELS:,} (a trace of about 20 GB); ask for fewer")
+    if args.steps * args.step_ns * 2 > INT64_MAX:
+        raise UsageError(f"--steps x --step-ns spans {args.steps * args.step_ns:,} ns: beyond the 64-bit "
+                         "timestamps of an export; ask for fewer or shorter steps")
     spec = SynthSpec(ranks=args.ranks, steps=args.steps, kernels_per_step=args.kernels_per_step,
                      step_ns=args.step_ns, seed=args.seed, drop_launch_every=args.drop_launch_every,
                      region=args.region, gpu_name=args.gpu_name, layers=args.layers, warmup_steps=args.warmup_steps)
     locations.file_in_folder(args.out, "OUT.sqlite").parent.mkdir(parents=True, exist_ok=True)
     truth = _synthesized(generate_scaled if args.scaled else generate, spec, Path(args.out))
-    kernels = sum(o["kernel_count"] for o in truth["occurrences"])
-    print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {kernels} attributed kernels) "
+    attributed = sum(o["kernel_count"] for o in truth["occurrences"])
+    print(f"wrote {args.out} ({args.ranks} ranks x {args.steps} steps, {attributed} attributed kernels) "
           f"and {args.out}.truth.json")
     return 0
 

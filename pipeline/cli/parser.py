@@ -37,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
-INT64_MAX = 2**63 - 1           # DuckDB's BIGINT: a larger count reached a query and ended in a traceback
+INT64_MAX = commands.INT64_MAX
 
 
 def _whole(minimum: int) -> Callable[[str], int]:
