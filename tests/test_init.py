@@ -148,3 +148,20 @@ def test_line_breaks_in_a_trace_file_name_stay_inside_the_comment(synth_trace, t
                    .replace("global_batch: TODO", "global_batch: 2"))
     assert cli(capsys, "validate", job)[0] == 0
     assert yaml.safe_load(job.read_text())["trace"] == "step\nrun\u2028.sqlite"
+
+
+def test_a_trace_that_can_give_no_mfu_writes_no_job(tmp_path, capsys):
+    """Without NVTX ranges (nothing marks a step) or without kernels (no GPU work) every job of the skeleton
+    would fail: init says why and what to capture (exit 4) instead of writing a file of TODOs."""
+    from nsys_export import Export, gpid, gtid
+    no_ranges, no_kernels = Export(), Export()
+    no_ranges.launch(1100, gtid(100, 100), 1)
+    no_ranges.kernel(1200, 1300, gpid(100), 1)
+    no_kernels.range(1000, 2000, gtid(100, 100), "step")
+    no_kernels.range(3000, 4000, gtid(100, 100), "step")
+    for export, said in ((no_ranges, "has no NVTX ranges"), (no_kernels, "holds no GPU kernels")):
+        trace = export.write(tmp_path / f"{said.split()[-1]}.sqlite")
+        job = tmp_path / "job.yaml"
+        code, out, err = cli(capsys, "init", trace, "-o", job)
+        assert code == 4 and said in err and "nsys profile --trace=cuda,nvtx" in err and "No job file written" in err
+        assert not job.exists() and out == ""

@@ -133,7 +133,8 @@ def test_a_table_lacking_a_column_it_needs_is_named(synth_trace, tmp_path, capsy
         assert code == 4 and needle in err and "nsys export --type sqlite" in err and "Traceback" not in err, err
     assert main(["inspect", str(bad)]) == 0
     assert f"note: {table} lacks columns ['{column}']; treated as absent" in capsys.readouterr().out
-    assert main(["init", str(bad)]) == 0
+    assert main(["init", str(bad)]) == 4          # the table treated as absent leaves no kernels or no ranges
+    assert "No job file written" in capsys.readouterr().err
 
 
 def every_command_says(bad: Path, folder: Path, capsys, message: str) -> None:
@@ -167,6 +168,7 @@ def test_ranges_without_a_name_are_listed_as_such_and_never_proposed(synth_trace
     out = capsys.readouterr().out
     assert "2 proc  (no name: NVTX text NULL and textId not in StringIds)" in out
     assert "NVTX regions by the GPU work they launch: none" in out
+    assert "20 NVTX ranges have no name" in out and "has no NVTX ranges" not in out     # 2 ranks x 5 steps, 5 ops
     assert main(["init", str(bad)]) == 0
     assert "  name: TODO " in capsys.readouterr().out
     code, err = run(job_on(bad, tmp_path), capsys)

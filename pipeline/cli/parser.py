@@ -187,7 +187,8 @@ def _init_options(sub: Any) -> None:
                   "Write a job file skeleton from a trace: the step-like NVTX region (other candidates in comments), "
                   "warm-up occurrences skipped, devices and processes seen, `gpu: auto` when the trace names a "
                   "catalog GPU, the precision kernel names suggest, and TODO for every value the trace cannot tell "
-                  "(model, batch, mode). `mfu validate` fails at each TODO with its line until it is filled in.")
+                  "(model, batch, mode). `mfu validate` fails at each TODO with its line until it is filled in. A trace "
+                  "without NVTX ranges or without kernels gets no file: exit 4 says what to capture.")
     sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export, opened read-only")
     sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
     sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "

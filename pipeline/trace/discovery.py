@@ -24,14 +24,17 @@ CAPTURE = "`nsys profile --trace=cuda,nvtx`"
 NO_RANGES = ("this trace has no NVTX ranges, so nothing marks a step and `mfu run` has no region to measure: wrap "
              "each step in a range (`torch.cuda.nvtx.range_push('train_step')` ... `torch.cuda.nvtx.range_pop()`) "
              f"and capture again with {CAPTURE}")
+NAMELESS = ("this trace's {ranges:,} NVTX ranges have no name (text NULL and a textId in no StringIds row), so no "
+            "region can select them: the export is incomplete; export the report again with `nsys export --type sqlite`")
 NO_KERNELS = ("this trace holds no GPU kernels, so no range encloses GPU work and `mfu run` has nothing to "
               f"measure: capture again with CUDA tracing on ({CAPTURE})")
 SUFFIX_NOTE = ("names marked '…' carry PyTorch's ', seq = N' / ', op_id = M' suffixes, one per call: "
                "`match: prefix` on the name groups them")
 
 
-def discover(con: duckdb.DuckDBPyConnection, limit: int = 10) -> dict[str, Any]:
-    """Name groups ranked by the GPU work they enclose, each with why it is (not) step-like."""
+def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int) -> dict[str, Any]:
+    """Name groups ranked by the GPU work they enclose, each with why it is (not) step-like; `ranges` counts
+    the trace's NVTX ranges, named or not (none named is not the same as none at all)."""
     rows = queries.run(con, "inspect_regions", limit=limit, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
                        max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)
     for r in rows:
@@ -39,7 +42,7 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int = 10) -> dict[str, Any]:
     steps = [r["name_group"] for r in rows if r["step_like"]]
     best = rows[0] if rows else None
     if best is None:
-        message = NO_RANGES
+        message = NAMELESS.format(ranges=ranges) if ranges else NO_RANGES
     elif best["kernel_share"] is None:       # no kernel time in the whole trace: no share to rank by
         message = NO_KERNELS
     elif steps:
