@@ -23,7 +23,7 @@ from typing import Any
 from pipeline.analysis.classes import pattern_problems
 from pipeline.errors import Problem
 from pipeline.job.config import Job
-from pipeline.model.roofline import JOB_NOTE
+from pipeline.model.roofline import ABOVE_PEAK, JOB_NOTE
 from pipeline.trace import re2
 
 Doc = Mapping[str, Any]
@@ -282,9 +282,9 @@ def roofline_under_roof(rows: list[Doc]) -> list[Warning]:
 
 def roofline_under_peak(rows: list[Doc], peak_tflops: float) -> list[Warning]:
     """A row without a bytes figure has no attainable roof, but the dense peak bounds it all the same:
-    achieved above the peak is impossible, not "compute-bound"."""
-    return [_above_roof(r, peak_tflops, "dense peak") for r in rows
-            if r["attainable_tflops"] is None and r["achieved_tflops"] is not None and r["achieved_tflops"] > peak_tflops]
+    achieved above the peak is impossible, not "compute-bound". The rows roofline.heuristic_bound labelled
+    so: one test of "above the peak", so the warning and the row's label cannot disagree."""
+    return [_above_roof(r, peak_tflops, "dense peak") for r in rows if r["bound"] == ABOVE_PEAK]
 
 
 def achievable_is_a_ceiling(m: Doc, achievable_tflops: float | None) -> list[Warning]:
