@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 
-from pipeline.job.documents import locate, parse_yaml, schema_problems, with_defaults
+from pipeline.job.documents import ValueProblem, locate, parse_yaml, schema_problems, with_defaults
 from pipeline.job.todo import covered, todo_problems
 from pipeline.errors import ConfigError, Problem, TraceError
 
@@ -146,7 +146,7 @@ def load_job(path: str | Path) -> Job:
         raw += b"\0" + base_raw           # the config hash covers the base too
     todos = [locate(p, positions) for p in todo_problems(data, file)]
     # a TODO or an absurd number already says what is wrong with that value; a duplicate key does not
-    said = todos + [p for p in problems if not p.message.startswith("duplicate key")]
+    said = todos + [p for p in problems if isinstance(p, ValueProblem)]
     problems += [p for p in schema_problems(data, "job.schema.json", file, positions) if not covered(p, said)]
     problems += todos
     if problems:

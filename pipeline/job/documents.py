@@ -223,7 +223,12 @@ def _walk(node: yaml.Node, pointer: str, positions: dict, problems: list[Problem
     elif (bad := _absurd_number(node)) is not None:
         hint = ("write the number without a leading 0 or ':' (or quote it if it is text)" if "YAML 1.1" in bad
                 else "write a finite number of sensible size, e.g. 1.2e+14")
-        problems.append(Problem(bad, pointer, file, node.start_mark.line + 1, node.start_mark.column + 1, hint))
+        problems.append(ValueProblem(bad, pointer, file, node.start_mark.line + 1, node.start_mark.column + 1, hint))
+
+
+class ValueProblem(Problem):
+    """A problem with a value itself (a non-finite or misread number): the schema's complaint about the
+    same value repeats it, unlike one about a duplicate key's value."""
 
 
 _YAML11_INT = re.compile(r"^[-+]?(0[0-7]+|[1-9][0-9]*(:[0-5]?[0-9])+)$")   # octal without 0o, sexagesimal
