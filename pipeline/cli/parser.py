@@ -6,7 +6,7 @@ Exit codes (the same table is in README.md):
        FLOPs where no kernel ran; README.md lists every rule)
   2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
        a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
-       not answer; a full disk while writing
+       not answer; a full disk while writing; memory exhausted; the current folder removed
   3    anything wrong in a job, catalog, preset or kernel-class file (configs/hardware.yaml,
        configs/models.yaml, configs/kernel_classes.yaml): every problem listed with file:line:col
        and JSON pointer
