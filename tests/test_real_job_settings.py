@@ -210,3 +210,6 @@ def test_roofline_says_what_each_row_is_timed_over(real_trace, tmp_path):
     assert rows["whole region (model FLOPs)"]["measured_s"] == pytest.approx(4631860e-9, abs=1e-15)
     assert "per-GPU time of the matched kernel class." not in md
     assert "for a row of `analysis.figures`, the kernels its pattern names) or, for a region row, over the wall." in md
+    html = render_all(res)["report.html"]                       # the HTML page said nothing of what rows are timed over
+    assert ("for a row of <code>analysis.figures</code>, the kernels its pattern names) or, for a region row, "
+            "over the wall.") in html
