@@ -139,6 +139,7 @@ def write(text: str, out: Path) -> None:
         raise UsageError(f"{out} exists: choose another -o or remove it first")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
     except OSError as exc:                   # no folder, read-only, disk full: a usage problem, not a bug

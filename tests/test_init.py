@@ -165,3 +165,16 @@ def test_a_trace_that_can_give_no_mfu_writes_no_job(tmp_path, capsys):
         code, out, err = cli(capsys, "init", trace, "-o", job)
         assert code == 4 and said in err and "nsys profile --trace=cuda,nvtx" in err and "No job file written" in err
         assert not job.exists() and out == ""
+
+
+def test_a_refused_trace_leaves_no_empty_folder_for_the_job(tmp_path, capsys):
+    """`-o` into a folder that does not exist made the folder before the trace was read: a trace that gets
+    no job file (exit 4) left it behind, empty (locations.folder promises a failed run leaves none)."""
+    from nsys_export import Export, gpid, gtid
+    export = Export()
+    export.launch(1100, gtid(100, 100), 1)
+    export.kernel(1200, 1300, gpid(100), 1)                       # no NVTX range: no job file
+    trace = export.write(tmp_path / "t.sqlite")
+    code, _, err = cli(capsys, "init", trace, "-o", tmp_path / "new" / "deeper" / "job.yaml")
+    assert code == 4 and "No job file written" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"]

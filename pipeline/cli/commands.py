@@ -164,8 +164,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from pipeline.init import skeleton, write
-    if args.out is not None:                  # checked before the trace is read; a missing folder is made
-        locations.file_in_folder(args.out, "-o").parent.mkdir(parents=True, exist_ok=True)
+    if args.out is not None:                  # checked before the trace is read; made once there is a job to write
+        locations.file_in_folder(args.out, "-o")
     text = skeleton(args.trace, args.preset, args.out.parent if args.out else None)
     if args.out is None:
         print(text, end="")
