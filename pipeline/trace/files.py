@@ -47,8 +47,9 @@ def check_file(path: Path) -> None:
         side = Path(f"{path}{suffix}")
         if side.is_file() and side.stat().st_size > 0:
             raise TraceError(
-                f"{side}: changes to the trace that were never merged into it (left by the program that wrote "
-                f"it); reading the trace here would write beside it, and skipping them would hide data. Fold "
+                f"{side}: changes to the trace not yet merged into it (the program writing it is still at work, or "
+                f"stopped before it finished); reading the trace here would write beside it, and skipping them "
+                f"would hide data. Once nothing writes it, fold "
                 f"them in on a copy: cp '{path}' '{side}' DIR/ && python3 -c \"import sqlite3; "
                 f"sqlite3.connect('DIR/{path.name}').execute('PRAGMA journal_mode=DELETE')\", then point trace: at "
                 f"DIR/{path.name}")
