@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from pipeline.trace import chain, queries
+from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
 from pipeline.errors import TraceError
 from pipeline.trace.open import MEMORY_LIMIT, Trace
@@ -132,8 +133,7 @@ def _require_tables(trace: Trace) -> None:
                if not trace.has(raw)]
     if missing:
         mark = "" if trace.has("raw_nvtx") else " and mark the step with an NVTX range"
-        raise TraceError(f"{trace.path}: the trace has {' and '.join(missing)}; capture with "
-                         f"`nsys profile --trace=cuda,nvtx`{mark}")
+        raise TraceError(f"{trace.path}: the trace has {' and '.join(missing)}; capture with {CAPTURE}{mark}")
 
 
 class MissingOccurrences(TraceError):
@@ -286,17 +286,19 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
         excess = sorted(x for _, x in late)
         warnings.append({"code": "gpu_outlasts_range", "message":
                          f"in {len(late)} of {len(occurrences)} occurrences ({_ranges([k for k, _ in late])}) the "
-                         f"kernels of a rank end after that rank's range by more than 5 % of the CPU range (the latest rank's "
-                         f"tail per occurrence: {excess[0]:.1f} % to {excess[-1]:.1f} % of the CPU range): the region closes before its kernels finish, so wall time is the "
-                         "envelope of range and kernels, as it should be"})
+                         f"kernels of a rank end after that rank's range by more than 5 % of the CPU range (the "
+                         f"latest rank's tail per occurrence: {excess[0]:.1f} % to {excess[-1]:.1f} % of the CPU "
+                         "range): the region closes before its kernels finish, so wall time is the envelope of "
+                         "range and kernels, as it should be"})
     if empty:
         warnings.append({"code": "no_kernels", "message": f"no kernel was attributed in occurrence(s) {_ranges(empty)}"})
     warnings += overlap_warning(totals)
     missed = sum(o["unattributed_kernel_count"] for o in occurrences)
     if missed:
         warnings.append({"code": "unattributed_kernels", "message":
-                         f"{missed} kernels of the ranges' processes ran, wholly or partly, inside the selected ranges with "
-                         "no launch record in the trace (trimmed capture or CUDA graphs); they are not counted"})
+                         f"{missed} kernels of the ranges' processes ran, wholly or partly, inside the selected "
+                         "ranges with no launch record in the trace (trimmed capture or CUDA graphs); they are not "
+                         "counted"})
 
 
 def overlap_warning(totals: dict[str, Any]) -> list[dict[str, str]]:
