@@ -71,9 +71,8 @@ def detect(catalog: Catalog, gpus: Sequence[Mapping[str, Any]] | None,
                             f"`hardware.gpu: <catalog name>` or set `hardware.peak_tflops`")
     first = matches[0][1]
     ids = () if idle else tuple(sorted(i for i, _ in matches if i is not None))
-    where = f" (device{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})" if ids else ""
-    if idle:
-        where = f" (no kernel was attributed, so all {len(rows)} listed GPU(s) were identified; all are this type)"
+    where = (f" (no kernel was attributed, so all {len(rows)} listed GPU(s) were identified; all are this type)"
+             if idle else f" (device{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))})" if ids else "")
     mig = (f"; it is MIG slice {first.profile} with {first.mig_fraction:.3f} of the card's SMs, "
            f"so the peak is scaled by that share" if first.profile else "")
     skipped = f"; {len(ignored)} listed GPU(s) ran no kernels and were ignored" if ignored else ""
