@@ -221,7 +221,8 @@ def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path 
     try:
         def build(trace: Trace) -> tuple[Trace, Window, dict[str, Any]]:
             prepare(trace)
-            return trace, build_window(trace, job.region, params, several=True), _file_entry(trace, job.file_label(path))
+            window = build_window(trace, job.region, params, several=True)
+            return trace, window, _file_entry(trace, job.file_label(path))
         trace, window, entry = entry_checked(ts, 0, build)
         from pipeline.trace import handover
         tables = {t: handover.pack(ts.con, t) for t in HANDED}

@@ -244,7 +244,8 @@ def _flops_options(sub: Any) -> None:
     sp.add_argument("--context-len", type=int, help="decode: KV-cache length (without JOB)")
     sp.add_argument("--recompute", choices=["none", "selective", "full"],
                     help="workload.recompute (without JOB; default none): raises HFU, never MFU")
-    sp.add_argument("--convention", choices=["megatron", "palm", "6n"], help="model.convention (without JOB; default: the preset's, else megatron)")
+    sp.add_argument("--convention", choices=["megatron", "palm", "6n"],
+                    help="model.convention (without JOB; default: the preset's, else megatron)")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text table (default) or json (the breakdown as data)")
 

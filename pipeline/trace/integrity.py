@@ -108,8 +108,9 @@ def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
             continue
     if not found:
         return None
-    return TraceError("; ".join(found) + " (the export schema has integer nanoseconds in time columns and text in names); "
-                      "re-export the report with `nsys export --type sqlite`, or remove those rows on a copy")
+    return TraceError("; ".join(found) + " (the export schema has integer nanoseconds in time columns and text "
+                      "in names); re-export the report with `nsys export --type sqlite`, or remove those rows on "
+                      "a copy")
 
 
 def explain(exc: BaseException, paths: list[Path]) -> BaseException:
