@@ -1,112 +1,23 @@
-"""Every chart of every report, as hand-made SVG: the one place SVG is written.
+"""Every chart of every report and history page, as hand-made SVG drawn with drawing.py's elements.
 
 Pure functions from result data to SVG text: deterministic (fixed decimals, no ids from
 memory addresses), no JavaScript, no fonts or images to fetch. Colours are presentation
 attributes, not page CSS, so the same text works inline in HTML and as a sidecar .svg file
-next to report.md (GitHub shows `![..](x.svg)`, not inline <svg>); `standalone` adds the
-namespace a file needs. Values sit in <title> tooltips; labels never overlap (`_place`).
+next to report.md (GitHub shows `![..](x.svg)`, not inline <svg>); `drawing.standalone` adds the
+namespace a file needs. Values sit in <title> tooltips; labels never overlap (`drawing._place`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from html import escape
 from pathlib import Path
 from typing import Any
 
-from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
 from pipeline.analysis.timeline import PLOT_PX
-
-COLORS = {"compute": "#3b6ea8", "communication": "#d0743c", "exposed": "#d0743c", "memory": "#5b9a4a",
-          "idle": "#c8c8c8", "nvtx": "#7a5ca8", "axis": "#57606a", "grid": "#e4e4e4", "ink": "#1b1f24"}
-FONT = 13
-CHAR_W = 0.6 * FONT                 # average glyph width of a sans-serif face, for label boxes
-
-
-def _e(text: Any) -> str:
-    return escape(str(text), quote=True)
-
-
-def _svg(kind: str, w: float, h: float, label: str, body: list[str]) -> str:
-    return (f'<svg class="chart chart-{kind}" viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" height="{h:.0f}" '
-            f'role="img" aria-label="{_e(label)}" font-family="Helvetica, Arial, sans-serif" font-size="{FONT}" '
-            f'fill="{COLORS["ink"]}">\n<title>{_e(label)}</title>\n' + "\n".join(body) + "\n</svg>")
-
-
-def standalone(svg: str) -> str:
-    """The chart as a file of its own (a sidecar .svg): the same drawing with its XML namespace."""
-    return svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1) + "\n"
-
-
-def _text(x: float, y: float, text: str, anchor: str = "start", css: str = "", extra: str = "") -> str:
-    cls = f' class="{css}"' if css else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{cls}{extra}>{_e(text)}</text>'
-
-
-def _line(x1: float, y1: float, x2: float, y2: float, color: str, extra: str = "") -> str:
-    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}"{extra}/>'
-
-
-def _rect(x: float, y: float, w: float, h: float, color: str) -> str:
-    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.5):.1f}" height="{h:.1f}" fill="{color}"/>'
-
-
-def _scale(lo: float, hi: float, a: float, b: float, log: bool = False):
-    """Map [lo, hi] onto pixels [a, b], linearly or on log10."""
-    f = math.log10 if log else (lambda v: v)
-    flo, fhi = f(lo), f(hi)
-    return lambda v: a + (f(v) - flo) / ((fhi - flo) or 1.0) * (b - a)
-
-
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """Round tick values (1, 2, 5 × 10^k steps) covering [lo, hi]."""
-    span = hi - lo or abs(hi) * 0.01 or 1.0
-    raw = span / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
-    first = math.floor(lo / step) * step
-    return [round(first + i * step, 12) for i in range(int(math.ceil((hi - first) / step)) + 1)]
-
-
-def tick_labels(ticks: list[float], scale: float) -> list[str]:
-    """Tick values in a column's unit with just the decimals their spacing needs (0.2, 0.4, not 0.2000)."""
-    step = (ticks[1] - ticks[0]) / scale if len(ticks) > 1 else 1.0
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    return [f"{t / scale:,.{decimals}f}" for t in ticks]
-
-
-def _box(x: float, y: float, text: str, anchor: str) -> tuple[float, float, float, float]:
-    w = CHAR_W * len(text) + 2
-    left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
-    return (left, y - FONT * 0.95, left + w, y + FONT * 0.3)
-
-
-def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def _place(px: float, py: float, text: str, taken: list[tuple[float, ...]], bounds: tuple[float, ...]):
-    """A label position near (px, py) that overlaps nothing placed so far and stays in bounds.
-
-    Tries eight directions at growing distances, deterministic order; the caller draws a leader
-    line when the label ended up away from its marker."""
-    for dist in (9, 18, 30, 44, 60, 80):
-        for dx, dy, anchor in ((1, -1, "start"), (1, 1, "start"), (-1, -1, "end"), (-1, 1, "end"),
-                               (0, -1, "middle"), (0, 1, "middle"), (1, 0, "start"), (-1, 0, "end")):
-            x, y = px + dx * dist, py + dy * dist + (FONT * 0.35 if dy >= 0 else 0)
-            box = _box(x, y, text, anchor)
-            inside = bounds[0] <= box[0] and box[2] <= bounds[2] and bounds[1] <= box[1] and box[3] <= bounds[3]
-            if inside and not any(_overlaps(box, t) for t in taken):
-                taken.append(box)
-                return x, y, anchor, dist
-    box = _box(px + 9, py, text, "start")
-    taken.append(box)
-    return px + 9, py, "start", 9
-
-
-def _decade_label(v: float) -> str:
-    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+from pipeline.report.drawing import (CHAR_W, COLORS, FONT, _box, _e, _fit, _legend, _line, _log_grid, _overlaps,
+                                     _place, _rect, _scale, _svg, _text, nice_ticks, tick_labels)
+from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
 
 
 def roofline(r: dict[str, Any]) -> str | None:
@@ -145,19 +56,6 @@ def roofline(r: dict[str, Any]) -> str | None:
     return _svg("roofline", w, legend_top + 18 * len(rows) + 8, "roofline, log-log", body)
 
 
-def _log_grid(sx: Callable[[float], float], sy: Callable[[float], float], xs: tuple[float, float],
-              ys: tuple[float, float], box: tuple[float, float, float, float]) -> list[str]:
-    """Grid lines and labels at each decade of both log axes, and the two axes, inside box (x0, y0, x1, y1)."""
-    x0, y0, x1, y1 = box
-    body = [_line(sx(v), y0, sx(v), y1, COLORS["grid"]) for v in _decades(*xs)]
-    body += [_line(x0, sy(v), x1, sy(v), COLORS["grid"]) for v in _decades(*ys)]
-    body += [_text(sx(v), y1 + 16, _decade_label(v), "middle") for v in _decades(*xs)]
-    body += [_text(x0 - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(*ys)]
-    body.append(_line(x0, y1, x1, y1, COLORS["axis"]))
-    body.append(_line(x0, y0, x0, y1, COLORS["axis"]))
-    return body
-
-
 def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float], float], x_start: float,
            x_hi: float, x_right: float, taken: list[tuple[float, float, float, float]]) -> list[str]:
     """The bandwidth and compute roofs from x_start to x_hi, the ridge point, and their labels: the peak's
@@ -185,9 +83,6 @@ def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float
                 f'{_e(fmt_num(ridge))} FLOP/byte</title></circle>')
     return body
 
-
-def _decades(lo: float, hi: float) -> list[float]:
-    return [10.0 ** e for e in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
 
 
 def _marker(cx: float, cy: float, measured: bool) -> str:
@@ -276,14 +171,6 @@ def devices(r: dict[str, Any], label) -> str | None:
     y = 8 + len(rows) * (bar + 6) + 10
     body += _legend(left, y, (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle")))
     return _svg("devices", w, y + 10, "compute, exposed communication and idle share of wall per device", body)
-
-
-def _legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]:
-    out = []
-    for key, text in items:
-        out.append(_rect(x, y - 10, 11, 11, COLORS[key]) + _text(x + 15, y, text))
-        x += 15 + CHAR_W * len(text) + 18
-    return out
 
 
 TIMELINE_LANES = (("compute", 9), ("communication", 9), ("memory", 5), ("idle", 5))
@@ -407,13 +294,6 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     cy = top + plot_h / 2
     body.append(_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
     return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
-
-
-def _fit(text: str, room_px: float) -> str:
-    """`text` within `room_px`, cut at the end with '…' (the full text goes in a tooltip): a legend cut
-    at a fixed 22 characters ran past the chart's right edge and ended mid-word with no sign of the cut."""
-    fits = max(4, int(room_px / CHAR_W))
-    return text if len(text) <= fits else text[:fits - 1] + "…"
 
 
 def _limit_line(text: str, y: float, plot: tuple[float, float, float, float], color: str,

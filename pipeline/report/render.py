@@ -21,7 +21,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from pipeline.bundled import pycache_folder
-from pipeline.report import charts, mdsafe, publish
+from pipeline.report import charts, drawing, mdsafe, publish
 from pipeline.report.fmt import NBSP, column, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
 
 
@@ -173,7 +173,7 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
         f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
         f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, indexed=indexed),
         "result.json" if kind == "report" else f"{kind}.json": to_json(result),
-        **{name: charts.standalone(svg) for name, svg in svgs.items()},
+        **{name: drawing.standalone(svg) for name, svg in svgs.items()},
     }
 
 
