@@ -176,6 +176,49 @@ def test_index_lists_failed_jobs_with_exit_code_and_reason(tmp_path):
     assert "second line" not in md and str(tmp_path) not in md
 
 
+def _report(out: Path, name: str, status: str = "ok", warnings: int = 0, failed: tuple[str, ...] = ()) -> Path:
+    """A report folder whose result.json holds what the index reads of it."""
+    folder = out / name
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps({
+        "job": {"name": name}, "status": status, "status_reason": "" if status == "ok" else "MFU above 100 %",
+        "metrics": {"mfu_pct_wall": 40.0, "hfu_pct_wall": 41.0, "tokens_per_s": 1000.0},
+        "step_time": {"median_s": 0.05}, "hardware": {"num_gpus": 2, "gpu": "H100", "precision": "bf16"},
+        "thresholds": [{"name": t, "passed": False} for t in failed] + [{"name": "step_time_max_s", "passed": True}],
+        "warnings": [{"code": "w", "message": f"warning {i}"} for i in range(warnings)]}))
+    return folder
+
+
+def test_index_counts_each_job_once_by_its_verdict(tmp_path):
+    """index.md and index.html print the same counts, made once by index.counts (the templates counted
+    apart). Eight jobs: a failed threshold or an invalid result is not also counted as warned, a job
+    without a report is "failed", and an old record without a warning count is read again."""
+    out = tmp_path / "out"
+    for name, exit_code, status, warnings, failed in (("good", 0, "ok", 0, ()), ("warned", 0, "ok", 1, ()),
+                                                      ("slow", 1, "ok", 3, ("mfu_pct_wall_min",)),
+                                                      ("huge", 1, "invalid", 2, ())):
+        folder = _report(out, name, status, warnings, failed)
+        row = {"job": str(tmp_path / f"{name}.yaml"), "name": name, "exit_code": exit_code, "status": status,
+               "reason": "", "report": str(folder)}
+        publish.record(out, row, index.summary(row))
+    old_row = {"job": str(tmp_path / "old.yaml"), "name": "old", "exit_code": 0, "status": "ok", "reason": "",
+               "report": str(_report(out, "old", warnings=2))}
+    kept = index.summary(old_row)
+    del kept["row"]["warnings"]                                          # a record from before warnings were counted
+    publish.record(out, old_row, kept)
+    _report(out, "legacy")                                               # a report from before status records
+    for name, exit_code in (("broken", 3), ("gone", 4)):
+        publish.record(out, {"job": str(tmp_path / f"{name}.yaml"), "name": name, "exit_code": exit_code,
+                             "status": "error", "reason": "no report"})
+    rows = index.entries(out)
+    assert [r["name"] for r in rows] == ["broken", "gone", "good", "huge", "legacy", "old", "slow", "warned"]
+    assert index.counts(rows) == {"jobs": 8, "ok": 4, "warned": 2, "missed": 1, "invalid": 1, "failed": 2}
+    index.write_index(out)
+    line = "8 jobs: 4 ok (2 with warnings), 1 failed a threshold, 1 invalid, 2 failed without a report."
+    assert f"**{line}**" in (out / "index.md").read_text()
+    assert f'<p class="status"><strong>{line}</strong></p>' in (out / "index.html").read_text()
+
+
 def test_two_real_runs_into_one_out_both_appear_in_the_index(synth_trace, tmp_path):
     trace, _ = synth_trace()
     jobs = []

@@ -103,8 +103,21 @@ def _failed(rec: dict[str, Any]) -> dict[str, Any]:
             "thresholds": 0, "warnings": 0}
 
 
+def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """The index's summary line, counted once for index.md and index.html: jobs in all; `failed`
+    wrote no report, `invalid` wrote one that is no measurement, `missed` failed a threshold; `ok`
+    is every other job, `warned` those of them with warnings (as render.job_verdict words each row)."""
+    reported = [j for j in rows if j["folder"]]
+    passed = [j for j in reported if j["status"] == "ok"]
+    missed = sum(1 for j in passed if j["failed_thresholds"])
+    return {"jobs": len(rows), "ok": len(passed) - missed, "missed": missed,
+            "warned": sum(1 for j in passed if not j["failed_thresholds"] and j["warnings"]),
+            "invalid": len(reported) - len(passed), "failed": len(rows) - len(reported)}
+
+
 def write_index(out_root: Path) -> list[Path]:
     """Render and write index.md and index.html from what is on disk now, under the folder's lock."""
     with publish.locked(out_root):
-        files = render.render_all({"jobs": entries(out_root)}, kind="index")
+        rows = entries(out_root)
+        files = render.render_all({"jobs": rows, "counts": counts(rows)}, kind="index")
         return publish.write_files(out_root, {k: v for k, v in files.items() if k != "index.json"})
