@@ -50,8 +50,9 @@ def test_semantics_causal():
 
 
 def test_six_n_quick_check():
-    assert six_n_flops(8_000_000_000, 8192) == pytest.approx(3.932e14, rel=1e-4)  # SEMANTICS §11
-    assert six_n_flops(8_000_000_000, 8192, training=False) * 3 == six_n_flops(8_000_000_000, 8192)
+    assert six_n_flops(8_000_000_000, 8192, mode="training") == pytest.approx(3.932e14, rel=1e-4)  # SEMANTICS §11
+    assert six_n_flops(8_000_000_000, 8192, mode="inference") * 3 == six_n_flops(8_000_000_000, 8192, mode="training")
+    assert six_n_flops(8_000_000_000, 8192, mode="decode") == 2 * 8_000_000_000 * 8192       # forward only
 
 
 # --- Llama-3-8B (SEMANTICS §11) -------------------------------------------------------

@@ -115,7 +115,7 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
     if arch.vocab is None:
         warnings.append("vocab not declared: parameter counts exclude the embedding")
     if chosen == "6n":
-        forward = {"6n": six_n_flops(active, tokens, training=False)}
+        forward = {"6n": six_n_flops(active, tokens, mode="inference")}     # forward only: _row applies the mode
         if recompute != "none" or flash_recompute:
             warnings.append("the 6n convention cannot see recomputation: hardware FLOPs = model FLOPs")
     else:
@@ -123,7 +123,7 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
     rows = [_row(name, flops, mode, recompute, flash_recompute, chosen)
             for name, flops in forward.items()]
     model_flops = sum(r.total for r in rows)
-    six_n = six_n_flops(active, tokens, training=mode == "training")
+    six_n = six_n_flops(active, tokens, mode=mode)
     factor = quick_check_factor(mode)
     if arch.moe is None and chosen != "6n" and abs(model_flops - six_n) > SIX_N_TOLERANCE * six_n:
         warnings.append(f"model FLOPs differ from the {factor}·N·tokens check by {model_flops / six_n - 1:+.0%} "
@@ -190,9 +190,9 @@ def _decode_core(sequences: int, context: int, generated: int) -> CoreX2:
     return lambda window: sequences * 2 * decode_keys(context, generated, window)
 
 
-def six_n_flops(params: int, tokens: int, *, training: bool = True) -> int:
-    """Kaplan et al. 2020 quick check: 2·N FLOPs per token forward, 6·N with the backward pass."""
-    return quick_check_factor("training" if training else "inference") * params * tokens
+def six_n_flops(params: int, tokens: int, *, mode: str) -> int:
+    """Kaplan et al. 2020 quick check: 2·N FLOPs per token forward, 6·N with the backward pass (training)."""
+    return quick_check_factor(mode) * params * tokens
 
 
 def quick_check_factor(mode: str) -> int:
