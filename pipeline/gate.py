@@ -187,7 +187,7 @@ def detect(change_pct: float, better: str, min_change_pct: float, now: Sequence[
     word = verdict(change_pct, better)
     if abs(change_pct) <= min_change_pct or word == "same":
         return {"outcome": "none", "verdict": word, "test": None, "detail": ""}
-    head = f"{change_text(change_pct, word)} since the previous run"
+    head = f"{change_text(change_pct, word)} since the previous valid run"
     if min(len(now), len(before)) < MIN_SAMPLES:
         return {"outcome": "undecided", "verdict": word, "test": None,
                 "detail": f"{head}: cannot decide, {len(now)} sample(s) here and {len(before)} before "

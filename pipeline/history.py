@@ -14,8 +14,9 @@ and the per-occurrence samples, and marks the row with the format it was written
 place when a run is appended, and in memory when it is read; format-1 Parquet files are
 read as they are. Within format 2 a nullable column may be added (the job's MFU threshold,
 `mfu_pct_wall_min`, for the charts' threshold line): it is no part of what tells a format, and
-history_migrate.sql adds it, NULL, to a table written before it existed. Between consecutive runs of a job the same noise-aware test as the
-compare gate (pipeline/gate.py) flags the run where MFU or step time changed.
+history_migrate.sql adds it, NULL, to a table written before it existed. Between a run of a job and
+its previous valid run (an invalid one is no measurement) the same noise-aware test as the compare
+gate (pipeline/gate.py) flags the run where MFU or step time changed.
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
 
 
 def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
-    """A trend row with the noise-aware changes of MFU and step time since the job's previous run."""
+    """A trend row with the noise-aware changes of MFU and step time since the job's previous valid run."""
     out = {k: v for k, v in r.items() if not k.startswith("previous_")}
     out["changes"] = []
     if r["previous_config_sha256"] is not None:

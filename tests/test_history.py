@@ -320,3 +320,35 @@ def test_a_run_file_that_cannot_be_written_is_a_usage_error_and_leaves_nothing(t
                                          r"earlier runs are unchanged"):
         append(folder, [fake("a", 41.0)])
     assert [p.name for p in folder.iterdir()] == ["run-000001.parquet"]
+
+
+def test_an_invalid_run_is_not_a_change_and_the_next_run_is_compared_with_the_last_valid_one(tmp_path, capsys):
+    """An invalid run (MFU 400 %, not a measurement) was flagged 'improvement +900 %' against the run before it,
+    and the next valid run 'regression -92 %' against it, though that run was 20 % worse than the last valid one."""
+    folder = tmp_path / "h"
+    append(folder, [fake("a", 40.0, 1.25, [1.25] * 5)], label="good")          # 50 %·s / 1.25 s = 40 %
+    append(folder, [{**fake("a", 400.0, 0.125, [0.125] * 5), "status": "invalid"}], label="broken")
+    append(folder, [fake("a", 32.0, 1.5625, [1.5625] * 5)], label="slower")    # 50 / 1.5625 = 32 %
+    assert main(["history", str(folder), "--out", str(tmp_path / "out")]) == 0
+    doc = json.loads((tmp_path / "out/history.json").read_text())
+    runs = doc["jobs"][0]["runs"]
+    assert [r["status"] for r in runs] == ["ok", "invalid", "ok"]
+    # the invalid run: no change, no flag
+    assert (runs[1]["mfu_change_pt"], runs[1]["mfu_change_pct"], runs[1]["step_change_pct"]) == (None, None, None)
+    assert runs[1]["changes"] == [] and runs[1]["flag"] is None
+    # run 3 against run 1: 32 - 40 = -8 pt, 32 / 40 - 1 = -20 %; step 1.5625 / 1.25 - 1 = +25 %
+    assert runs[2]["mfu_change_pt"] == pytest.approx(-8.0) and runs[2]["mfu_change_pct"] == pytest.approx(-20.0)
+    assert runs[2]["step_change_pct"] == pytest.approx(25.0)
+    # 5 tied samples each side, all worse: exact p = 1 / C(10, 5) = 1/252
+    assert [(c["metric"], c["outcome"]) for c in runs[2]["changes"]] == [("mfu_pct_wall", "regression"),
+                                                                         ("step_time_median_s", "regression")]
+    assert runs[2]["changes"][0]["test"]["p_value"] == pytest.approx(1 / 252)
+    assert doc["jobs"][0]["flagged_runs"] == [3]
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    err = capsys.readouterr().err
+    assert "run 2" not in err and "regression: a run 3 (slower) mfu_pct_wall: -20.00 % (worse)" in err
+    md = (tmp_path / "out/history.md").read_text()
+    row2 = next(ln for ln in md.splitlines() if ln.startswith("| 2 |"))
+    row3 = next(ln for ln in md.splitlines() if ln.startswith("| 3 |"))
+    assert "| invalid | 400.00 | — |" in row2 and "⚑" not in row2
+    assert "| 32.00 | -8.00 |" in row3 and "| +25.0 |" in row3

@@ -16,3 +16,18 @@ def test_change_since_previous_run_per_job():
     assert got[0] == ("a", 1, None, None) and got[2] == ("b", 1, None, None)
     assert got[1][:3] == ("a", 2, pytest.approx(-2.0)) and got[1][3] == pytest.approx(10.0)
     assert got[3][:3] == ("b", 3, pytest.approx(3.0)) and got[3][3] == pytest.approx(-10.0)
+
+
+def test_an_invalid_run_has_no_change_and_the_next_is_compared_with_the_last_valid_run():
+    con = duckdb.connect()
+    for run, status, mfu, step, config in [(1, "ok", 40.0, 1.0, "c1"), (2, "invalid", 400.0, 0.1, "c2"),
+                                           (3, "threshold", 30.0, 1.2, "c3")]:
+        queries.run(con, "history_append", run=run, **{**ROW, "status": status, "mfu_pct_wall": mfu,
+                                                       "step_time_median_s": step, "config_sha256": config})
+    got = [(r["run"], r["mfu_change_pt"], r["step_change_pct"], r["previous_config_sha256"])
+           for r in queries.run(con, "history_trend")]
+    assert got[0] == (1, None, None, None)
+    assert got[1] == (2, None, None, "c1")                   # invalid: no change; its hashes still against run 1
+    # run 3 against run 1: 30 - 40 = -10 pt; 1.2 / 1.0 - 1 = +20 %
+    assert got[2][0] == 3 and got[2][1] == pytest.approx(-10.0) and got[2][2] == pytest.approx(20.0)
+    assert got[2][3] == "c1"

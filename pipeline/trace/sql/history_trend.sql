@@ -1,20 +1,29 @@
 -- reads: history
 -- creates: -
 -- The trend per job: every run in order, with the change of MFU and step time since the job's
--- previous run (NULL for its first), and both runs' per-occurrence samples for the change test.
+-- previous valid run (NULL for its first), and both runs' per-occurrence samples for the change test.
+-- An invalid run's figures are no measurement (SEMANTICS: never a plain result): it gets no change and
+-- is no run the next one is compared with, as `mfu compare` compares nothing with an invalid result.
 -- Rows from format 1 (no format_version) count as format 1; mfu_pct_wall_min is the job's MFU threshold
 -- at that run (NULL when unset or not stored).
+WITH h AS (
+    SELECT *,
+           max(CASE WHEN status IS DISTINCT FROM 'invalid' THEN run END) OVER (
+               PARTITION BY job ORDER BY run ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_run,
+           status IS NOT DISTINCT FROM 'invalid' AS invalid
+    FROM history
+)
 SELECT
-    job, run, label, config_sha256, trace_sha256, status, mfu_pct_wall, step_time_median_s, tokens_per_s,
-    straggler_s, samples_field, step_samples_s, mfu_samples_pct, coalesce(format_version, 1) AS format_version,
-    mfu_pct_wall_min,
-    mfu_pct_wall - lag(mfu_pct_wall) OVER w AS mfu_change_pt,
-    100.0 * (mfu_pct_wall / lag(mfu_pct_wall) OVER w - 1) AS mfu_change_pct,
-    100.0 * (step_time_median_s / lag(step_time_median_s) OVER w - 1) AS step_change_pct,
-    lag(step_samples_s) OVER w AS previous_step_samples_s,
-    lag(mfu_samples_pct) OVER w AS previous_mfu_samples_pct,
-    lag(config_sha256) OVER w AS previous_config_sha256,
-    lag(trace_sha256) OVER w AS previous_trace_sha256
-FROM history
-WINDOW w AS (PARTITION BY job ORDER BY run)
-ORDER BY job, run;
+    h.job, h.run, h.label, h.config_sha256, h.trace_sha256, h.status, h.mfu_pct_wall, h.step_time_median_s,
+    h.tokens_per_s, h.straggler_s, h.samples_field, h.step_samples_s, h.mfu_samples_pct,
+    coalesce(h.format_version, 1) AS format_version, h.mfu_pct_wall_min,
+    CASE WHEN NOT h.invalid THEN h.mfu_pct_wall - p.mfu_pct_wall END AS mfu_change_pt,
+    CASE WHEN NOT h.invalid THEN 100.0 * (h.mfu_pct_wall / p.mfu_pct_wall - 1) END AS mfu_change_pct,
+    CASE WHEN NOT h.invalid THEN 100.0 * (h.step_time_median_s / p.step_time_median_s - 1) END AS step_change_pct,
+    p.step_samples_s AS previous_step_samples_s,
+    p.mfu_samples_pct AS previous_mfu_samples_pct,
+    p.config_sha256 AS previous_config_sha256,
+    p.trace_sha256 AS previous_trace_sha256
+FROM h
+LEFT JOIN history AS p ON p.job = h.job AND p.run = h.previous_run
+ORDER BY h.job, h.run;
