@@ -93,6 +93,13 @@ METRICS: list[tuple[str, str, str, Getter, str, tuple[str, ...] | None]] = [
 # Gated figures and their per-occurrence samples (the one source: gate.step_samples).
 GATED: dict[str, Getter] = {"mfu_pct_wall": gate.mfu_samples,
                             "step_time_median_s": lambda r: gate.step_samples(r)[1]}
+# The fields read by key, not by .get (a result lacking one of the others compares it as unknown): a result
+# without one is refused by name (exit 3), not failed on with a KeyError.
+READS = ("/job/name", "/job/config_sha256", "/trace/sha256", "/status", "/metrics/mfu_pct_wall",
+         "/metrics/hfu_pct_wall", "/metrics/active_ratio_pct_union", "/metrics/achieved_tflops_per_gpu",
+         "/metrics/tokens_per_s", "/step_time/median_s", "/step_time/cv_pct", "/totals/wall_time_s",
+         "/totals/gpu_kernel_union_s", "/flops/model_flops_per_occurrence", "/hardware/num_gpus",
+         "/hardware/peak_tflops", "/region/name", "/region/match", "/region/covers")
 SHOWN = ("FLOPs convention", "precision", "peak", "occurrence scope", "attribution", "model FLOPs per step",
          "tokens per step", "GPU count", "GPU type", "region")
 
@@ -121,7 +128,27 @@ def load_input(text: str) -> tuple[str, dict[str, Any]]:
             raise ConfigError([Problem(e.message, "/" + "/".join(map(str, e.absolute_path)), str(path),
                                        hint="the file was edited or damaged: write it again with `mfu run`")
                                for e in found[:5]])
+    missing = _missing(doc)
+    if missing:
+        raise ConfigError([Problem("missing, and mfu compare reads it", pointer, str(path),
+                                   hint="the file was edited or damaged: write it again with `mfu run`")
+                           for pointer in missing[:5]])
     return text, doc
+
+
+def _missing(doc: dict[str, Any]) -> list[str]:
+    """JSON pointers of READS absent from `doc`, each named once at the shallowest level that is missing."""
+    out: list[str] = []
+    for pointer in READS:
+        node: Any = doc
+        keys = pointer.split("/")[1:]
+        for depth, key in enumerate(keys, start=1):
+            if not isinstance(node, dict) or key not in node:
+                at = "/" + "/".join(keys[:depth])
+                out += [] if at in out else [at]
+                break
+            node = node[key]
+    return out
 
 
 def _not_a_number(word: str) -> None:

@@ -429,3 +429,25 @@ def test_a_result_with_a_value_edited_to_another_type_is_named(pair, tmp_path, c
     assert main(["compare", str(tmp_path / "r/a"), str(edited), "--out", str(tmp_path / "c")]) == 3
     assert capsys.readouterr().err == f"error: {edited}: {problem}\n"
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("drop", ["job", "trace", "hardware", "step_time", "status", "metrics.mfu_pct_wall",
+                                  "totals.wall_time_s", "region.covers"])
+def test_a_result_missing_a_field_compare_reads_is_named_not_a_traceback(tmp_path, capsys, drop):
+    """A result.json with a key deleted (hand-edited, or cut down by another tool) was an internal error
+    (exit 5, KeyError traceback); it is an input that is not a result (exit 3) naming the missing key."""
+    a, b = fake.result("a", [1.0] * 5), fake.result("b", [1.1] * 5)
+    *path, last = drop.split(".")
+    node = b
+    for key in path:
+        node = node[key]
+    del node[last]
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--max-regression", "5%",
+                 "--out", str(tmp_path / "c")]) == 3
+    pointer = "/" + drop.replace(".", "/")
+    assert capsys.readouterr().err == (f"error: {tmp_path / 'b.json'}: {pointer}: missing, and mfu compare reads it "
+                                       "(fix: the file was edited or damaged: write it again with `mfu run`)\n")
+    assert not (tmp_path / "c").exists()
