@@ -146,7 +146,7 @@ def overlapping_steps() -> Export:
 def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
     """The window by process attribution, then its unions up to kernel_union, in the order the SQL
     headers give (trace/chain.py)."""
-    chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "attribute_memops", "classify",
-                    "window_unions", "kernel_union"},
+    chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "attribute_memops", "duplicate_kernels",
+                    "classify", "window_unions", "kernel_union"},
               name=name, match=match, domain=None, first=first, last=last, same_thread=False, mode="process",
               comm_class=classes.COMM_CLASS, **classes.classify_params(classes.load_rules()))

@@ -68,6 +68,7 @@ class Window:
     unattributed: dict[int, dict[str, int]]  # occurrence -> kernel_count, kernel_sum_ns without a launch row
     warnings: list[dict[str, str]] = field(default_factory=list)
     made: frozenset[str] = frozenset()     # analysis SQL files whose tables a shared window made (sharing.py)
+    duplicates: dict[int, dict[str, int]] = field(default_factory=dict)  # occurrence -> rows, duplicate_ns dropped
 
 
 def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
@@ -104,7 +105,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          "giving it to every process's range would count it once per rank. Measure one process "
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
-             "attribute_memops", "classify"}
+             "attribute_memops", "duplicate_kernels", "classify"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                      mode=attribution, **classify_params)
     if rows["select_occurrences"][0]["hosts"] > 1 and (shared := queries.run(trace.con, "host_devices")):
@@ -118,7 +119,9 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
     queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
-    return Window(attribution, region.first, last, counts, unattributed, warnings)
+    duplicates = {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]}
+                  for r in rows["duplicate_kernels"]}
+    return Window(attribution, region.first, last, counts, unattributed, warnings, duplicates=duplicates)
 
 
 def _require_tables(trace: Trace) -> None:
@@ -173,6 +176,7 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     totals = rows["occurrence_totals"][0]
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)
+    warnings += duplicate_warning(window.duplicates, rows["occurrence_times"])
     union = {(u["occurrence"], u["global_pid"]): u["union_ns"] for u in rows["rank_union"]}
     for r in rows["rank_times"]:
         r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)
@@ -207,6 +211,25 @@ def _backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
              f"{sum(r['negative_ns'] for r in rows):,} ns backwards in all): the trace's clock or the export is "
              "broken there. The union counts them as no time; kernel time sums, class "
              "times and the roofline's measured times subtract them. Export the report again"}]
+
+
+def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> list[dict[str, str]]:
+    """Kernel rows recorded twice were counted once (duplicate_kernels.sql): say how many and how much of
+    the kernel sum as recorded (the figure's kernel sum plus the copies) they made, over the occurrences
+    analysed (a shared or combined window may hold others)."""
+    mine = {k: d for k, d in sorted(duplicates.items()) if any(o["occurrence"] == k for o in occurrences)}
+    if not mine:
+        return []
+    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
+    recorded = sum(o["kernel_sum_ns"] for o in occurrences) + copied
+    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
+    per = ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    return [{"code": "duplicate_kernels", "message":
+             f"{rows} attributed kernel row(s) are exact copies of another (same device, stream, start, end, "
+             f"correlationId and process; {per}): one stream runs one kernel at a time, so each is one execution "
+             f"recorded twice by a damaged or merged export. They made {copied:,} ns, {share} of the kernel sum "
+             "as recorded; each is counted once, so kernel sums, counts, class times and the roofline leave the "
+             "copies out (unions and wall are the same either way)"}]
 
 
 def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:

@@ -40,7 +40,7 @@ CREATE OR REPLACE TEMP TABLE window_kernels AS
 WITH envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 )
-SELECT a.occurrence, k.global_pid, k.device_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
+SELECT a.occurrence, k.global_pid, k.device_id, k.stream_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
        k.graph_id, k.detail_id
 FROM kernels AS k
 LEFT JOIN launched AS a
@@ -61,7 +61,8 @@ FROM overlapping_ranges(candidates)
 WHERE global_pid = range_pid;
 
 -- What is left is `attributed`: the table is renamed, not copied (at 8 M kernels a copy held 3.2 M
--- rows twice, beyond DuckDB's memory limit). It keeps the kernels' correlation_id.
+-- rows twice, beyond DuckDB's memory limit). It keeps the kernels' correlation_id and stream_id
+-- (duplicate_kernels.sql tells a row recorded twice from two kernels of one launch by them).
 DELETE FROM window_kernels WHERE occurrence IS NULL;
 DROP TABLE IF EXISTS attributed;
 ALTER TABLE window_kernels RENAME TO attributed;

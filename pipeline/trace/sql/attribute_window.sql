@@ -11,6 +11,8 @@ SELECT
     occurrence,
     range_pid AS global_pid,
     device_id,
+    stream_id,
+    correlation_id,
     name_id,
     greatest(start_ns, range_start_ns) AS start_ns,
     least(end_ns, range_end_ns) AS end_ns,

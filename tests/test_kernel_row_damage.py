@@ -1,0 +1,114 @@
+"""Kernel rows no GPU can have produced, end to end on hand-built traces: every figure worked out by hand here.
+
+Exact duplicate rows (one kernel recorded twice: same device, stream, start, end, correlationId,
+process) are one execution: counted once, with a warning saying how many and how much of the kernel
+sum as recorded they made.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nsys_export import Export, gpid, gtid
+from pipeline.job.config import load_job
+from pipeline.run import run_job, run_to_folder
+from tests.test_run_synth import write_job
+
+NS = 1e9
+FLOPS = 300.0           # per step: 30 % of the 1e3 FLOPs one GPU at PEAK supplies in a 1000 ns step
+PEAK = 1e-3             # TFLOP/s
+
+
+def _job(tmp_path, export: Export, **region):
+    trace = export.write(tmp_path / "trace.sqlite")
+    return load_job(write_job(tmp_path, trace, region={"name": "step", **region},
+                              hardware={"gpu": "auto", "num_gpus": 1, "peak_tflops": PEAK},
+                              model={"flops_per_step": FLOPS}, workload={"seq_len": 4, "global_batch": 1}))
+
+
+def duplicated() -> Export:
+    """pid 100, one `step` range 1000..2000, kernels on device 0:
+      corr 1, stream 7: 1200..1500, recorded twice (the duplicate: 300 ns)
+      corr 2, stream 8: 1400..1800
+      corr 3, streams 7 and 9: 1600..1900 each (one graph launch, two nodes on two streams: two kernels)
+    Counted once: sum 300 + 400 + 300 + 300 = 1300 ns, union 1200..1900 = 700 ns, 4 kernels.
+    As recorded the sum was 1600 ns, of which the copy makes 300 ns = 18.75 %.
+    """
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    e.range(1000, 2000, main, "step")
+    for corr, launch in ((1, 1100), (2, 1150), (3, 1300)):
+        e.launch(launch, main, corr)
+    e.kernel(1200, 1500, key, 1)
+    e.kernel(1200, 1500, key, 1)
+    e.kernel(1400, 1800, key, 2, stream=8)
+    e.kernel(1600, 1900, key, 3, stream=7)
+    e.kernel(1600, 1900, key, 3, stream=9)
+    return e
+
+
+@pytest.mark.parametrize("attribution", ["process", "window"])
+def test_an_exact_duplicate_kernel_row_counts_once_with_a_warning(tmp_path, attribution):
+    res = run_job(_job(tmp_path, duplicated(), attribution=attribution))
+    t = res["totals"]
+    assert round(t["gpu_kernel_sum_s"] * NS) == 300 + 400 + 300 + 300
+    assert round(t["gpu_kernel_union_s"] * NS) == 700
+    assert res["occurrences"][0]["kernel_count"] == 4
+    (w,) = [w for w in res["warnings"] if w["code"] == "duplicate_kernels"]
+    assert w["message"].startswith("1 attributed kernel row(s) are exact copies of another (same device, stream, "
+                                   "start, end, correlationId and process; occurrence 1: 1)")
+    assert "They made 300 ns, 18.75 % of the kernel sum as recorded" in w["message"]
+    assert "each is counted once" in w["message"]
+
+
+def test_a_kept_window_keeps_the_duplicates(tmp_path):
+    """A warm run reads the window from the cache (kept_window.py): same figures, same warning."""
+    job = _job(tmp_path, duplicated())
+    cold = run_job(job, cache_dir=tmp_path / "cache")
+    assert list((tmp_path / "cache").glob("*/windows/*"))
+    warm = run_job(job, cache_dir=tmp_path / "cache")
+    assert warm["warnings"] == cold["warnings"] and "duplicate_kernels" in {w["code"] for w in warm["warnings"]}
+    assert round(warm["totals"]["gpu_kernel_sum_s"] * NS) == 1300
+
+
+def test_the_duplicate_warning_reaches_every_report_format(tmp_path):
+    _, folder = run_to_folder(_job(tmp_path, duplicated()), tmp_path / "out")
+    result = json.loads((folder / "result.json").read_text())
+    (w,) = [w for w in result["warnings"] if w["code"] == "duplicate_kernels"]
+    assert "18.75 %" in w["message"]
+    assert "`duplicate_kernels`" in (folder / "report.md").read_text()
+    assert "18.75 %" in (folder / "report.md").read_text()
+    html = (folder / "report.html").read_text()
+    assert "duplicate_kernels" in html and "18.75 %" in html
+
+
+def test_no_duplicate_warning_for_kernels_of_one_launch_on_two_streams(tmp_path):
+    e = duplicated()
+    del e.kernels[1]                                       # the copy of corr 1 gone: nothing is duplicated
+    res = run_job(_job(tmp_path, e))
+    assert round(res["totals"]["gpu_kernel_sum_s"] * NS) == 1300
+    assert "duplicate_kernels" not in {w["code"] for w in res["warnings"]}
+
+
+def test_duplicates_of_several_files_add_up(tmp_path):
+    """One job over two rank files (a glob): rank 100's file as above (one 300 ns copy), rank 200's with a
+    kernel 1200..1300 recorded twice (one 100 ns copy). Counted once: 1300 + 100 = 1400 ns; as recorded
+    1800 ns, of which the copies make 400 ns = 22.22 %."""
+    duplicated().write(tmp_path / "r0.sqlite")
+    e = Export()
+    e.range(1000, 2000, gtid(200, 200), "step")
+    e.launch(1100, gtid(200, 200), 1)
+    e.kernel(1200, 1300, gpid(200), 1)
+    e.kernel(1200, 1300, gpid(200), 1)
+    e.write(tmp_path / "r1.sqlite")
+    job = write_job(tmp_path, tmp_path / "r*.sqlite", region={"name": "step"},
+                    hardware={"gpu": "auto", "num_gpus": 2, "peak_tflops": PEAK},
+                    model={"flops_per_step": FLOPS}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    assert round(res["totals"]["gpu_kernel_sum_s"] * NS) == 1400
+    (w,) = [w for w in res["warnings"] if w["code"] == "duplicate_kernels"]
+    assert w["message"].startswith("2 attributed kernel row(s) are exact copies")
+    assert "(same device, stream, start, end, correlationId and process; occurrence 1: 2)" in w["message"]
+    assert "They made 400 ns, 22.22 % of the kernel sum as recorded" in w["message"]
