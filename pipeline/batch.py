@@ -36,6 +36,18 @@ from pipeline.executor import check_engine, pool
 Row = dict[str, Any]
 
 
+def distinct(job_files: list[Path]) -> tuple[list[Path], list[str]]:
+    """Each job file once, as first given, and a note per repeat: overlapping globs (`jobs/*.yaml jobs/a.yaml`)
+    name one file twice, which is one job, not two jobs clashing over one report folder."""
+    seen: dict[Path, Path] = {}
+    notes = []
+    for path in job_files:
+        first = seen.setdefault(Path(path).resolve(), path)
+        if first is not path:
+            notes.append(f"note: {path} is {first} again: run once")
+    return list(seen.values()), notes
+
+
 def plan(job_files: list[Path]) -> tuple[list[list[Job]], list[Row]]:
     """Group loadable jobs by trace files; rows for jobs that fail before any trace is read.
 

@@ -69,6 +69,23 @@ def test_duplicate_names_fail_the_second_job(synth_trace, tmp_path):
     assert [r["exit_code"] for r in rows] == [0, 3] and "same report folder" in rows[1]["reason"]
 
 
+def test_a_job_file_given_twice_runs_once(synth_trace, tmp_path, capsys, monkeypatch):
+    """`mfu run jobs/*.yaml jobs/a.yaml` (overlapping globs) failed the second copy with exit 3, 'job name 'a' is
+    also used by jobs/a.yaml; both would write the same report folder': a file clashing with itself."""
+    t, _ = synth_trace()
+    (tmp_path / "jobs").mkdir()
+    write(tmp_path / "jobs", "a", t)
+    write(tmp_path / "jobs", "b", t)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "jobs/a.yaml", "jobs/b.yaml", "./jobs/../jobs/a.yaml", "--out", "o", "-j", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "note: jobs/../jobs/a.yaml is jobs/a.yaml again: run once" in err      # as pathlib spells it
+    assert [ln.split()[:3] for ln in out.splitlines()[1:]] == [["a", "ok", "0"], ["b", "ok", "0"]]
+    index = (tmp_path / "o/index.md").read_text()
+    assert "**2 jobs: 2 ok.**" in index and "same report folder" not in index
+
+
 def test_cli_batch_exit_code_is_the_worst_and_progress_goes_to_stderr(batch, tmp_path, capsys):
     code = main(["run", *map(str, batch), "--out", str(tmp_path / "o"), "--jobs", "2"])
     out, err = capsys.readouterr()

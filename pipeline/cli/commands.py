@@ -19,7 +19,7 @@ MAX_SYNTH_KERNELS = 200_000_000  # about 95 bytes a kernel in an export (bench/R
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pipeline.batch import run_batch, summary_table, worst
+    from pipeline.batch import distinct, run_batch, summary_table, worst
     from pipeline.trace.cache import default_cache_dir
     from pipeline.report.index import write_index
     args.out = locations.folder(args.out, "--out")           # every location checked before any job runs
@@ -30,6 +30,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         check(Path(args.history))
         args.history = (locations.folder if is_folder(Path(args.history)) else locations.file_in_folder)(
             args.history, "--history")
+    args.job_files, notes = distinct(args.job_files)
+    for note in notes:
+        print(note, file=sys.stderr)
     quiet = len(args.job_files) == 1
     cache = None if args.no_cache else args.cache
     if cache is None and not args.no_cache and len(args.job_files) > 1:
