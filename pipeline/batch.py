@@ -29,6 +29,7 @@ from pipeline.trace import integrity
 from pipeline.job.config import Job
 from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.report import index, publish
+from pipeline.report.fmt import fmt_against
 from pipeline.run import class_rules, exit_code, load_checked, run_to_folder
 from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, environment_error
 from pipeline.executor import check_engine, pool
@@ -199,7 +200,7 @@ def worst(rows: list[Row]) -> int:
 def _ok(path: Path, res: dict[str, Any], folder: Path, code: int) -> Row:
     failed = [t for t in res["thresholds"] if not t["passed"]]
     reason = res["status_reason"] if res["status"] != "ok" else \
-        "; ".join(f"{t['name']} {t['limit']} not met: {_fmt(t['value'])}" for t in failed)
+        "; ".join(f"{t['name']} {t['limit']} not met: {fmt_against(t['value'], t['limit'], 3)}" for t in failed)
     return {"job": str(path), "name": res["job"]["name"], "exit_code": code,
             "status": "ok" if code == 0 else ("invalid" if res["status"] != "ok" else "threshold"),
             "reason": reason, "report": str(folder), "metrics": res["metrics"],
@@ -216,10 +217,6 @@ def _failed(path: Path, exc: BaseException, name: str | None = None) -> Row:
         code, status = int(ExitCode.INTERNAL), "internal error"
         reason = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
     return {"job": str(path), "name": name, "exit_code": code, "status": status, "reason": reason}
-
-
-def _fmt(v: float | None) -> str:
-    return "—" if v is None else f"{v:.3f}"
 
 
 def _progress(stream: TextIO, total: int) -> Callable[[Row], None]:

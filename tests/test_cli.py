@@ -387,3 +387,27 @@ def test_synth_onto_a_full_disk_is_exit_2_and_leaves_nothing(tmp_path, capsys, m
     code, _, err = run_cli(capsys, "synth", tmp_path / "t.sqlite")
     assert (code, err) == (2, f"error: {tmp_path}/t.sqlite: cannot write the synthetic trace (database or disk is full)\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_threshold_shows_the_digits_that_tell_value_and_limit_apart(synth_trace, tmp_path, capsys):
+    """MFU 32.349 % against a minimum of 32.35 printed '32.35 against limit 32.35' and FAIL in the report,
+    and a 0.05002 s step against a 0.05 s maximum 'not met: 0.050' on the terminal: two equal numbers, failed."""
+    trace, truth = synth_trace()
+    occ = truth["occurrences"][:3]
+    assert all(a["start_ns"] + a["wall_ns"] < b["start_ns"] for a, b in zip(occ, occ[1:]))   # envelopes apart
+    wall_s = sum(o["wall_ns"] for o in occ) / 1e9
+    flops = 0.32349 * wall_s * 2 * 989.4e12 / 3          # MFU = 3 F / (wall x 2 GPUs x 989.4 TFLOP/s) = 32.349 %
+    path = tmp_path / "j.yaml"
+    path.write_text(JOB.format(name="j", trace=trace, region="train_step", last=3, threshold=32.35)
+                    .replace("2.0e+13", repr(flops)) + "  step_time_s_max: 0.05\n")
+    code, out, _ = run_cli(capsys, "run", path, "--out", tmp_path / "o")
+    assert code == 1
+    assert occ[0]["wall_ns"] == 50_020_000                          # the step the 0.05 s maximum is tested on
+    assert "threshold mfu_pct_wall_min 32.35 not met: 32.349" in out
+    assert "threshold step_time_s_max 0.05 not met: 0.05002" in out
+    md = (tmp_path / "o/j/report.md").read_text()
+    assert "| mfu_pct_wall_min | 32.35 | 32.349 | **FAIL** |" in md
+    assert "| step_time_s_max | 0.05 | 0.05002 | **FAIL** |" in md
+    assert "mfu_pct_wall_min (32.349 against limit 32.35), step_time_s_max (0.05002 against limit 0.05)" in md
+    html = (tmp_path / "o/j/report.html").read_text()
+    assert '<td class="n">32.35</td><td class="n">32.349</td>' in html

@@ -72,6 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_line(s: dict[str, Any]) -> str:
+    from pipeline.report.fmt import fmt_against
     m = s["metrics"]
     line = (f"{s['name']}: MFU {_pct(m['mfu_pct_wall'])} (wall), HFU {_pct(m['hfu_pct_wall'])}, "
             f"active-time ratio {_pct(m['active_ratio_pct_union'])} (diagnostic), "
@@ -79,7 +80,7 @@ def _run_line(s: dict[str, Any]) -> str:
     if s["status"] == "invalid":
         line += "  [INVALID]"
     for t in s["failed_thresholds"]:
-        line += f"\n  threshold {t['name']} {t['limit']} not met: {t['value']:.3f}"
+        line += f"\n  threshold {t['name']} {t['limit']} not met: {fmt_against(t['value'], t['limit'], 3)}"
     return line
 
 

@@ -35,6 +35,17 @@ def fmt_num(value: float | int | None, digits: int | None = None) -> str:
     return f"{value:,.{_decimals(value) if digits is None else digits}f}"
 
 
+def fmt_against(value: float | None, limit: float, digits: int | None = None) -> str:
+    """A threshold's value as fmt_num writes it, with more decimals where that would read as the limit it
+    failed or passed: 32.349 against a limit of 32.35 is '32.349', not '32.35' beside a FAIL."""
+    if _missing(value):
+        return "—"
+    decimals = _decimals(value) if digits is None else digits
+    while value != limit and float(f"{value:.{decimals}f}") == limit and decimals < 15:
+        decimals += 1
+    return fmt_num(value, decimals)
+
+
 def fmt_util(value: float | None, digits: int = 2) -> str:
     """A per-occurrence or per-rank MFU/HFU cell: above 100 % it is marked, so a row that is no
     measurement is not read as one (SEMANTICS §6; the table's note and the warning say why)."""
