@@ -28,6 +28,12 @@ _DDL = {
                                   "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, "
                                   "globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, "
                                   "mangledName INTEGER, gridX INTEGER, blockX INTEGER",
+    "CUPTI_ACTIVITY_KIND_MEMCPY": "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+                                  "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, "
+                                  "globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL",
+    "CUPTI_ACTIVITY_KIND_MEMSET": "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+                                  "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, "
+                                  "globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL",
     "TARGET_INFO_GPU": "vmId INTEGER, id INTEGER NOT NULL, name TEXT, busLocation TEXT, totalMemory INTEGER, "
                        "memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, chipName TEXT, "
                        "cuDevice INTEGER",
@@ -54,6 +60,8 @@ class Export:
     nvtx: list[dict] = field(default_factory=list)
     runtime: list[dict] = field(default_factory=list)
     kernels: list[dict] = field(default_factory=list)
+    memcpys: list[dict] = field(default_factory=list)
+    memsets: list[dict] = field(default_factory=list)
     gpus: list[dict] = field(default_factory=list)
     processes: list[dict] = field(default_factory=list)
 
@@ -81,11 +89,22 @@ class Export:
                              "streamId": stream, "correlationId": corr, "globalPid": pid_key,
                              "demangledName": self.sid("void " + name + "()"), "shortName": self.sid(name)})
 
+    def memory(self, start: int, end: int, pid_key: int | None, corr: int | None, *, device: int = 0,
+               stream: int = 7, kind: str = "memcpy") -> None:
+        """A memory copy (copyKind 8: device to device) or, kind 'memset', a memory set of 64 bytes."""
+        row = {"start": start, "end": end, "deviceId": device, "contextId": 1, "streamId": stream,
+               "correlationId": corr, "globalPid": pid_key, "bytes": 64}
+        if kind == "memset":
+            self.memsets.append({**row, "value": 0})
+        else:
+            self.memcpys.append({**row, "copyKind": 8})
+
     def write(self, path: Path) -> Path:
         """Create only the tables that have rows (StringIds always), like `nsys export`."""
         rows = {"StringIds": [{"id": i, "value": v} for v, i in self.strings.items()],
                 "NVTX_EVENTS": self.nvtx, "CUPTI_ACTIVITY_KIND_RUNTIME": self.runtime,
-                "CUPTI_ACTIVITY_KIND_KERNEL": self.kernels, "TARGET_INFO_GPU": self.gpus,
+                "CUPTI_ACTIVITY_KIND_KERNEL": self.kernels, "CUPTI_ACTIVITY_KIND_MEMCPY": self.memcpys,
+                "CUPTI_ACTIVITY_KIND_MEMSET": self.memsets, "TARGET_INFO_GPU": self.gpus,
                 "PROCESSES": self.processes,
                 "META_DATA_EXPORT": [{"name": "EXPORT_SCHEMA_VERSION", "value": "3.25.0"}]}
         con = sqlite3.connect(path)

@@ -112,3 +112,49 @@ def test_duplicates_of_several_files_add_up(tmp_path):
     assert w["message"].startswith("2 attributed kernel row(s) are exact copies")
     assert "(same device, stream, start, end, correlationId and process; occurrence 1: 2)" in w["message"]
     assert "They made 400 ns, 22.22 % of the kernel sum as recorded" in w["message"]
+
+
+def early(start: int, *, range_start: int = 1000, kind: str = "kernel") -> Export:
+    """pid 100, one `step` range range_start..2000; launch corr 1 at range_start + 100 of a kernel (or a memory
+    operation) start..1500, launch corr 2 at range_start + 200 of a kernel 1600..1800."""
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    e.range(range_start, 2000, main, "step")
+    e.launch(range_start + 100, main, 1)
+    if kind == "kernel":
+        e.kernel(start, 1500, key, 1)
+    else:
+        e.memory(start, 1500, key, 1, kind=kind)
+    e.launch(range_start + 200, main, 2)
+    e.kernel(1600, 1800, key, 2)
+    return e
+
+
+@pytest.mark.parametrize(("start", "kind", "table"), [
+    (-5000, "kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),      # a negative start: 6,000 ns before the range
+    (400, "kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),        # positive, but 600 ns before the range, 700 before its launch
+    (-5000, "memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+    (-5000, "memset", "CUPTI_ACTIVITY_KIND_MEMSET")])
+def test_an_attributed_row_starting_before_its_range_is_a_trace_problem(tmp_path, capsys, start, kind, table):
+    """Launched at 1100 inside the range 1000..2000, the row cannot start before 1100. Measured, it stretched the
+    union to 1500 - start + 200 ns (6,700 ns at -5000) against a wall of 1000 ns, 670 % of the wall, and lowered
+    the active-time ratio 6.7-fold, with exit 0 and no word. Refused: exit 4, naming table and occurrence."""
+    from pipeline.cli import main
+    job = _job(tmp_path, early(start, kind=kind))
+    code = main(["run", str(job.path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert err.startswith(f"error: {tmp_path / 'trace.sqlite'}: {table}: 1 attributed row(s) start before the "
+                          f"selected range of their process (occurrence 1: 1; up to {1000 - start:,} ns before it)")
+    assert "no GPU work starts before the CUDA call that launched it" in err and "Traceback" not in err
+    assert not (tmp_path / "out" / "synthetic").exists()
+
+
+def test_negative_times_inside_the_range_are_measured(tmp_path):
+    """Negative times are no damage by themselves (real exports hold events before the session's time zero): a
+    range -3000..2000 launching at -2900 a kernel -2500..1500 is measured. By hand: wall 5000 ns, union
+    -2500..1500 and 1600..1800 = 4200 ns, sum the same."""
+    res = run_job(_job(tmp_path, early(-2500, range_start=-3000)))
+    t = res["totals"]
+    assert (round(t["wall_time_s"] * NS), round(t["gpu_kernel_union_s"] * NS)) == (5000, 4000 + 200)
+    assert round(t["gpu_kernel_sum_s"] * NS) == 4200

@@ -114,6 +114,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          f"{max(d['hosts'] for d in shared)} hosts of one file; device ids are per host, so their "
                          "per-device figures add up the devices of several hosts (totals, per-rank and "
                          "per-occurrence figures are not affected); give each host's export as its own file"})
+    _refuse_early_rows(trace, queries.run(trace.con, "rows_before_range"))
     warnings += _backwards_warning(queries.run(trace.con, "backwards_kernels"))
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
@@ -199,6 +200,25 @@ def _unclosed_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
         "unclosed_ranges", rows, "unclosed", "were never closed",
         f"they are not counted as occurrences: the capture probably ended inside the step (the first starts at "
         f"{rows[0]['first_start_ns']} ns); select occurrences before it")
+
+
+def _refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
+    """Attributed rows starting before their process's range started before the call that launched them: no
+    GPU can, so the trace is wrong there (SEMANTICS §6, exit 4). Measured, they stretched the kernel union
+    past the wall and lowered the active-time ratio with no word; which figure is right is unknowable."""
+    if not rows:
+        return
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        tables.setdefault(trace.tables.get(r["source"], r["source"]), []).append(r)
+    said = "; ".join(
+        f"{table}: {sum(r['rows'] for r in found)} attributed row(s) start before the selected range of their "
+        f"process (" + ", ".join(f"occurrence {r['occurrence']}: {r['rows']}" for r in found)
+        + f"; up to {max(r['most_early_ns'] for r in found):,} ns before it)" for table, found in tables.items())
+    raise TraceError(f"{trace.path}: {said}: each was launched by a CUDA call inside that range, and no GPU work "
+                     "starts before the CUDA call that launched it, so these start times cannot be right (a damaged "
+                     "or edited export, or a broken clock); the kernel union and sum, and the active-time ratio, "
+                     "would rest on them. Export the report again, or select occurrences without them")
 
 
 def _backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
