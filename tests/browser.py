@@ -23,7 +23,14 @@ import pytest
 PROBE = """<script>(function () {
   var box = function (e) { var b = e.getBoundingClientRect(); return {x: b.left, y: b.top, w: b.width, h: b.height}; };
   var svgs = Array.prototype.slice.call(document.querySelectorAll("body svg")).map(function (s) {
+    var b = s.getBoundingClientRect(), holder = s.parentElement;
     return {cls: s.getAttribute("class") || "", box: box(s), bytes: s.outerHTML.length,
+            viewWidth: s.viewBox.baseVal ? s.viewBox.baseVal.width : 0, holderWidth: holder.clientWidth,
+            holderScrolls: holder.scrollWidth > holder.clientWidth + 1,     // a chart read by scrolling its box
+            textsOutside: Array.prototype.slice.call(s.querySelectorAll("text")).filter(function (t) {
+              var r = t.getBoundingClientRect();   // a label running past the chart's edge is cut there
+              return r.width > 0 && (r.left < b.left - 0.5 || r.right > b.right + 0.5); }).map(function (t) {
+              return t.textContent.slice(0, 40); }),
             labels: Array.prototype.slice.call(s.querySelectorAll("text.lbl")).map(box)};
   });
   var refs = [];

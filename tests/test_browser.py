@@ -4,8 +4,8 @@ Renders the demo report, a 16-rank report, an index with a failed and a missed-t
 job, a compare and a history with a flagged change, then reads a probe's measurements from the live DOM
 (tests/browser.py): no sideways scrolling of the page, no word in a table cell split across lines
 (a long row scrolls in its table's box), no prose cell squeezed to a word a line on a desktop, every
-chart drawn with a size, the roofline's labels present and apart, the timeline within its stated
-size, nothing fetched.
+chart drawn with a size and seen whole within the screen, the roofline's labels present and apart, the
+timeline within its stated size, nothing fetched.
 Skips with the reason when Chromium is missing, except under CI=true (.ci/run installs it).
 """
 
@@ -61,7 +61,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
             "history": out / "trend" / "history.html"}
 
 
-@pytest.mark.parametrize("width", [390, 1400, 1920])
+@pytest.mark.parametrize("width", [390, 768, 1400, 1920])
 @pytest.mark.parametrize("page", ["demo", "wide", "index", "compare", "history"])
 def test_page_in_a_real_browser(pages, page, width, tmp_path):
     found = browser.probe(pages[page], width, tmp_path)
@@ -83,6 +83,15 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
     for svg in found["svgs"]:
         assert svg["box"]["w"] > 0 and svg["box"]["h"] > 0, f"{svg['cls']} has no size"
+        # a chart is seen whole: within the screen, not read by scrolling its box (at 390 px the charts were held
+        # at 460 px and the timeline at 720 px, cut at the screen's edge: the roofline's peak, the last steps), and
+        # as large as the page allows (its labels too): its own size, else its box's width, on a phone the screen's
+        left, right = svg["box"]["x"], svg["box"]["x"] + svg["box"]["w"]
+        assert left >= -0.5 and right <= width + 0.5 and not svg["holderScrolls"], (
+            f"{svg['cls']} on {page} at {width} px runs past the screen: {left:.0f} to {right:.0f} px")
+        room = width if width < 600 else svg["holderWidth"]
+        assert svg["box"]["w"] >= min(svg["viewWidth"], room) - 1, f"{svg['cls']} on {page} at {width} px is shrunk"
+        assert svg["textsOutside"] == [], f"{svg['cls']} on {page} at {width} px cuts labels: {svg['textsOutside']}"
     kinds = {(s["cls"].split() or [""])[-1]: s for s in found["svgs"]}
     if page in ("demo", "wide"):
         roof = kinds["chart-roofline"]
@@ -100,3 +109,4 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert "--strict" in html and re.findall(r'(?<!class="nw">)--(?:strict|baseline|allow-incomparable)', html) == []
     if page == "wide":
         assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
+
