@@ -33,6 +33,32 @@ PROBE = """<script>(function () {
               return t.textContent.slice(0, 40); }),
             labels: Array.prototype.slice.call(s.querySelectorAll("text.lbl")).map(box)};
   });
+  var colour = function (e) {      // what a reader sees: text colour (an SVG text's fill) on its background
+    var css = getComputedStyle(e), fg = e instanceof SVGElement ? css.fill : css.color, up = e, bg = "canvas";
+    while (up && up.nodeType === 1) {
+      var c = getComputedStyle(up).backgroundColor;
+      if (c && c !== "transparent" && !/rgba\\(.*, 0\\)$/.test(c)) { bg = c; break; }
+      up = up.parentElement;
+    }
+    return [fg, bg];
+  };
+  var texts = {};
+  document.querySelectorAll("body *").forEach(function (e) {
+    if (e.closest("title, script, style, #mfu-probe")) return;
+    var own = Array.prototype.some.call(e.childNodes, function (n) { return n.nodeType === 3 && n.data.trim(); });
+    var r = e.getBoundingClientRect();
+    if (!own || r.width === 0 || r.height === 0) return;
+    var c = colour(e), key = e.tagName + " " + c.join(" on ");
+    if (!(key in texts))
+      texts[key] = {fg: c[0], bg: c[1], first: e.tagName.toLowerCase() + ": " + e.textContent.trim().slice(0, 40)};
+  });
+  var marks = {};   // chart marks: the colour they are drawn with (presentation attribute) and the colour shown
+  var shapes = document.querySelectorAll("svg.chart rect, svg.chart circle, svg.chart line, svg.chart polyline");
+  shapes.forEach(function (e) {
+    var css = getComputedStyle(e), m = [e.getAttribute("fill") || "", css.fill, e.getAttribute("stroke") || "",
+                                        css.stroke];
+    marks[m.join("|")] = {fillAttr: m[0], fill: m[1], strokeAttr: m[2], stroke: m[3], bg: colour(e)[1]};
+  });
   var refs = [];
   document.querySelectorAll("[src], link[href], use[href], image, object, iframe, embed").forEach(function (e) {
     refs.push(e.outerHTML.slice(0, 120)); });
@@ -77,7 +103,10 @@ PROBE = """<script>(function () {
     var words = cell.textContent.trim().split(/\\s+/).filter(Boolean).length;
     if (words >= 8 && cell.getBoundingClientRect().right > window.innerWidth + 1) offscreen.push(cell.textContent.trim().slice(0, 40));
   });
-  var out = {innerWidth: window.innerWidth, brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen,
+  var out = {innerWidth: window.innerWidth, texts: Object.values(texts), marks: Object.values(marks),
+             inkAttr: Array.prototype.slice.call(document.querySelectorAll("svg.chart")).map(function (s) {
+               return [s.getAttribute("fill"), getComputedStyle(s).fill]; }),
+             brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen,
              scrollWidth: document.documentElement.scrollWidth,
              bodyScrollWidth: document.body.scrollWidth, svgs: svgs, refs: refs,
              resources: performance.getEntriesByType("resource").map(function (r) { return r.name; }),
@@ -122,11 +151,17 @@ def _framed(page: Path, width: int, height: int, probe: bool) -> tuple[Path, Pat
     return copy, wrapper
 
 
-def probe(page: Path, width: int, tmp: Path) -> dict[str, Any]:
-    """Findings of the probe for `page` in a frame `width` px wide."""
+def scheme(dark: bool) -> str:
+    """The flag that makes the pages see a dark (or light) system theme: `prefers-color-scheme` (Blink's enum:
+    0 dark, 1 light), set either way so the machine's own setting never decides."""
+    return f"--blink-settings=preferredColorScheme={0 if dark else 1}"
+
+
+def probe(page: Path, width: int, tmp: Path, dark: bool = False) -> dict[str, Any]:
+    """Findings of the probe for `page` in a frame `width` px wide, with a light or a dark system theme."""
     copy, wrapper = _framed(page, width, 2000, probe=True)
     try:
-        dom = _run([f"--window-size={max(width, 500)},2000", "--dump-dom", wrapper.resolve().as_uri()],
+        dom = _run([scheme(dark), f"--window-size={max(width, 500)},2000", "--dump-dom", wrapper.resolve().as_uri()],
                    tmp / f"profile-{width}")
     finally:
         copy.unlink()
@@ -136,12 +171,36 @@ def probe(page: Path, width: int, tmp: Path) -> dict[str, Any]:
     return json.loads(html_unescape(found.group(1)))
 
 
-def screenshot(page: Path, width: int, png: Path, tmp: Path, height: int = 2400) -> None:
+def screenshot(page: Path, width: int, png: Path, tmp: Path, height: int = 2400, dark: bool = False) -> None:
     """A PNG of the page in a frame `width` px wide, to look at by hand."""
     copy, wrapper = _framed(page, width, height, probe=False)
     try:
-        _run([f"--window-size={max(width, 500)},{height}", f"--screenshot={png}", wrapper.resolve().as_uri()],
+        _run([scheme(dark), f"--window-size={max(width, 500)},{height}", f"--screenshot={png}",
+              wrapper.resolve().as_uri()],
              tmp / f"shot-{width}")
     finally:
         copy.unlink()
         wrapper.unlink()
+
+
+def rgb(css: str) -> tuple[float, float, float, float]:
+    """A computed colour ('rgb(1, 2, 3)', 'rgba(1, 2, 3, 0.5)') or a presentation attribute ('#abc', '#aabbcc')."""
+    if css.startswith("#"):
+        h = css[1:] if len(css) == 7 else "".join(c * 2 for c in css[1:])
+        return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16), 1.0)
+    parts = [float(v) for v in re.findall(r"[\d.]+", css)]
+    return (parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0)
+
+
+def luminance(css: str) -> float:
+    """Relative luminance, WCAG 2.2 (Understanding SC 1.4.3, 'relative luminance')."""
+    lin = [v / 255 / 12.92 if v / 255 <= 0.04045 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in rgb(css)[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(fg: str, bg: str) -> float:
+    """Contrast ratio (L1 + 0.05) / (L2 + 0.05), WCAG 2.2; a translucent foreground is blended over bg first."""
+    f, b = rgb(fg), rgb(bg)
+    mixed = "rgb(" + ", ".join(str(f[3] * f[i] + (1 - f[3]) * b[i]) for i in range(3)) + ")"
+    hi, lo = sorted((luminance(mixed), luminance(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
