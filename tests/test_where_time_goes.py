@@ -179,3 +179,39 @@ def test_unclassified_kernel_names_are_listed_for_the_user(real_trace, tmp_path)
         ("saxpy", "other", *want)]
     files = render_all(res)
     assert "| `saxpy` | 1 |" in files["report.md"] and "<th>unclassified kernel</th>" in files["report.html"]
+
+
+def test_top_kernel_shares_are_of_kernels_and_memory_operations_summed(tmp_path):
+    """share_of_kernel_sum divides by the summed time of every attributed kernel and memory operation, as the
+    schema and the report's column ('share of summed GPU time') say; the headline's kernel sum (kernels only)
+    is another figure. pid 100, step 1000..3000, five launches (by hand, ns):
+      gemm  sm90_xmma_gemm_bf16  1100..1500 (400) and 1600..1700 (100)   -> 500
+      other my_custom_op          1800..2000 (200)
+      [CUDA memcpy]               2100..2400 (300)
+      [CUDA memset]               2500..2600 (100)
+    Kernels 700 ns (the headline's kernel sum), memory 400 ns: shares are of 1100 ns. Either mistake about
+    memory time (left out: of 700; counted a second time on top: of 1500) moves every share."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    e.range(1000, 3000, main, "step")
+    for corr, (start, end, what) in enumerate(((1100, 1500, "sm90_xmma_gemm_bf16"), (1600, 1700, "sm90_xmma_gemm_bf16"),
+                                               (1800, 2000, "my_custom_op"), (2100, 2400, "memcpy"),
+                                               (2500, 2600, "memset")), start=1):
+        e.launch(1000 + 10 * corr, main, corr)
+        if what in ("memcpy", "memset"):
+            e.memory(start, end, key, corr, kind=what)
+        else:
+            e.kernel(start, end, key, corr, name=what)
+    trace = e.write(tmp_path / "trace.sqlite")
+    res = run_job(load_job(write_job(tmp_path, trace, region={"name": "step"},
+                                     hardware={"gpu": "auto", "num_gpus": 1, "peak_tflops": 1e-3},
+                                     model={"flops_per_step": 100.0}, workload={"seq_len": 4, "global_batch": 1})))
+    assert round(res["totals"]["gpu_kernel_sum_s"] * NS) == 700
+    assert [(k["name"], k["class"], k["count"], round(k["sum_s"] * NS)) for k in res["top_kernels"]] == [
+        ("sm90_xmma_gemm_bf16", "gemm", 2, 500), ("[CUDA memcpy]", "memory", 1, 300),
+        ("my_custom_op", "other", 1, 200), ("[CUDA memset]", "memory", 1, 100)]
+    assert [k["share_of_kernel_sum"] for k in res["top_kernels"]] == pytest.approx(
+        [500 / 1100, 300 / 1100, 200 / 1100, 100 / 1100], rel=1e-12)
+    assert [(k["name"], k["share_of_kernel_sum"]) for k in res["unclassified_kernels"]] == [
+        ("my_custom_op", pytest.approx(200 / 1100, rel=1e-12))]
