@@ -107,3 +107,32 @@ def test_window_attribution_clips_graph_rows_to_the_range(synth_trace, tmp_path)
     assert "attribution_window" in {w["code"] for w in res["warnings"]}
     assert [round(o["gpu_kernel_sum_s"] * NS) for o in res["occurrences"]] == want
     assert [(c["class"], c["count"]) for c in res["kernel_classes"]] == [("cuda_graph", 4)]
+
+
+def test_a_single_graph_launch_row_is_said_too(tmp_path):
+    """SEMANTICS §4: the report says graph-level rows were used whenever one is counted; the boundary is one
+    launch, not several. By hand: pid 100, step 1000..2000, one cudaGraphLaunch at 1100 whose graph ran
+    1200..1700 as one GRAPH_TRACE row (500 ns), beside one kernel launched at 1050 (1100..1150, 50 ns)."""
+    import sqlite3
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1, name="cudaGraphLaunch")
+    e.launch(1050, gtid(100, 100), 2)
+    e.kernel(1100, 1150, gpid(100), 2, name="sm90_xmma_gemm_bf16")
+    path = e.write(tmp_path / "one_graph.sqlite")
+    with sqlite3.connect(path) as con:
+        con.execute('CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, "end" INTEGER NOT NULL, '
+                    "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+                    "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, "
+                    "graphExecId INTEGER NOT NULL)")
+        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1200, 1700, 0, 1, NULL, 7, 1, ?, 5, 9)",
+                    (gpid(100),))
+    res = run_job(load_job(write_job(tmp_path, path, region={"name": "step"},
+                                     hardware={"gpu": "auto", "num_gpus": 1, "peak_tflops": 1e-3},
+                                     model={"flops_per_step": 100.0}, workload={"seq_len": 4, "global_batch": 1})))
+    assert [(c["class"], c["count"], round(c["sum_s"] * NS)) for c in res["kernel_classes"]] == [
+        ("cuda_graph", 1, 500), ("gemm", 1, 50)]
+    [warning] = [w for w in res["warnings"] if w["code"] == "cuda_graph_rows"]
+    assert warning["message"].startswith("1 CUDA graph launch was recorded as one row (CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    assert "5e-07 s summed): it counts in wall, kernel sum and union as class cuda_graph" in warning["message"]

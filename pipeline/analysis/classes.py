@@ -125,11 +125,13 @@ def graph_rows_warning(kernel_classes: list[dict[str, Any]]) -> list[dict[str, s
     if not rows:
         return []
     g = rows[0]
+    said, they = (("1 CUDA graph launch was recorded as one row", "it counts") if g["count"] == 1 else
+                  (f"{g['count']} CUDA graph launches were recorded as one row each", "they count"))
     return [{"code": "cuda_graph_rows", "message":
-             f"{g['count']} CUDA graph launches were recorded as one row each (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "
-             f"captured with --cuda-graph-trace=graph; {g['sum_s']:.6g} s summed): they count in wall, kernel sum "
-             f"and union as class {GRAPH_CLASS}, but per-kernel detail (classes, precision, top kernels) is "
-             "unavailable for that time; capture with --cuda-graph-trace=node to see the graph's kernels"}]
+             f"{said} (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, captured with --cuda-graph-trace=graph; {g['sum_s']:.6g} s "
+             f"summed): {they} in wall, kernel sum and union as class {GRAPH_CLASS}, but per-kernel detail (classes, "
+             "precision, top kernels) is unavailable for that time; capture with --cuda-graph-trace=node to see the "
+             "graph's kernels"}]
 
 
 def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
