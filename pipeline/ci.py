@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from pipeline.compare import failure_kind
 from pipeline.report import render
 
 
@@ -76,7 +77,7 @@ def junit(doc: dict[str, Any]) -> str:
         case = ET.SubElement(suite, "testcase", classname=f"mfu.{g['column']}",
                              name=f"{g['label']} within {g['limit_pct']:g} % of baseline", file=g["job_file"])
         if g["outcome"] == "fail":
-            kind = "not comparable" if g["comparable"] is False and not doc["allow_incomparable"] else "regression"
+            kind = failure_kind(g, doc["allow_incomparable"])
             ET.SubElement(case, "failure", message=g["detail"], type=kind).text = g["detail"]
         elif g["outcome"] == "undecided":
             ET.SubElement(case, "skipped", message=g["detail"])

@@ -353,9 +353,16 @@ def parse_pct(text: str, option: str = "--max-regression") -> float:
     return value
 
 
+def failure_kind(g: dict[str, Any], allow_incomparable: bool) -> str:
+    """What a failed gated figure is: 'not comparable' (refused, nothing measured) or 'regression'.
+    The one word for the log line and the JUnit failure's type."""
+    return "not comparable" if g["comparable"] is False and not allow_incomparable else "regression"
+
+
 def gate_lines(doc: dict[str, Any]) -> list[str]:
     """Failing and undecided figures, for stderr in CI logs (same signs and words as compare.md)."""
-    return [f"{'regression' if g['outcome'] == 'fail' else 'undecided'}: {g['column']} {g['metric']}: "
+    return [f"{failure_kind(g, doc['allow_incomparable']) if g['outcome'] == 'fail' else 'undecided'}: "
+            f"{g['column']} {g['metric']}: "
             f"{_g(g['value'])} vs baseline {_g(g['baseline'])} — {g['detail']}"
             for g in doc["gates"] if g["outcome"] != "pass"]
 
