@@ -56,10 +56,10 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
         f.write_text("")
     runner_temp = tmp / "runner"
     runner_temp.mkdir()
-    done = []
+    done, failed = [], False
     for step in action["runs"]["steps"]:
-        if not condition(step.get("if"), inputs):
-            continue
+        if (failed and not step.get("if")) or not condition(step.get("if"), inputs):
+            continue                 # GitHub skips a step without `if:` after a failure; `!cancelled()` runs
         extra = [line for line in files["GITHUB_PATH"].read_text().splitlines() if line]
         env = {**os.environ, **{k: str(p) for k, p in files.items()}, "RUNNER_TEMP": str(runner_temp),
                "GITHUB_ACTION_PATH": str(REPO), "PATH": os.pathsep.join(extra[::-1] + [os.environ["PATH"]]),
@@ -68,8 +68,7 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
         p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=workspace,
                            env=env, capture_output=True, text=True, timeout=300)
         done.append((step["name"], p.returncode, p.stdout, p.stderr))
-        if p.returncode != 0 and not step.get("if"):
-            break
+        failed = failed or p.returncode != 0
     return done
 
 
@@ -122,6 +121,31 @@ def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, synth_trace, t
                            "'SELECT DISTINCT label FROM history').fetchall())"],
                           cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
         "[('0123456789abcdef',)]"
+
+
+@pytest.mark.parametrize("break_it, failing_step", [
+    (lambda ws: (ws / "jobs" / "b.yaml").write_text("name: b\n"), "Validate job files"),     # run skipped
+    (lambda ws: (ws / "mfu-reports").write_text("a file"), "Run jobs"),                     # run wrote no summary
+])
+def test_no_run_summary_is_no_passed_comparison(wheel, synth_trace, tmp_path, break_it, failing_step):
+    """When the jobs did not run (a job file failed validation) or the run stopped before its summary (an unusable
+    --out), the compare step found no rows and reported compare-exit-code 0, 'passed', or failed with a
+    JSONDecodeError traceback on the empty summary."""
+    ws = tmp_path / "repo"
+    (ws / "jobs").mkdir(parents=True)
+    fast, _ = synth_trace(step_ns=50_000_000)
+    assert main(["run", str(write(tmp_path, "a", fast)), "--out", str(ws / "baseline")]) == 0
+    write(ws / "jobs", "a", fast)
+    write(ws / "jobs", "b", fast)
+    break_it(ws)
+    steps = run_action({"jobs": "jobs/*.yaml", "baseline": "baseline", "package": str(wheel)}, ws, tmp_path)
+    codes = {name: code for name, code, _, _ in steps}
+    assert codes[failing_step] != 0 and codes["Compare with the baseline"] == 1
+    out, err = steps[-1][2], steps[-1][3]
+    assert "Traceback" not in err
+    assert out.startswith("::error::no run summary: the jobs did not run or did not finish (see the steps above); "
+                          "nothing was compared with the baseline")
+    assert (tmp_path / "github_output").read_text() == ""          # no exit code: no comparison was made
 
 
 def test_pre_commit_hook_filter_and_entry(synth_trace, tmp_path, capsys):
