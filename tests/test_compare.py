@@ -454,3 +454,20 @@ def test_a_result_missing_a_field_compare_reads_is_named_not_a_traceback(tmp_pat
     assert capsys.readouterr().err == (f"error: {tmp_path / 'b.json'}: {pointer}: missing, and mfu compare reads it "
                                        "(fix: the file was edited or damaged: write it again with `mfu run`)\n")
     assert not (tmp_path / "c").exists()
+
+
+def test_a_change_from_a_zero_baseline_is_written_in_the_figures_unit(tmp_path, capsys):
+    """Ranks that all finished together have a straggler cost of 0: a change from it has no percentage, and the
+    cell printed the raw float '7.000000000000001e-05 worse' with no unit."""
+    base = fake.result("base", STEADY, {"straggler": {"total_s": 0.0}})
+    new = fake.result("new", STEADY, {"straggler": {"total_s": 7e-05}})
+    for name, doc in (("b", base), ("n", new)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--out", str(tmp_path / "c")]) == 0
+    md = (tmp_path / "c" / "compare.md").read_text().replace("\u00a0", " ")
+    assert "| straggler cost | 0 ns | 70.00 µs (+70.00 µs worse) |" in md          # 7e-05 s = 70.00 µs
+    html = (tmp_path / "c" / "compare.html").read_text().replace("\u00a0", " ")
+    assert '70.00 µs (+70.00 µs <span class="worse">worse</span>)' in html
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    row = next(r for r in doc["rows"] if r["metric"] == "straggler_s")
+    assert row["deltas"][1]["pct"] is None and row["deltas"][1]["abs"] == pytest.approx(7e-05)
