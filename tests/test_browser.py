@@ -62,7 +62,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
             "history": out / "trend" / "history.html", "impossible": out / "impossible" / "report.html"}
 
 
-@pytest.mark.parametrize("width", [390, 768, 1400, 1920])
+@pytest.mark.parametrize("width", [390, 768, 1280, 1400, 1920])
 @pytest.mark.parametrize("page", ["demo", "wide", "index", "compare", "history"])
 def test_page_in_a_real_browser(pages, page, width, tmp_path):
     found = browser.probe(pages[page], width, tmp_path)
