@@ -189,3 +189,30 @@ def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, tmp_path,
     assert len(copies) == 1 and attached == []
     _same_reports(direct, warm, tmp_path / "direct", tmp_path / "warm")
     _same_reports(direct, _alone(one_window, tmp_path / "alone"), tmp_path / "direct", tmp_path / "alone")
+
+
+def test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job(tmp_path):
+    """kernels_end_before_start was worded when the window was built, so every job sharing the window got it,
+    also a job whose occurrences hold no such row (alone it had none). By hand: pid 100, `step` ranges
+    1000..2000, 3000..4000, 5000..6000, one kernel each, step 1's recorded 1500..1200 (300 ns backwards).
+    Jobs a (occurrence 1) and b (2-3) share one window (their spans add up to its span)."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    for k, (start, end) in enumerate(((1500, 1200), (3200, 3500), (5200, 5500)), start=1):
+        e.range(2000 * k - 1000, 2000 * k, gtid(100, 100), "step")
+        e.launch(2000 * k - 900, gtid(100, 100), k)
+        e.kernel(start, end, gpid(100), k)
+    trace = e.write(tmp_path / "steps.sqlite")
+    over = {"region": {"name": "step"}, "hardware": {"num_gpus": 1, "peak_tflops": 1e-3},
+            "model": {"flops_per_step": 100.0}}
+    a, b = write(tmp_path, "a", trace, 1, 1, **over), write(tmp_path, "b", trace, 2, 3, **over)
+    assert len(sharing.clusters([load_checked(a), load_checked(b)])) == 1
+    rows = run_batch([a, b], tmp_path / "both", workers=1, progress=io.StringIO())
+    alone = _alone([a, b], tmp_path / "alone")
+    _same_reports(rows, alone, tmp_path / "both", tmp_path / "alone")
+    warned = {job: [w["message"] for w in json.loads((tmp_path / "both" / job / "result.json").read_text())["warnings"]
+                    if w["code"] == "kernels_end_before_start"] for job in ("a", "b")}
+    assert warned["b"] == []
+    assert [m.split(":")[0] for m in warned["a"]] == [
+        "1 attributed kernel or memory row(s) end before they start (occurrence 1"]
+    assert "; 300 ns backwards in all)" in warned["a"][0]

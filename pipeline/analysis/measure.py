@@ -115,7 +115,6 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          "per-device figures add up the devices of several hosts (totals, per-rank and "
                          "per-occurrence figures are not affected); give each host's export as its own file"})
     _refuse_early_rows(trace, queries.run(trace.con, "rows_before_range"))
-    warnings += _backwards_warning(queries.run(trace.con, "backwards_kernels"))
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
@@ -171,9 +170,10 @@ def occurrence_range_of(where: str, region: Region, counts: dict[str, int], pref
 def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> Measurement:
     """Times per occurrence, device and rank, and over all occurrences, from the window tables alone."""
     steps = {"window_unions", "name_times", "kernel_union", "occurrence_times", "occurrence_spans",
-             "occurrence_totals", "device_times", "rank_times", "rank_union"}
+             "occurrence_totals", "device_times", "rank_times", "rank_union", "backwards_kernels"}
     rows = chain.run(con, steps - window.made, comm_class=comm_class)
-    warnings = list(window.warnings)
+    # backwards rows are counted here, in the occurrences analysed: a shared window holds other jobs' too
+    warnings = list(window.warnings) + _backwards_warning(rows["backwards_kernels"])
     totals = rows["occurrence_totals"][0]
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)
