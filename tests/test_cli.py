@@ -411,3 +411,20 @@ def test_a_failed_threshold_shows_the_digits_that_tell_value_and_limit_apart(syn
     assert "mfu_pct_wall_min (32.349 against limit 32.35), step_time_s_max (0.05002 against limit 0.05)" in md
     html = (tmp_path / "o/j/report.html").read_text()
     assert '<td class="n">32.35</td><td class="n">32.349</td>' in html
+
+
+def test_a_run_never_imports_pandas(synth_trace, tmp_path):
+    """DuckDB's client imported pandas, where installed, before binding every statement with parameters: a
+    whole pandas import (0.2-0.4 s) in each cold run, for nothing mfu reads. A stand-in `pandas` package on
+    the path marks whether anything imported it."""
+    trace, _ = synth_trace()
+    fake = tmp_path / "site" / "pandas"
+    fake.mkdir(parents=True)
+    mark = tmp_path / "pandas-imported"
+    (fake / "__init__.py").write_text(f"open({str(mark)!r}, 'w').close()\n")
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(repo)])}
+    out = _cli("run", str(job(tmp_path, trace)), "--no-cache", "--out", str(tmp_path / "out"), env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "out" / "j" / "result.json").is_file()
+    assert not mark.exists()
