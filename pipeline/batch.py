@@ -198,7 +198,7 @@ def worst(rows: list[Row]) -> int:
 
 
 def _ok(path: Path, res: dict[str, Any], folder: Path, code: int) -> Row:
-    failed = [t for t in res["thresholds"] if not t["passed"]]
+    failed = [t for t in res["thresholds"] if t["passed"] is False]
     reason = res["status_reason"] if res["status"] != "ok" else \
         "; ".join(f"{t['name']} {t['limit']} not met: {fmt_against(t['value'], t['limit'], 3)}" for t in failed)
     return {"job": str(path), "name": res["job"]["name"], "exit_code": code,

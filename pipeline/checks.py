@@ -427,10 +427,12 @@ _PASSES = {"mfu_pct_wall_min": lambda v, t: v >= t, "hfu_pct_wall_min": lambda v
            "step_time_s_max": lambda v, t: v <= t}
 
 
-def thresholds(limits: Doc, metrics: Doc, step_time: Doc) -> list[dict[str, Any]]:
-    """The job's gates (a missed one exits 1); a figure that could not be computed never passes."""
+def thresholds(limits: Doc, metrics: Doc, step_time: Doc, status: str) -> list[dict[str, Any]]:
+    """The job's gates (a missed one exits 1); a figure that could not be computed never passes. An invalid
+    result's figures are no measurement: they neither pass nor fail (None, not tested); the result exits 1."""
     values = {"mfu_pct_wall_min": metrics["mfu_pct_wall"], "hfu_pct_wall_min": metrics["hfu_pct_wall"],
               "step_time_s_max": step_time["median_s"]}
     return [{"name": name, "limit": limit, "value": values[name],
-             "passed": values[name] is not None and bool(_PASSES[name](values[name], limit))}
+             "passed": None if status == "invalid" else
+             values[name] is not None and bool(_PASSES[name](values[name], limit))}
             for name, limit in sorted(limits.items())]

@@ -69,7 +69,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         work=work, peak=peak, ridge_flop_per_byte=(metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
                                                    if peak.hbm_gbps else None),
         figures=fig, ranks=per_rank, roofline=rows, warnings=warnings, status=status, status_reason=reason,
-        thresholds=checks.thresholds(job.thresholds, fig.metrics, fig.step_time)))
+        thresholds=checks.thresholds(job.thresholds, fig.metrics, fig.step_time, status)))
 
 
 def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, str]]]:
@@ -214,6 +214,6 @@ def _raise(problems: list) -> None:
 
 def exit_code(res: dict[str, Any]) -> ExitCode:
     """1 when a threshold is missed or the result is invalid; 0 otherwise."""
-    if res["status"] != "ok" or any(not t["passed"] for t in res["thresholds"]):
+    if res["status"] != "ok" or any(t["passed"] is False for t in res["thresholds"]):
         return ExitCode.THRESHOLD
     return ExitCode.OK

@@ -488,12 +488,16 @@ def test_verdict(tmp_path):
 
 def test_thresholds():
     limits = {"mfu_pct_wall_min": 40.0, "hfu_pct_wall_min": 50.0, "step_time_s_max": 1.0}
-    got = {t["name"]: t["passed"] for t in checks.thresholds(limits, metrics(40.0, 49.9), {"median_s": 1.0})}
+    got = {t["name"]: t["passed"] for t in checks.thresholds(limits, metrics(40.0, 49.9), {"median_s": 1.0}, "ok")}
     assert got == {"mfu_pct_wall_min": True, "hfu_pct_wall_min": False, "step_time_s_max": True}
-    (t,) = checks.thresholds({"mfu_pct_wall_min": 0.0}, metrics(None), {"median_s": 1.0})
+    (t,) = checks.thresholds({"mfu_pct_wall_min": 0.0}, metrics(None), {"median_s": 1.0}, "ok")
     assert t["passed"] is False                                   # no figure never passes a gate
-    exact = checks.thresholds({"hfu_pct_wall_min": 50.0, "mfu_pct_wall_min": 40.0}, metrics(40.0, 50.0), {"median_s": 1.0})
+    exact = checks.thresholds({"hfu_pct_wall_min": 50.0, "mfu_pct_wall_min": 40.0}, metrics(40.0, 50.0), {"median_s": 1.0},
+                              "ok")
     assert [t["passed"] for t in exact] == [True, True]           # a figure at its limit meets it
+    # an invalid result's figures are no measurement: 250 % neither meets 40 % nor fails 1 s; not tested
+    invalid = checks.thresholds(limits, metrics(250.0, 250.0), {"median_s": 2.0}, "invalid")
+    assert [t["passed"] for t in invalid] == [None, None, None]
 
 
 # --------------------------------------------------------------------------- completeness

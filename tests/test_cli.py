@@ -428,3 +428,30 @@ def test_a_run_never_imports_pandas(synth_trace, tmp_path):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "out" / "j" / "result.json").is_file()
     assert not mark.exists()
+
+
+def test_a_threshold_on_an_invalid_result_is_not_tested(synth_trace, tmp_path, capsys):
+    """An impossible MFU (here 3 x 2e13 FLOP / (0.15006 s x 2 GPUs x 1 TFLOP/s) = 19,992 %) 'passed' its
+    30 % minimum: the report's thresholds table said 'pass' and the index 'passed (2)' beside the struck-out
+    figure. A figure that is no measurement meets no threshold and fails none: it is not tested."""
+    trace, _ = synth_trace()
+    path = job(tmp_path, trace, threshold=30)
+    path.write_text(path.read_text().replace("precision: bf16", "precision: bf16\n  peak_tflops: 1")
+                    + "  step_time_s_max: 10\n")
+    code, out, _ = run_cli(capsys, "run", path, "--out", tmp_path / "o")
+    assert code == 1 and "[INVALID]" in out and "not met" not in out
+    res = json.loads((tmp_path / "o/j/result.json").read_text())
+    assert res["status"] == "invalid" and res["metrics"]["mfu_pct_wall"] > 100
+    assert [(t["name"], t["passed"]) for t in res["thresholds"]] == [("mfu_pct_wall_min", None),
+                                                                      ("step_time_s_max", None)]
+    from pipeline.job.documents import validator
+    assert [e.message for e in validator("result.schema.json").iter_errors(res)] == []
+    md = (tmp_path / "o/j/report.md").read_text()
+    assert "| mfu_pct_wall_min | 30 |" in md and md.count("| not tested: the result is invalid |") == 2
+    assert "Threshold failed" not in md and "| pass |" not in md
+    html = (tmp_path / "o/j/report.html").read_text()
+    assert html.count("<td>not tested: the result is invalid</td>") == 2 and "Threshold failed" not in html
+    row = next(ln for ln in (tmp_path / "o/index.md").read_text().splitlines() if ln.startswith("| [j]"))
+    assert row.startswith("| [j](j/report.md) | invalid: MFU above 100 % is physically impossible")
+    assert row.endswith("| not tested (invalid result) |")
+    assert "not tested (invalid result)" in (tmp_path / "o/index.html").read_text()

@@ -80,7 +80,7 @@ def _from_result(folder: Path) -> dict[str, Any] | None:
                 "tokens_per_s": r["metrics"]["tokens_per_s"], "gpus": r["hardware"]["num_gpus"],
                 "gpu": r["hardware"]["gpu"], "precision": r["hardware"]["precision"],
                 "straggler_s": (r.get("straggler") or {}).get("total_s"),
-                "failed_thresholds": [t["name"] for t in r["thresholds"] if not t["passed"]],
+                "failed_thresholds": [t["name"] for t in r["thresholds"] if t["passed"] is False],
                 "thresholds": len(r["thresholds"]), "warnings": len(r["warnings"])}
     except (OSError, ValueError, KeyError, TypeError):
         return None       # not a report of ours (or an older shape): not listed rather than guessed

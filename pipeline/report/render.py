@@ -28,7 +28,7 @@ from pipeline.report.fmt import NBSP, column, fmt_against, fmt_int, fmt_num, fmt
 def verdict(r: dict[str, Any]) -> dict[str, str]:
     """The one-word summary shown beside MFU: invalid beats a failed threshold beats warnings."""
     return _verdict(r["status"], r.get("status_reason") or "", [t["name"] for t in r.get("thresholds", [])
-                                                                if not t["passed"]], len(r["warnings"]))
+                                                                if t["passed"] is False], len(r["warnings"]))
 
 
 def job_verdict(j: dict[str, Any]) -> dict[str, str]:
