@@ -471,3 +471,18 @@ def test_a_change_from_a_zero_baseline_is_written_in_the_figures_unit(tmp_path, 
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     row = next(r for r in doc["rows"] if r["metric"] == "straggler_s")
     assert row["deltas"][1]["pct"] is None and row["deltas"][1]["abs"] == pytest.approx(7e-05)
+
+
+@pytest.mark.parametrize("option", ["--strict", "--allow-incomparable"])
+def test_a_gate_option_without_the_gate_is_refused(tmp_path, capsys, option):
+    """`mfu compare base new --strict` ran no gate and exited 0 for a run 20 % slower: a CI job believing
+    it had a strict gate passed everything. As --junit, the gate's options need --max-regression."""
+    base, new = fake.result("base", STEADY), fake.result("new", [1.2 * v for v in STEADY])
+    for name, doc in (("b", base), ("n", new)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), option,
+                 "--out", str(tmp_path / "c")]) == 2
+    assert capsys.readouterr().err == (f"error: {option} changes the gate, and there is none: "
+                                       "give --max-regression too\n")
+    assert not (tmp_path / "c").exists()

@@ -96,6 +96,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     limit = parse_pct(args.max_regression) if args.max_regression is not None else None
     if args.junit is not None and limit is None:
         raise UsageError("--junit lists the gated figures: give --max-regression too")
+    for given, option in ((args.strict, "--strict"), (args.allow_incomparable, "--allow-incomparable")):
+        if given and limit is None:             # ignored, it would pass every run of a CI job that means to gate
+            raise UsageError(f"{option} changes the gate, and there is none: give --max-regression too")
     inputs, baselines = gather(args.inputs, args.baseline)
     if len(inputs) < 2:
         raise UsageError("compare needs at least two inputs (counting --baseline results)")
