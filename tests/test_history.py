@@ -352,3 +352,14 @@ def test_an_invalid_run_is_not_a_change_and_the_next_run_is_compared_with_the_la
     row3 = next(ln for ln in md.splitlines() if ln.startswith("| 3 |"))
     assert "| invalid | 400.00 | — |" in row2 and "⚑" not in row2
     assert "| 32.00 | -8.00 |" in row3 and "| +25.0 |" in row3
+
+
+def test_a_label_without_a_history_is_refused_before_running(synth_trace, tmp_path, capsys):
+    """`mfu run jobs/*.yaml --label $SHA` (the --history forgotten) ran, stored nothing and said nothing:
+    the scheduled run's trend silently lost the run. The label is stored only in a history."""
+    t, _ = synth_trace()
+    job = write(tmp_path, "a", t)
+    assert main(["run", str(job), "--out", str(tmp_path / "r"), "--label", "abc123"]) == 2
+    assert capsys.readouterr().err == ("error: --label is stored with the run in a history: give --history PATH "
+                                       "too\n")
+    assert not (tmp_path / "r").exists()

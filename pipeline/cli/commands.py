@@ -22,6 +22,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipeline.batch import distinct, run_batch, summary_table, worst
     from pipeline.trace.cache import default_cache_dir
     from pipeline.report.index import write_index
+    if args.label is not None and args.history is None:       # ignored, the scheduled run's trend would lose it
+        raise UsageError("--label is stored with the run in a history: give --history PATH too")
     args.out = locations.folder(args.out, "--out")           # every location checked before any job runs
     if args.cache is not None and not args.no_cache:
         args.cache = locations.folder(args.cache, "--cache")
