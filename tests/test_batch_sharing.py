@@ -216,3 +216,30 @@ def test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job(tmp_path
     assert [m.split(":")[0] for m in warned["a"]] == [
         "1 attributed kernel or memory row(s) end before they start (occurrence 1"]
     assert "; 300 ns backwards in all)" in warned["a"][0]
+
+
+def test_a_device_shared_by_hosts_in_another_jobs_occurrence_stays_with_that_job(tmp_path):
+    """devices_of_several_hosts was worded when the window was built, over every occurrence it held. By hand:
+    pid 100 on host 1 has `step` ranges 1000..2000, 3000..4000, 5000..6000; pid 200 on host 2 has one,
+    1000..2000; every kernel runs on device 0. Occurrence 1 holds both hosts' kernels on device 0 (the warning);
+    occurrences 2-3 only host 1's (alone, none). Jobs a (1) and b (2-3) share one window."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    for k, (pid, host, start) in enumerate(((100, 1, 1000), (100, 1, 3000), (100, 1, 5000), (200, 2, 1000)),
+                                           start=1):
+        e.range(start, start + 1000, gtid(pid, pid, host), "step")
+        e.launch(start + 100, gtid(pid, pid, host), k)
+        e.kernel(start + 200, start + 500, gpid(pid, host), k)
+    trace = e.write(tmp_path / "hosts.sqlite")
+    over = {"region": {"name": "step"}, "hardware": {"num_gpus": 2, "peak_tflops": 1e-3},
+            "model": {"flops_per_step": 100.0}}
+    a, b = write(tmp_path, "a", trace, 1, 1, **over), write(tmp_path, "b", trace, 2, 3, **over)
+    assert len(sharing.clusters([load_checked(a), load_checked(b)])) == 1
+    rows = run_batch([a, b], tmp_path / "both", workers=1, progress=io.StringIO())
+    alone = _alone([a, b], tmp_path / "alone")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    _same_reports(rows, alone, tmp_path / "both", tmp_path / "alone")
+    warned = {job: [w["message"] for w in json.loads((tmp_path / "both" / job / "result.json").read_text())["warnings"]
+                    if w["code"] == "devices_of_several_hosts"] for job in ("a", "b")}
+    assert warned["b"] == []
+    assert [m.split(";")[0] for m in warned["a"]] == ["device(s) 0 ran kernels of processes on 2 hosts of one file"]

@@ -234,6 +234,18 @@ def test_a_device_id_of_two_hosts_is_said_to_add_them_up(tmp_path):
     assert sorted(r["rank"] for r in res["rank_summary"]) == ["4000@1", "4000@2"]
 
 
+def test_a_warm_run_still_names_a_device_id_of_two_hosts(tmp_path):
+    """The warning is worded by the analysis (over the occurrences analysed), from the hosts the kept window's
+    record holds: a warm run over the kept window warns as the cold run did."""
+    _two_hosts_one_pid(tmp_path, one_device=True)
+    job_file = load_job(tmp_path / "job.yaml")
+    cold = run_job(job_file, cache_dir=tmp_path / "cache")
+    warm = run_job(job_file, cache_dir=tmp_path / "cache")
+    assert [w["message"].split(";")[0] for w in warm["warnings"] if w["code"] == "devices_of_several_hosts"] == \
+        ["device(s) 0 ran kernels of processes on 2 hosts of one file"]
+    assert warm["warnings"] == cold["warnings"]
+
+
 def _hand_two_ranks(tmp_path: Path, e) -> dict:
     """Run region `step` of the hand-made export `e` on 2 GPUs at 1 TFLOP/s, 1e3 FLOPs per step."""
     from test_run_synth import write_job

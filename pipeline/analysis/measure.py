@@ -69,6 +69,9 @@ class Window:
     warnings: list[dict[str, str]] = field(default_factory=list)
     made: frozenset[str] = frozenset()     # analysis SQL files whose tables a shared window made (sharing.py)
     duplicates: dict[int, dict[str, int]] = field(default_factory=dict)  # occurrence -> rows, duplicate_ns dropped
+    # hosts of the selected ranges' processes: above 1, analyse names the device ids they share, over its
+    # occurrences (a combined window of several files: 1, each file's build named its own)
+    hosts: int = 1
 
 
 def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
@@ -108,12 +111,9 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
              "attribute_memops", "duplicate_kernels", "classify"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                      mode=attribution, **classify_params)
-    if rows["select_occurrences"][0]["hosts"] > 1 and (shared := queries.run(trace.con, "host_devices")):
-        warnings.append({"code": "devices_of_several_hosts", "message":
-                         f"device(s) {', '.join(str(d['device_id']) for d in shared)} ran kernels of processes on "
-                         f"{max(d['hosts'] for d in shared)} hosts of one file; device ids are per host, so their "
-                         "per-device figures add up the devices of several hosts (totals, per-rank and "
-                         "per-occurrence figures are not affected); give each host's export as its own file"})
+    hosts = rows["select_occurrences"][0]["hosts"]
+    if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
+        warnings += _hosts_warning(queries.run(trace.con, "host_devices"))
     _refuse_early_rows(trace, queries.run(trace.con, "rows_before_range"))
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
@@ -121,7 +121,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
     duplicates = {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]}
                   for r in rows["duplicate_kernels"]}
-    return Window(attribution, region.first, last, counts, unattributed, warnings, duplicates=duplicates)
+    return Window(attribution, region.first, last, counts, unattributed, warnings, duplicates=duplicates, hosts=hosts)
 
 
 def _require_tables(trace: Trace) -> None:
@@ -172,8 +172,11 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     steps = {"window_unions", "name_times", "kernel_union", "occurrence_times", "occurrence_spans",
              "occurrence_totals", "device_times", "rank_times", "rank_union", "backwards_kernels"}
     rows = chain.run(con, steps - window.made, comm_class=comm_class)
-    # backwards rows are counted here, in the occurrences analysed: a shared window holds other jobs' too
-    warnings = list(window.warnings) + _backwards_warning(rows["backwards_kernels"])
+    # worded here, over the occurrences analysed: a shared window holds other jobs' too
+    warnings = list(window.warnings)
+    if window.hosts > 1:
+        warnings += _hosts_warning(queries.run(con, "host_devices"))
+    warnings += _backwards_warning(rows["backwards_kernels"])
     totals = rows["occurrence_totals"][0]
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)
@@ -219,6 +222,17 @@ def _refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
                      "starts before the CUDA call that launched it, so these start times cannot be right (a damaged "
                      "or edited export, or a broken clock); the kernel union and sum, and the active-time ratio, "
                      "would rest on them. Export the report again, or select occurrences without them")
+
+
+def _hosts_warning(shared: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Device ids are per host: one id used by processes of several hosts adds up their GPUs' figures."""
+    if not shared:
+        return []
+    return [{"code": "devices_of_several_hosts", "message":
+             f"device(s) {', '.join(str(d['device_id']) for d in shared)} ran kernels of processes on "
+             f"{max(d['hosts'] for d in shared)} hosts of one file; device ids are per host, so their "
+             "per-device figures add up the devices of several hosts (totals, per-rank and "
+             "per-occurrence figures are not affected); give each host's export as its own file"}]
 
 
 def _backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
