@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report import charts, render
+from pipeline.report import charts, drawing, render
 from pipeline.report.charts import PLOT_PX, nice_ticks, tick_labels
 from pipeline.job.config import load_job
 from pipeline.report.render import device_label, render_all
@@ -261,3 +261,32 @@ def test_history_legend_names_fit_the_chart():
         assert float(text.get("x")) + 7.8 * len(text.text) <= 620 - 16          # inside the chart (glyph 7.8 px)
     [limit] = [g.find("text").text for g in svg.iter("g") if g.get("class") == "threshold"]
     assert limit == "warnings-everywhere-j… threshold 90.00\u00a0%"              # 22 characters, the cut shown
+
+
+def _luminance(hex_color: str) -> float:
+    """WCAG 2.1 relative luminance of #rrggbb."""
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(int(hex_color[i:i + 2], 16) / 255) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_sidecar_charts_are_painted_on_white_for_a_dark_markdown_view():
+    """report.md and history.md show the sidecar .svg files as images; on GitHub's dark theme (#0d1117) their
+    dark ink (#1b1f24, 1.1:1) sat on near-black, since nothing was painted behind it. Each sidecar's first
+    drawing is now a white rectangle over the whole chart, so the ink reads as on the light page either way."""
+    doc = {"jobs": [{"name": "a", "runs": [{"run": 1, "label": "v1", "status": "ok", "mfu_pct_wall": 40.0,
+                                            "step_time_median_s": 1.0}]}]}
+    sidecars = {n: s for n, s in render_all(DEMO).items() if n.endswith(".svg")}
+    assert sorted(sidecars) == ["devices.svg", "roofline.svg", "steps.svg", "timeline.svg"]
+    sidecars.update({n: drawing.standalone(s) for n, s in charts.history_charts(doc).items()})
+    assert len(sidecars) == 6
+    for name, text in sidecars.items():
+        svg = ET.fromstring(text)
+        drawn = [e for e in svg if e.tag.split("}")[-1] != "title"]
+        first = drawn[0]
+        assert first.tag.endswith("rect") and first.get("fill") == "#ffffff", name
+        assert (first.get("width"), first.get("height"), first.get("x"), first.get("y")) == ("100%", "100%", None, None)
+        ink = svg.get("fill")
+        assert 1.05 / (_luminance(ink) + 0.05) >= 7, (name, ink)         # on white (luminance 1): AAA
+        assert (_luminance(ink) + 0.05) / (_luminance("#0d1117") + 0.05) < 1.5    # unreadable without it

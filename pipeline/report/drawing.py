@@ -14,6 +14,7 @@ from typing import Any
 
 COLORS = {"compute": "#3b6ea8", "communication": "#d0743c", "exposed": "#d0743c", "memory": "#5b9a4a",
           "idle": "#c8c8c8", "nvtx": "#7a5ca8", "axis": "#57606a", "grid": "#e4e4e4", "ink": "#1b1f24"}
+PAPER = "#ffffff"                   # what a sidecar .svg is painted on, whatever the page around it
 FONT = 13
 CHAR_W = 0.6 * FONT                 # average glyph width of a sans-serif face, for label boxes
 
@@ -29,8 +30,12 @@ def _svg(kind: str, w: float, h: float, label: str, body: list[str]) -> str:
 
 
 def standalone(svg: str) -> str:
-    """The chart as a file of its own (a sidecar .svg): the same drawing with its XML namespace."""
-    return svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1) + "\n"
+    """The chart as a file of its own (a sidecar .svg, shown by report.md as an image): the same drawing
+    with its XML namespace, painted on white. Its ink is dark and its background otherwise transparent,
+    so on GitHub's dark theme the labels and axes were dark on near-black; the HTML pages draw the charts
+    inline and recolour them for a dark theme instead."""
+    head, _, rest = svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1).partition("</title>")
+    return f'{head}</title>\n<rect width="100%" height="100%" fill="{PAPER}"/>{rest}\n'
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", css: str = "", extra: str = "") -> str:
