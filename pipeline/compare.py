@@ -101,7 +101,7 @@ READS = ("/job/name", "/job/config_sha256", "/trace/sha256", "/status", "/metric
          "/totals/gpu_kernel_union_s", "/flops/model_flops_per_occurrence", "/hardware/num_gpus",
          "/hardware/peak_tflops", "/region/name", "/region/match", "/region/covers")
 SHOWN = ("FLOPs convention", "precision", "peak", "occurrence scope", "attribution", "model FLOPs per step",
-         "tokens per step", "GPU count", "GPU type", "region")
+         "tokens per step", "GPU count", "GPU type", "region", "status")
 
 
 def load_input(text: str) -> tuple[str, dict[str, Any]]:
@@ -208,6 +208,8 @@ def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] =
 def _input_value(name: str, r: dict[str, Any]) -> Any:
     if name == "region":
         return f"{r['region']['name']} ({r['region']['match']}), covers {r['region']['covers']}"
+    if name == "status":
+        return r["status"]
     return INPUTS[name][0](r)
 
 

@@ -486,3 +486,27 @@ def test_a_gate_option_without_the_gate_is_refused(tmp_path, capsys, option):
     assert capsys.readouterr().err == (f"error: {option} changes the gate, and there is none: "
                                        "give --max-regression too\n")
     assert not (tmp_path / "c").exists()
+
+
+def test_the_figures_of_an_invalid_input_are_struck_out_and_its_status_shown(tmp_path, capsys):
+    """An invalid baseline's MFU of 320 % stood in compare.md as a plain '320.00 %', its column saying only
+    'baseline': the index strikes such a figure out (not a measurement); compare now does too, and says why."""
+    base = fake.result("base", STEADY, {"status": "invalid", "metrics.mfu_pct_wall": 320.0})
+    new = fake.result("new", STEADY)
+    for name, doc in (("b", base), ("n", new)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--out", str(tmp_path / "c")]) == 0
+    md = (tmp_path / "c" / "compare.md").read_text().replace("\u00a0", " ")
+    mfu = 100 * 4e15 * 6 / (sum(STEADY) * 8 * 989.4e12)          # fake_results: 6 x 4 PFLOP, 8 GPUs at 989.4
+    assert f"| MFU (wall) | ~~320.00 %~~ | {mfu:.2f} % ({mfu - 320:+.2f} pt, {100 * (mfu / 320 - 1):+.1f} %, " \
+           "⚠ not comparable) |" in md
+    assert "| step time (median) | ~~1.000 s~~ | 1.000 s (+0.0 %, ⚠ not comparable) |" in md
+    assert "| GPUs | 8 | 8 (+0.0 %) |" in md                          # the setup is no figure: not struck
+    assert "| status | invalid | ok |" in md
+    assert "A struck-out figure belongs to an invalid result (not a measurement)." in md
+    html = (tmp_path / "c" / "compare.html").read_text().replace("\u00a0", " ")
+    assert '<td class="n"><s title="not a measurement">320.00 %</s></td>' in html
+    # with no invalid input nothing is struck and no note is added
+    assert main(["compare", str(tmp_path / "n.json"), str(tmp_path / "n.json"), "--out", str(tmp_path / "d")]) == 0
+    plain = (tmp_path / "d" / "compare.md").read_text()
+    assert "~~" not in plain and "struck-out" not in plain and "| status | ok | ok |" in plain
