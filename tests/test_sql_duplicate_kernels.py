@@ -48,3 +48,19 @@ def test_nothing_when_no_row_is_copied():
     con = attributed(rows)
     assert queries.run(con, "duplicate_kernels") == []
     assert con.execute("SELECT * FROM attributed ORDER BY ALL").fetchall() == rows
+
+
+def test_two_streams_starting_together_on_one_device_are_two_kernels():
+    """Device and start alone make a candidate, not a copy: another stream is another kernel (both kept)."""
+    rows = [(1, 10, 0, 7, 1, 100, 400, 5), (1, 10, 0, 9, 1, 100, 400, 5)]
+    con = attributed(rows)
+    assert queries.run(con, "duplicate_kernels") == []
+    assert con.execute("SELECT * FROM attributed ORDER BY ALL").fetchall() == rows
+
+
+def test_one_stream_starting_twice_with_two_ends_is_two_rows():
+    """Same device, stream, start and launch but another end: not the same recorded execution (both kept)."""
+    rows = [(1, 10, 0, 7, 1, 100, 400, 5), (1, 10, 0, 7, 1, 100, 450, 5)]
+    con = attributed(rows)
+    assert queries.run(con, "duplicate_kernels") == []
+    assert con.execute("SELECT * FROM attributed ORDER BY ALL").fetchall() == rows
