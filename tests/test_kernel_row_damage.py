@@ -172,3 +172,49 @@ def test_negative_times_inside_the_range_are_measured(tmp_path):
     t = res["totals"]
     assert (round(t["wall_time_s"] * NS), round(t["gpu_kernel_union_s"] * NS)) == (5000, 4000 + 200)
     assert round(t["gpu_kernel_sum_s"] * NS) == 4200
+
+
+def memory_duplicated() -> Export:
+    """pid 100, one `step` range 1000..2000, on device 0:
+      corr 1 kernel 1100..1400 (300 ns)
+      corr 2 memcpy 1500..1700 (200 ns), recorded twice (the duplicate: 200 ns)
+      corr 3 memset 1750..1850 (100 ns)
+    Counted once: memory time 300 ns, summed GPU time (kernels and memory) 600 ns; as recorded the memory
+    operations summed 500 ns, of which the copy makes 200 ns = 40 %."""
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    e.range(1000, 2000, main, "step")
+    for corr in (1, 2, 3):
+        e.launch(1000 + 10 * corr, main, corr)
+    e.kernel(1100, 1400, key, 1)
+    e.memory(1500, 1700, key, 2)
+    e.memory(1500, 1700, key, 2)
+    e.memory(1750, 1850, key, 3, kind="memset")
+    return e
+
+
+@pytest.mark.parametrize("attribution", ["process", "window"])
+def test_an_exact_duplicate_memory_row_counts_once_with_a_warning(tmp_path, attribution):
+    res = run_job(_job(tmp_path, memory_duplicated(), attribution=attribution))
+    memory = {k["name"]: (k["count"], round(k["sum_s"] * NS), k["share_of_kernel_sum"])
+              for k in res["top_kernels"] if k["class"] == "memory"}
+    assert memory == {"[CUDA memcpy]": (1, 200, pytest.approx(200 / 600, rel=1e-12)),
+                      "[CUDA memset]": (1, 100, pytest.approx(100 / 600, rel=1e-12))}
+    assert round(res["totals"]["gpu_kernel_sum_s"] * NS) == 300
+    assert "duplicate_kernels" not in {w["code"] for w in res["warnings"]}
+    (w,) = [w for w in res["warnings"] if w["code"] == "duplicate_memory_operations"]
+    assert w["message"].startswith("1 attributed memory copy or set row(s) are exact copies of another (same "
+                                   "device, stream, start, end, correlationId and process; occurrence 1: 1)")
+    assert "They made 200 ns, 40 % of the memory operations' summed time as recorded" in w["message"]
+    assert "each is counted once" in w["message"]
+
+
+def test_a_kept_window_keeps_the_duplicate_memory_rows(tmp_path):
+    """A warm run reads the window, and the copies it dropped, from the cache: same figures, same warning."""
+    job = _job(tmp_path, memory_duplicated())
+    cold = run_job(job, cache_dir=tmp_path / "cache")
+    warm = run_job(job, cache_dir=tmp_path / "cache")
+    assert warm["warnings"] == cold["warnings"]
+    assert "duplicate_memory_operations" in {w["code"] for w in warm["warnings"]}
+    assert [(k["name"], k["count"], round(k["sum_s"] * NS)) for k in warm["top_kernels"] if k["class"] == "memory"] \
+        == [("[CUDA memcpy]", 1, 200), ("[CUDA memset]", 1, 100)]

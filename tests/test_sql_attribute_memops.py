@@ -12,15 +12,16 @@ P1, P2 = 1 << 24, 2 << 24          # two processes; correlationId 5 exists in bo
 def _con() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     queries.run(con, "macros")                          # overlapping_ranges, as every pipeline connection has
-    cols = 'start BIGINT, "end" BIGINT, deviceId BIGINT, correlationId BIGINT, globalPid BIGINT, bytes BIGINT'
+    cols = ('start BIGINT, "end" BIGINT, deviceId BIGINT, correlationId BIGINT, globalPid BIGINT, bytes BIGINT, '
+            'streamId BIGINT')     # the raw views' columns (trace/open.py)
     con.execute(f"CREATE TABLE raw_memcpy ({cols})")
     con.execute(f"CREATE TABLE raw_memset ({cols})")
-    con.executemany("INSERT INTO raw_memcpy VALUES (?, ?, ?, ?, ?, 64)", [
+    con.executemany("INSERT INTO raw_memcpy VALUES (?, ?, ?, ?, ?, 64, 7)", [
         (120, 140, 0, 5, P1),      # launched by P1 inside its range
         (125, 150, 1, 5, P2),      # same correlationId, other process: launched outside P2's range
         (190, 260, 0, 6, P1),      # launched inside, runs past the range end
     ])
-    con.execute("INSERT INTO raw_memset VALUES (130, 135, 0, 7, ?, 64)", [P1])
+    con.execute("INSERT INTO raw_memset VALUES (130, 135, 0, 7, ?, 64, 7)", [P1])
     con.execute("CREATE TABLE launches (start_ns BIGINT, end_ns BIGINT, global_tid BIGINT, "
                 "global_pid BIGINT, correlation_id BIGINT)")
     con.executemany("INSERT INTO launches VALUES (?, ?, ?, ?, ?)", [

@@ -8,7 +8,7 @@ from pipeline.trace import queries
 from pipeline.trace.open import MEMORY_LIMIT, connect
 
 BUILT = ("selected_ranges", "range_buckets", "attributed", "launched", "unlaunched", "attributed_memops", "classified",
-         "kernel_names", "kernel_copies")
+         "kernel_names", "kernel_copies", "memop_copies")
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -54,8 +54,9 @@ from pipeline.trace.cache import build_in_place
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace, literal
 
-FORMAT = 4                     # bump when what is kept changes meaning (2: the analysis's rows, the
-                               # database's size; 3: the window's duplicate kernel rows; 4: its hosts)
+FORMAT = 5                     # bump when what is kept changes meaning (2: the analysis's rows, the
+                               # database's size; 3: the window's duplicate kernel rows; 4: its hosts;
+                               # 5: its duplicate memory rows)
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times")
 DATABASE, RECORD = "window.duckdb", "window.json"
 BUILD_CODE = ("analysis/measure.py", "analysis/classes.py", "analysis/kept_window.py",   # code shaping a window
@@ -167,7 +168,8 @@ def _load(folder: Path) -> tuple[Window, dict[str, str]] | None:
             raise ValueError(f"format {record.get('format')}, not {FORMAT}")
         window = Window(record["attribution"], record["first"], record["last"], dict(record["counts_per_process"]),
                         {k: u for k, u in record["unattributed"]}, record["warnings"], WINDOW_MADE,
-                        {k: d for k, d in record["duplicates"]}, record["hosts"])
+                        {k: d for k, d in record["duplicates"]}, {k: d for k, d in record["memory_duplicates"]},
+                        record["hosts"])
         if not (folder / DATABASE).is_file():
             raise OSError(f"{DATABASE} is missing")
         if (folder / DATABASE).stat().st_size != record["database_bytes"]:
@@ -206,7 +208,8 @@ def _store(con: duckdb.DuckDBPyConnection, folder: Path, window: Window) -> None
         record = {"format": FORMAT, "attribution": window.attribution, "first": window.first, "last": window.last,
                   "counts_per_process": list(window.counts_per_process.items()),
                   "unattributed": list(window.unattributed.items()), "warnings": window.warnings,
-                  "duplicates": list(window.duplicates.items()), "hosts": window.hosts,
+                  "duplicates": list(window.duplicates.items()),
+                  "memory_duplicates": list(window.memory_duplicates.items()), "hosts": window.hosts,
                   "database_bytes": (tmp / DATABASE).stat().st_size}
         (tmp / RECORD).write_text(json.dumps(record, indent=1) + "\n")
     build_in_place(folder, fill, RECORD)

@@ -69,6 +69,8 @@ class Window:
     warnings: list[dict[str, str]] = field(default_factory=list)
     made: frozenset[str] = frozenset()     # analysis SQL files whose tables a shared window made (sharing.py)
     duplicates: dict[int, dict[str, int]] = field(default_factory=dict)  # occurrence -> rows, duplicate_ns dropped
+    # the same for memory copies and sets (duplicate_memops.sql)
+    memory_duplicates: dict[int, dict[str, int]] = field(default_factory=dict)
     # hosts of the selected ranges' processes: above 1, analyse names the device ids they share, over its
     # occurrences (a combined window of several files: 1, each file's build named its own)
     hosts: int = 1
@@ -108,7 +110,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          "giving it to every process's range would count it once per rank. Measure one process "
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
-             "attribute_memops", "duplicate_kernels", "classify"}
+             "attribute_memops", "duplicate_kernels", "duplicate_memops", "classify"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                      mode=attribution, **classify_params)
     hosts = rows["select_occurrences"][0]["hosts"]
@@ -121,7 +123,9 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
     duplicates = {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]}
                   for r in rows["duplicate_kernels"]}
-    return Window(attribution, region.first, last, counts, unattributed, warnings, duplicates=duplicates, hosts=hosts)
+    memory = {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]} for r in rows["duplicate_memops"]}
+    return Window(attribution, region.first, last, counts, unattributed, warnings, duplicates=duplicates,
+                  memory_duplicates=memory, hosts=hosts)
 
 
 def _require_tables(trace: Trace) -> None:
@@ -181,6 +185,9 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)
     warnings += duplicate_warning(window.duplicates, rows["occurrence_times"])
+    if memory := analysed(window.memory_duplicates, rows["occurrence_times"]):     # rare: the class times only then
+        kept = sum(c["sum_ns"] for c in queries.run(con, "class_times") if c["class"] == "memory")
+        warnings += memory_duplicate_warning(memory, kept)
     union = {(u["occurrence"], u["global_pid"]): u["union_ns"] for u in rows["rank_union"]}
     for r in rows["rank_times"]:
         r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)
@@ -251,7 +258,7 @@ def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[d
     """Kernel rows recorded twice were counted once (duplicate_kernels.sql): say how many and how much of
     the kernel sum as recorded (the figure's kernel sum plus the copies) they made, over the occurrences
     analysed (a shared or combined window may hold others)."""
-    mine = {k: d for k, d in sorted(duplicates.items()) if any(o["occurrence"] == k for o in occurrences)}
+    mine = analysed(duplicates, occurrences)
     if not mine:
         return []
     rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
@@ -264,6 +271,26 @@ def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[d
              f"recorded twice by a damaged or merged export. They made {copied:,} ns, {share} of the kernel sum "
              "as recorded; each is counted once, so kernel sums, counts, class times and the roofline leave the "
              "copies out (unions and wall are the same either way)"}]
+
+
+def analysed(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> dict[int, dict[str, int]]:
+    """The duplicate counts of the occurrences analysed, in order (a shared or combined window may hold others)."""
+    return {k: d for k, d in sorted(duplicates.items()) if any(o["occurrence"] == k for o in occurrences)}
+
+
+def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> list[dict[str, str]]:
+    """Memory copies and sets recorded twice were counted once (duplicate_memops.sql): how many, and how much of
+    the memory operations' summed time as recorded (`kept_ns`, the memory class's summed time, plus the copies)."""
+    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
+    recorded = kept_ns + copied
+    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
+    per = ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    return [{"code": "duplicate_memory_operations", "message":
+             f"{rows} attributed memory copy or set row(s) are exact copies of another (same device, stream, "
+             f"start, end, correlationId and process; {per}): one stream runs one operation at a time, so each is "
+             f"one operation recorded twice by a damaged or merged export. They made {copied:,} ns, {share} of the "
+             "memory operations' summed time as recorded; each is counted once, so the memory class's time and "
+             "the summed GPU time the top kernels' shares divide by leave the copies out"}]
 
 
 def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:

@@ -179,12 +179,6 @@ def entry_checked(ts: TraceSet, i: int, build: Callable[[Trace], T]) -> T:
 def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
     """Several files: asking for more occurrences than any process of any file has is the error
     (SEMANTICS §3, as for the processes of one file); a file with fewer is ranks missing occurrences."""
-    duplicates: dict[int, dict[str, int]] = {}
-    for w in per:
-        for k, d in w.duplicates.items():
-            mine = duplicates.setdefault(k, {"rows": 0, "duplicate_ns": 0})
-            mine["rows"] += d["rows"]
-            mine["duplicate_ns"] += d["duplicate_ns"]
     counts = {f"{labels[i]}:{pid}": n for i, w in enumerate(per) for pid, n in w.counts_per_process.items()}
     occurrence_range_of(", ".join(labels), job.region, counts, "")
 
@@ -311,25 +305,30 @@ def _analyse_set(ts: TraceSet, built: SetWindow,
 def _combine(ts: TraceSet, per: list[Window], files: list[dict], labels: list[str]) -> SetWindow:
     """One window of several files' collected windows, on combined rank and device keys."""
     keys = chain.run(ts.con, {"rank_combine", "classify_combine"})["rank_combine"]
-    unattributed: dict[int, dict[str, int]] = {}
-    for w in per:
-        for k, u in w.unattributed.items():
-            mine = unattributed.setdefault(k, {"kernel_count": 0, "kernel_sum_ns": 0})
-            mine["kernel_count"] += u["kernel_count"]
-            mine["kernel_sum_ns"] += u["kernel_sum_ns"]
-    duplicates: dict[int, dict[str, int]] = {}
-    for w in per:
-        for k, d in w.duplicates.items():
-            mine = duplicates.setdefault(k, {"rows": 0, "duplicate_ns": 0})
-            mine["rows"] += d["rows"]
-            mine["duplicate_ns"] += d["duplicate_ns"]
     counts = {f"{labels[i]}:{pid}": n for i, w in enumerate(per) for pid, n in w.counts_per_process.items()}
     warnings = [{**w, "message": f"{labels[i]}: {w['message']}"} for i, win in enumerate(per) for w in win.warnings]
     window = Window(", ".join(sorted({w.attribution for w in per})), min(w.first for w in per),
-                    max(w.last for w in per), counts, unattributed, warnings, duplicates=duplicates)
+                    max(w.last for w in per), counts,
+                    _added([w.unattributed for w in per], ("kernel_count", "kernel_sum_ns")), warnings,
+                    duplicates=_added([w.duplicates for w in per], DUPLICATES),
+                    memory_duplicates=_added([w.memory_duplicates for w in per], DUPLICATES))
     return SetWindow(window, files, labels,
                      {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "rank"},
                      {k["key"]: (k["file"], k["original"]) for k in keys if k["kind"] == "device"})
+
+
+DUPLICATES = ("rows", "duplicate_ns")
+
+
+def _added(per: list[dict[int, dict[str, int]]], names: tuple[str, ...]) -> dict[int, dict[str, int]]:
+    """Per-occurrence counts `names` of several files' windows (unattributed kernels, duplicate rows), added up."""
+    out: dict[int, dict[str, int]] = {}
+    for counts in per:
+        for k, c in counts.items():
+            mine = out.setdefault(k, dict.fromkeys(names, 0))
+            for name in names:
+                mine[name] += c[name]
+    return out
 
 
 def _label_ranks(ranks: list[dict], rank_of: dict[int, tuple[int, int]], labels: list[str],

@@ -56,10 +56,10 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("smCount", "BIGINT"), ("clockRate", "BIGINT"), ("cuDevice", "BIGINT")]),
     "raw_processes": ("PROCESSES", [("globalPid", "BIGINT"), ("pid", "BIGINT"), ("name", "VARCHAR")]),
     "raw_memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", [
-        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),
+        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"), ("streamId", "BIGINT"),
         ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("bytes", "BIGINT")]),
     "raw_memset": ("CUPTI_ACTIVITY_KIND_MEMSET", [
-        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"),
+        ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"), ("streamId", "BIGINT"),
         ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("bytes", "BIGINT")]),
 }
 

@@ -1,7 +1,8 @@
--- reads: attributed, attributed_memops, raw_strings, kernel_copies
+-- reads: attributed, attributed_memops, raw_strings, kernel_copies, memop_copies
 -- creates: kernel_names, classified
--- kernel_copies is read for the order only: duplicate_kernels.sql deletes the copies from `attributed`
--- first (it is absent where no window is built: mfu inspect). Each attributed kernel gets the class of the first rule whose RE2 pattern matches its
+-- kernel_copies and memop_copies are read for the order only: duplicate_kernels.sql and duplicate_memops.sql
+-- delete the copies from `attributed` and `attributed_memops` first (they are absent where no window is
+-- built: mfu inspect). Each attributed kernel gets the class of the first rule whose RE2 pattern matches its
 -- name ($classes[i] / $patterns[i], tested in list order), else 'other'; attributed memory
 -- copies and sets are class 'memory'. Names are matched once each, not once per kernel.
 -- kind: 'kernel' or 'memory' (copies run on copy engines and stay out of overlap figures).
