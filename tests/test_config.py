@@ -123,3 +123,13 @@ def test_readme_job_example_is_valid(tmp_path):
     job = load_checked(write(tmp_path, example))           # schema and every job-file rule of checks.py
     wl = job.workload
     assert wl["global_batch"] == wl["micro_batch"] * wl["grad_accum"] * job.hardware["num_gpus"]
+
+
+def test_an_hfu_minimum_above_100_is_refused_as_the_mfu_one_is(tmp_path):
+    """`hfu_pct_wall_min: 150` validated 'ok', though HFU above 100 % marks a result invalid: the gate could
+    never be met. mfu_pct_wall_min already had the maximum of 100."""
+    found = problems(tmp_path, GOOD + "thresholds:\n  hfu_pct_wall_min: 150\n")
+    assert [(p.pointer, p.line, p.col) for p in found] == [("/thresholds/hfu_pct_wall_min", 18, 21)]       # GOOD is 16 lines
+    assert "150 is greater than the maximum of 100" in found[0].message
+    assert load_job(write(tmp_path, GOOD + "thresholds:\n  hfu_pct_wall_min: 100\n")).thresholds == \
+        {"hfu_pct_wall_min": 100}
