@@ -233,8 +233,8 @@ def figure_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str
         a, b = get(other), get(base)
         if a is None or b is None:
             if required:
-                out.append(f"{name.replace(' known', ' per step')} unknown "
-                           f"({'this input' if a is None else 'the baseline'})")
+                side = "both" if a is None and b is None else "this input" if a is None else "the baseline"
+                out.append(f"{name.replace(' known', ' per step')} unknown ({side})")
         elif equal is not None and not equal(a, b):
             out.append(f"{name}: {_text(a)} vs baseline {_text(b)}")
     if "invalid" in (base["status"], other["status"]):

@@ -510,3 +510,14 @@ def test_the_figures_of_an_invalid_input_are_struck_out_and_its_status_shown(tmp
     assert main(["compare", str(tmp_path / "n.json"), str(tmp_path / "n.json"), "--out", str(tmp_path / "d")]) == 0
     plain = (tmp_path / "d" / "compare.md").read_text()
     assert "~~" not in plain and "struck-out" not in plain and "| status | ok | ok |" in plain
+
+
+def test_an_input_unknown_on_both_sides_is_said_so():
+    """Two flops_per_step jobs (no tokens on either side) read 'tokens per step unknown (this input)', as if the
+    baseline knew it: both do not."""
+    changes = {"flops.tokens_per_step": None}
+    doc = compare([("base", fake.result("base", STEADY, changes)), ("new", fake.result("new", STEADY, changes))])
+    assert figures(doc, 1)["tokens_per_s"][1] == ["tokens per step unknown (both)"]
+    changes = {"flops.convention": None, "flops.tokens_per_step": None}
+    doc = compare([("base", fake.result("base", STEADY, changes)), ("new", fake.result("new", STEADY))])
+    assert figures(doc, 1)["mfu_pct_wall"][1] == ["FLOPs convention unknown (the baseline)"]
