@@ -601,9 +601,9 @@ def test_gpu_outlasts_range_is_per_rank(tmp_path):
 
 def test_occurrence_lists_in_warnings_are_runs():
     """Warnings name occurrences as runs: [7, 1, 2, 3, 9, 10] -> '1-3, 7, 9-10'."""
-    from pipeline.analysis.measure import _ranges
-    assert _ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
-    assert _ranges([2, 4]) == "2, 4" and _ranges([5]) == "5"
+    from pipeline.analysis.trace_warnings import occurrence_runs
+    assert occurrence_runs([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
+    assert occurrence_runs([2, 4]) == "2, 4" and occurrence_runs([5]) == "5"
 
 
 def _drop_kernel_pid(path: Path) -> Path:

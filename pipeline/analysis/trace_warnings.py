@@ -1,0 +1,132 @@
+"""What a window's ranges and rows say about the trace, in words: the warnings (and the one refusal) of
+building and analysing a window (measure.py), each worded from the rows of the SQL that counts it.
+
+Kept apart from the measuring because they are read apart: a warning's words are a promise to the
+user (tests pin them by hand), the measuring is arithmetic in SQL. Counts kept per occurrence
+(duplicate rows) are worded over the occurrences a job analyses, never the whole window built: a
+batch's shared window holds other jobs' occurrences too (analysis/sharing.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.errors import TraceError
+from pipeline.trace.open import Trace
+
+
+def nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Matching ranges inside another matching range of their process were folded into it (SEMANTICS §6)."""
+    return _left_out("nested_occurrences", rows, "nested", "lie inside another matching range of the same process",
+                     "only the outermost count as occurrences, since the inner ones' work is inside them already")
+
+
+def unclosed_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Matching ranges with no end (pushes never popped) are no occurrences: say so rather than drop them silently."""
+    if not rows:
+        return []
+    return _left_out(
+        "unclosed_ranges", rows, "unclosed", "were never closed",
+        f"they are not counted as occurrences: the capture probably ended inside the step (the first starts at "
+        f"{rows[0]['first_start_ns']} ns); select occurrences before it")
+
+
+def refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
+    """Attributed rows starting before their process's range started before the call that launched them: no
+    GPU can, so the trace is wrong there (SEMANTICS §6, exit 4). Measured, they stretched the kernel union
+    past the wall and lowered the active-time ratio with no word; which figure is right is unknowable."""
+    if not rows:
+        return
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        tables.setdefault(trace.tables.get(r["source"], r["source"]), []).append(r)
+    said = "; ".join(
+        f"{table}: {sum(r['rows'] for r in found)} attributed row(s) start before the selected range of their "
+        f"process (" + ", ".join(f"occurrence {r['occurrence']}: {r['rows']}" for r in found)
+        + f"; up to {max(r['most_early_ns'] for r in found):,} ns before it)" for table, found in tables.items())
+    raise TraceError(f"{trace.path}: {said}: each was launched by a CUDA call inside that range, and no GPU work "
+                     "starts before the CUDA call that launched it, so these start times cannot be right (a damaged "
+                     "or edited export, or a broken clock); the kernel union and sum, and the active-time ratio, "
+                     "would rest on them. Export the report again, or select occurrences without them")
+
+
+def hosts_warning(shared: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Device ids are per host: one id used by processes of several hosts adds up their GPUs' figures."""
+    if not shared:
+        return []
+    return [{"code": "devices_of_several_hosts", "message":
+             f"device(s) {', '.join(str(d['device_id']) for d in shared)} ran kernels of processes on "
+             f"{max(d['hosts'] for d in shared)} hosts of one file; device ids are per host, so their "
+             "per-device figures add up the devices of several hosts (totals, per-rank and "
+             "per-occurrence figures are not affected); give each host's export as its own file"}]
+
+
+def backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Attributed rows ending before they start ran for no time the export can tell: say so, not only count them."""
+    if not rows:
+        return []
+    per = ", ".join(f"occurrence {r['occurrence']}: {r['rows']}" for r in rows)
+    return [{"code": "kernels_end_before_start", "message":
+             f"{sum(r['rows'] for r in rows)} attributed kernel or memory row(s) end before they start ({per}; "
+             f"{sum(r['negative_ns'] for r in rows):,} ns backwards in all): the trace's clock or the export is "
+             "broken there. The union counts them as no time; kernel time sums, class "
+             "times and the roofline's measured times subtract them. Export the report again"}]
+
+
+def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> list[dict[str, str]]:
+    """Kernel rows recorded twice were counted once (duplicate_kernels.sql): say how many and how much of
+    the kernel sum as recorded (the figure's kernel sum plus the copies) they made, over the occurrences
+    analysed (a shared or combined window may hold others)."""
+    mine = analysed(duplicates, occurrences)
+    if not mine:
+        return []
+    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
+    recorded = sum(o["kernel_sum_ns"] for o in occurrences) + copied
+    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
+    per = ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    return [{"code": "duplicate_kernels", "message":
+             f"{rows} attributed kernel row(s) are exact copies of another (same device, stream, start, end, "
+             f"correlationId and process; {per}): one stream runs one kernel at a time, so each is one execution "
+             f"recorded twice by a damaged or merged export. They made {copied:,} ns, {share} of the kernel sum "
+             "as recorded; each is counted once, so kernel sums, counts, class times and the roofline leave the "
+             "copies out (unions and wall are the same either way)"}]
+
+
+def analysed(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> dict[int, dict[str, int]]:
+    """The duplicate counts of the occurrences analysed, in order (a shared or combined window may hold others)."""
+    return {k: d for k, d in sorted(duplicates.items()) if any(o["occurrence"] == k for o in occurrences)}
+
+
+def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> list[dict[str, str]]:
+    """Memory copies and sets recorded twice were counted once (duplicate_memops.sql): how many, and how much of
+    the memory operations' summed time as recorded (`kept_ns`, the memory class's summed time, plus the copies)."""
+    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
+    recorded = kept_ns + copied
+    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
+    per = ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    return [{"code": "duplicate_memory_operations", "message":
+             f"{rows} attributed memory copy or set row(s) are exact copies of another (same device, stream, "
+             f"start, end, correlationId and process; {per}): one stream runs one operation at a time, so each is "
+             f"one operation recorded twice by a damaged or merged export. They made {copied:,} ns, {share} of the "
+             "memory operations' summed time as recorded; each is counted once, so the memory class's time and "
+             "the summed GPU time the top kernels' shares divide by leave the copies out"}]
+
+
+def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
+    """One warning for matching ranges the selection left out, counted per process, with an example name."""
+    if not rows:
+        return []
+    per = ", ".join(f"pid {r['pid']}: {r[column]}" for r in rows)
+    return [{"code": code, "message": f"{sum(r[column] for r in rows)} matching range(s) {what} "
+                                      f"({per}; e.g. '{rows[0]['example']}'); {why}"}]
+
+
+def occurrence_runs(indices: list[int]) -> str:
+    """[1, 2, 3, 7] -> '1-3, 7': short enough for a warning about hundreds of occurrences."""
+    out: list[str] = []
+    for k in sorted(indices):
+        if out and k == int(out[-1].split("-")[-1]) + 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{k}"
+        else:
+            out.append(str(k))
+    return ", ".join(out)
