@@ -57,3 +57,22 @@ def test_window_attribution_clips_to_the_range():
     assert _rows(_con(), mode="window", same_thread=False) == [
         ("[CUDA memcpy]", 0, 120, 140), ("[CUDA memcpy]", 0, 190, 200), ("[CUDA memcpy]", 1, 125, 150),
         ("[CUDA memset]", 0, 130, 135)]
+
+
+def test_window_attribution_gives_an_operation_without_process_to_the_only_process():
+    """The kernels' rule (attribute_window.sql): an operation with no process id is the window's process's only
+    when the window holds one process; with several, giving it to each counted it once per rank. By hand: a copy
+    150..160 with no globalPid lies inside both ranges (100..200 of P1 and of P2)."""
+    con = _con()
+    con.execute("INSERT INTO raw_memcpy VALUES (150, 160, 0, 9, NULL, 64, 7)")
+    assert _rows(con, mode="window", same_thread=False) == [
+        ("[CUDA memcpy]", 0, 120, 140), ("[CUDA memcpy]", 0, 190, 200), ("[CUDA memcpy]", 1, 125, 150),
+        ("[CUDA memset]", 0, 130, 135)]
+    con = _con()
+    con.execute("INSERT INTO raw_memcpy VALUES (150, 160, 0, 9, NULL, 64, 7)")
+    con.execute(f"DELETE FROM region_ranges WHERE global_pid = {P2}")          # P1's range alone
+    queries.run(con, "select_occurrences", first=1, last=1)
+    queries.run(con, "attribute_window", mode="window", same_thread=False)
+    queries.run(con, "attribute_memops", first=1, last=1, mode="window", same_thread=False)
+    assert sorted(con.execute("SELECT global_pid, start_ns, end_ns FROM attributed_memops").fetchall()) == [
+        (P1, 120, 140), (P1, 130, 135), (P1, 150, 160), (P1, 190, 200)]
