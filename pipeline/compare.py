@@ -107,8 +107,11 @@ SHOWN = ("FLOPs convention", "precision", "peak", "occurrence scope", "attributi
 def load_input(text: str) -> tuple[str, dict[str, Any]]:
     """A result from a job file (run now), a result.json, or a report folder holding one."""
     path = Path(text)
-    if path.is_dir():
+    if path.is_dir():           # nothing here was read: a location to correct (exit 2), not a damaged result (3)
         path = path / "result.json"
+        if not path.is_file():
+            raise UsageError(f"{text}: a folder without result.json; give a job's report folder "
+                             "(e.g. reports/<job>, written by `mfu run`), a result.json or a job file")
     if path.suffix in (".yaml", ".yml"):
         from pipeline.job.config import load_job
         from pipeline.run import run_job

@@ -521,3 +521,20 @@ def test_an_input_unknown_on_both_sides_is_said_so():
     changes = {"flops.convention": None, "flops.tokens_per_step": None}
     doc = compare([("base", fake.result("base", STEADY, changes)), ("new", fake.result("new", STEADY))])
     assert figures(doc, 1)["mfu_pct_wall"][1] == ["FLOPs convention unknown (the baseline)"]
+
+
+def test_a_folder_without_result_json_is_a_usage_error_and_a_folder_with_a_bad_one_is_not_a_result(tmp_path, capsys):
+    """A folder holding no result.json exited 2 saying 'not a job file, result.json or report folder', while the
+    README's 'exists but is not a result' read as exit 3. Nothing was read from it: the path is to be corrected
+    (exit 2, as for an input that does not exist); exit 3 is for a file read and found to be no result."""
+    empty, damaged = tmp_path / "empty", tmp_path / "damaged"
+    empty.mkdir()
+    damaged.mkdir()
+    (damaged / "result.json").write_text("{}")
+    assert main(["compare", str(empty), str(damaged), "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert f"{empty}: a folder without result.json; give a job's report folder" in err and "Traceback" not in err
+    assert main(["compare", str(damaged), str(empty), "--out", str(tmp_path / "c")]) == 3
+    err = capsys.readouterr().err
+    assert "result.json: /: not an mfu-pipeline result.json (no schema_version/metrics)" in err
+    assert not (tmp_path / "c").exists()
