@@ -225,23 +225,35 @@ def _labels(inputs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return [n if names.count(n) == 1 else f"{n} #{i + 1}" for i, n in enumerate(names)]
 
 
+def inputs_of(r: dict[str, Any]) -> dict[str, Any]:
+    """A result's comparability inputs by name (None: unknown); what a history stores with each run, so that
+    its trend applies these rules (`input_reasons`) to runs whose result.json files are gone."""
+    return {name: get(r) for name, (get, _, _) in INPUTS.items()}
+
+
 def figure_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str, Any]) -> list[str]:
     """Why one figure of `other` cannot be compared with the baseline's; empty when it can."""
+    out = input_reasons(needs, inputs_of(base), inputs_of(other))
+    if "invalid" in (base["status"], other["status"]):
+        out.append("status invalid (" + ("this input" if other["status"] == "invalid" else "the baseline") + ")")
+    return out
+
+
+def input_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """The rules on inputs alone (`inputs_of` of each side; a name absent counts as unknown): why a figure
+    resting on `needs` cannot be compared; empty when it can."""
     out = []
     for name in needs:
-        if name == "tokens known":
-            get, equal, required = INPUTS["tokens per step"][0], None, True
-        else:
-            get, equal, required = INPUTS[name]
-        a, b = get(other), get(base)
+        key = "tokens per step" if name == "tokens known" else name
+        _, equal, required = INPUTS[key]
+        equal, required = (None, True) if name == "tokens known" else (equal, required)
+        a, b = other.get(key), base.get(key)
         if a is None or b is None:
             if required:
                 side = "both" if a is None and b is None else "this input" if a is None else "the baseline"
                 out.append(f"{name.replace(' known', ' per step')} unknown ({side})")
         elif equal is not None and not equal(a, b):
             out.append(f"{name}: {_text(a)} vs baseline {_text(b)}")
-    if "invalid" in (base["status"], other["status"]):
-        out.append("status invalid (" + ("this input" if other["status"] == "invalid" else "the baseline") + ")")
     return out
 
 

@@ -17,10 +17,19 @@ read as they are. Within format 2 a nullable column may be added (the job's MFU 
 history_migrate.sql adds it, NULL, to a table written before it existed. Between a run of a job and
 its previous valid run (an invalid one is no measurement) the same noise-aware test as the compare
 gate (pipeline/gate.py) flags the run where MFU or step time changed.
+
+Format 3 stores with each row the inputs `mfu compare` decides comparability on (compare.inputs_of),
+and the trend applies compare's rules to them (compare.input_reasons) before testing a figure: a change
+of batch, precision, GPUs, model or scope makes the figures resting on it "not comparable", never a
+regression or improvement, and that run is the one the next is compared with. Rows written before
+format 3 (migrated) have no inputs: unknown, so their figures are not comparable, as compare treats an
+unknown input. An older mfu-pipeline refuses a format-3 history (`check`), so no row without inputs
+is appended to it later.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -29,18 +38,20 @@ from typing import Any
 
 import duckdb
 
-from pipeline import gate
+from pipeline import compare, gate
 from pipeline.trace import queries
 from pipeline.report import render
 from pipeline.errors import UsageError, io_reason
 
 _RUN_FILE = re.compile(r"^run-(\d+)\.parquet$")
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # The columns of format 1 (before versioning): a table holding them, and no format-2 column, is format 1.
 V1_COLUMNS = ("run", "job", "config_sha256", "trace_sha256", "status", "mfu_pct_wall", "hfu_pct_wall",
               "step_time_median_s", "tokens_per_s", "straggler_s")
 V2_COLUMNS = V1_COLUMNS + ("label", "samples_field", "step_samples_s", "mfu_samples_pct", "format_version")
 DEFAULT_MIN_CHANGE_PCT = 5.0
+# The figures the trend tests, with compare's label and direction and the inputs compare says they rest on.
+TESTED = {m[0]: m for m in compare.METRICS if m[0] in ("mfu_pct_wall", "step_time_median_s")}
 
 
 def is_folder(path: Path) -> bool:
@@ -177,7 +188,8 @@ def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, An
                     samples_field=field if steps else None, step_samples_s=steps or None,
                     mfu_samples_pct=gate.mfu_samples(r) or None, format_version=FORMAT_VERSION,
                     mfu_pct_wall_min=next((t["limit"] for t in r.get("thresholds") or []
-                                           if t["name"] == "mfu_pct_wall_min"), None))
+                                           if t["name"] == "mfu_pct_wall_min"), None),
+                    comparability_inputs=json.dumps(compare.inputs_of(r), sort_keys=True))
 
 
 def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
@@ -200,17 +212,21 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
 
 
 def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
-    """A trend row with the noise-aware changes of MFU and step time since the job's previous valid run."""
-    out = {k: v for k, v in r.items() if not k.startswith("previous_")}
-    out["changes"] = []
-    if r["previous_config_sha256"] is not None:
-        for metric, label, better, change, now, before in (
-                ("mfu_pct_wall", "MFU (wall)", "higher", r["mfu_change_pct"], r["mfu_samples_pct"],
-                 r["previous_mfu_samples_pct"]),
-                ("step_time_median_s", "step time (median)", "lower", r["step_change_pct"], r["step_samples_s"],
-                 r["previous_step_samples_s"])):
-            if change is None:
+    """A trend row with the noise-aware changes of MFU and step time since the job's previous valid run,
+    each tested only when compare's rules find it comparable with that run."""
+    out = {k: v for k, v in r.items() if not k.startswith("previous_") and k != "comparability_inputs"}
+    out["inputs"] = None if r["comparability_inputs"] is None else json.loads(r["comparability_inputs"])
+    out["compared_with_run"] = r["previous_run"]
+    out["changes"], out["not_comparable"] = [], []
+    if r["previous_config_sha256"] is not None and r["status"] != "invalid":
+        out["not_comparable"] = _not_comparable(r["comparability_inputs"], r["previous_comparability_inputs"])
+        refused = {m for g in out["not_comparable"] for m in g["metrics"]}
+        for metric, change, now, before in (
+                ("mfu_pct_wall", r["mfu_change_pct"], r["mfu_samples_pct"], r["previous_mfu_samples_pct"]),
+                ("step_time_median_s", r["step_change_pct"], r["step_samples_s"], r["previous_step_samples_s"])):
+            if change is None or metric in refused:
                 continue
+            _, label, _, _, better, _ = TESTED[metric]
             d = gate.detect(change, better, min_change_pct, now or [], before or [], r["samples_field"] or "no")
             if d["outcome"] != "none":
                 out["changes"].append({"metric": metric, "label": label, "change_pct": change,
@@ -221,6 +237,23 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
     out["config_changed"] = r["previous_config_sha256"] not in (None, r["config_sha256"])
     out["trace_changed"] = r["previous_trace_sha256"] not in (None, r["trace_sha256"])
     return out
+
+
+def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]:
+    """The tested figures compare's rules refuse between a run and its previous valid run, grouped by the
+    same reasons (as compare.json's not_comparable); a run stored before format 3 has no inputs: unknown."""
+    if now is None or before is None:
+        side = "both" if now is None and before is None else "this run" if now is None else "the baseline"
+        reasons_of = {m: [f"comparability inputs unknown ({side}: stored before history format 3)"]
+                      for m in TESTED}
+    else:
+        reasons_of = {m: compare.input_reasons(TESTED[m][5], json.loads(before), json.loads(now)) for m in TESTED}
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for metric, reasons in reasons_of.items():
+        if reasons:
+            groups.setdefault(tuple(reasons), []).append(metric)
+    return [{"metrics": metrics, "figures": [TESTED[m][1] for m in metrics], "reasons": list(reasons)}
+            for reasons, metrics in groups.items()]
 
 
 def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:

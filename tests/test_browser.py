@@ -1,7 +1,7 @@
 """The pages as readers see them: headless Chromium at a phone's 390 px, a desktop's 1400 px and a wide 1920 px.
 
 Renders the demo report, a 16-rank report, an index with a failed and a missed-threshold
-job, a compare and a history with a flagged change, then reads a probe's measurements from the live DOM
+job, a compare and a history with a flagged change and a run not comparable with the one before, then reads a probe's measurements from the live DOM
 (tests/browser.py): no sideways scrolling of the page, no word in a table cell split across lines
 (a long row scrolls in its table's box), no prose cell squeezed to a word a line on a desktop, every
 chart drawn with a size and seen whole within the screen, the roofline's labels present and apart, the
@@ -28,8 +28,8 @@ TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (c
 
 
 def _job(folder: Path, name: str, trace: Path, **over) -> Path:
-    path = write_job(folder, trace, model={"preset": "llama-3-8b"}, name=name,
-                     workload={"seq_len": 8192, "global_batch": 1}, **over)
+    over = {"workload": {"seq_len": 8192, "global_batch": 1}, **over}
+    path = write_job(folder, trace, model={"preset": "llama-3-8b"}, name=name, **over)
     return path.rename(folder / f"{name}.yaml")
 
 
@@ -54,6 +54,10 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     (tmp / "v3").mkdir()
     assert main(["run", str(_job(tmp / "v3", "a", slower, hardware=fast)), "--out", str(tmp / "v3" / "reports"),
                  "--history", str(hist), "--label", "v3", "-j", "1"]) == 0
+    (tmp / "v4").mkdir()                                         # a's global batch doubled: step time not comparable
+    batch2 = _job(tmp / "v4", "a", slower, hardware=fast, workload={"seq_len": 8192, "global_batch": 2})
+    assert main(["run", str(batch2), "--out", str(tmp / "v4" / "reports"), "--history", str(hist), "--label", "v4",
+                 "-j", "1"]) == 0
     assert main(["compare", str(out / "a"), str(out / "c-llama-3-8b-bf16-2xh100"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
@@ -112,6 +116,8 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert 0 < line["w"] <= TIMELINE_MAX[0] and 0 < line["h"] <= TIMELINE_MAX[1]
     if page == "history":
         assert len(found["svgs"]) >= 2
+        assert "⚠ not comparable with run 3: step time (median) (model FLOPs per step: " in \
+            pages[page].read_text(encoding="utf-8")            # the longest flag text, laid out as the others
     if page == "compare":       # an option's name is not split at its hyphens in the prose ('(--|strict would)')
         html = pages[page].read_text(encoding="utf-8")
         assert "--strict" in html and re.findall(r'(?<!class="nw">)--(?:strict|baseline|allow-incomparable)', html) == []

@@ -60,11 +60,16 @@ def test_missing_history_is_a_usage_error(tmp_path, capsys):
 
 
 def fake(name: str, mfu: float, step: float = 1.0, samples: list[float] | None = None) -> dict:
-    """The fields of a result.json that a history keeps; values chosen by hand (8 GPUs at 1000 TFLOP/s)."""
+    """The fields of a result.json that a history keeps; values chosen by hand (8 GPUs at 1000 TFLOP/s), with
+    the inputs `mfu compare` decides comparability on (the same in every fake run)."""
     return {"job": {"name": name, "config_sha256": "c" * 64}, "trace": {"sha256": "ab" * 32}, "status": "ok",
             "metrics": {"mfu_pct_wall": mfu, "hfu_pct_wall": mfu, "tokens_per_s": 1000.0},
-            "step_time": {"median_s": step}, "flops": {"model_flops_per_occurrence": 4 * 10**15},
-            "hardware": {"num_gpus": 8, "peak_tflops": 1000.0},
+            "step_time": {"median_s": step},
+            "flops": {"model_flops_per_occurrence": 4 * 10**15, "model_flops_per_step": 4 * 10**15,
+                      "tokens_per_step": 1000, "convention": "6N"},
+            "hardware": {"num_gpus": 8, "peak_tflops": 1000.0, "key": "h100_sxm", "precision": "bf16",
+                         "peak_source": "catalog"},
+            "region": {"steps_per_occurrence": 1, "attribution": "launch"}, "totals": {"occurrences": 3},
             "occurrences": [{"wall_time_s": t, "step_time_s": t} for t in (samples or [step] * 3)]}
 
 
@@ -196,18 +201,35 @@ def test_format_1_duckdb_is_read_as_is_and_migrated_on_append(tmp_path, capsys):
     doc = json.loads((tmp_path / "h1/history.json").read_text())
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     assert doc["format_version"] == 1 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 1]
-    # MFU -25 %, step +30 %: far beyond 5 %, but format 1 kept no samples to test
-    assert doc["jobs"][0]["runs"][1]["flag"] == "undecided" and doc["jobs"][0]["flagged_runs"] == [2]
-    assert "cannot decide, 0 sample(s) here and 0 before" in capsys.readouterr().err
-    assert append(db, [fake("a", 41.0, 1.0, [1.0] * 6)], label="v2") == 3
+    # MFU -25 %, step +30 %: far beyond 5 %, but format 1 recorded neither samples nor comparability inputs.
+    # Until format 3 this run was flagged 'cannot decide'; its inputs are unknown, and compare refuses a figure
+    # whose input is unknown: not comparable, no flag (behaviour changed on purpose)
+    run2 = doc["jobs"][0]["runs"][1]
+    assert run2["flag"] is None and run2["changes"] == [] and doc["jobs"][0]["flagged_runs"] == []
+    assert run2["inputs"] is None and run2["compared_with_run"] == 1
+    assert run2["not_comparable"] == [{"metrics": ["mfu_pct_wall", "step_time_median_s"],
+                                       "figures": ["MFU (wall)", "step time (median)"],
+                                       "reasons": ["comparability inputs unknown (both: stored before history "
+                                                   "format 3)"]}]
+    assert run2["mfu_change_pt"] == pytest.approx(-10.0)               # the arithmetic stays: 30 - 40
+    assert "not comparable: a run 2 mfu_pct_wall, step_time_median_s with run 1: comparability inputs unknown " \
+           "(both: stored before history format 3)" in capsys.readouterr().err
+    md = (tmp_path / "h1/history.md").read_text()
+    assert "Not comparable with the run before: run 2." in md and "| -10.00 ⚠ |" in md and "| +30.0 ⚠ |" in md
+    assert "Runs stored before history format 3 did not record these inputs" in md
+    assert append(db, [fake("a", 41.0, 1.0, [1.0] * 6)], label="v3") == 3
     with duckdb.connect(str(db), read_only=True) as con:
-        assert history.table_version(con) == 2
-        assert con.execute("SELECT run, label, format_version, step_samples_s FROM history ORDER BY run").fetchall() \
-            == [(1, None, 1, None), (2, None, 1, None), (3, "v2", 2, [1.0] * 6)]
+        assert history.table_version(con) == 3
+        assert con.execute("SELECT run, label, format_version, step_samples_s, comparability_inputs IS NULL "
+                           "FROM history ORDER BY run").fetchall() \
+            == [(1, None, 1, None, True), (2, None, 1, None, True), (3, "v3", 3, [1.0] * 6, False)]
     assert main(["history", str(db), "--out", str(tmp_path / "h2")]) == 0
     doc = json.loads((tmp_path / "h2/history.json").read_text())
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
-    assert doc["format_version"] == 2 and doc["jobs"][0]["runs"][2]["label"] == "v2"
+    assert doc["format_version"] == 3 and doc["jobs"][0]["runs"][2]["label"] == "v3"
+    # run 3 knows its inputs, run 2 does not: still not comparable, said from run 3's side
+    assert doc["jobs"][0]["runs"][2]["not_comparable"][0]["reasons"] == [
+        "comparability inputs unknown (the baseline: stored before history format 3)"]
 
 
 def test_format_1_parquet_files_are_read_beside_new_ones(tmp_path):
@@ -220,7 +242,7 @@ def test_format_1_parquet_files_are_read_beside_new_ones(tmp_path):
     assert history.trend(folder)["format_version"] == 1
     assert append(folder, [fake("a", 41.0)]) == 2
     doc = history.trend(folder)
-    assert doc["format_version"] == 2 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 2]
+    assert doc["format_version"] == 3 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 3]
 
 
 def test_a_duckdb_table_that_is_no_history_is_refused(tmp_path, capsys):
@@ -279,7 +301,7 @@ def test_mfu_threshold_is_stored_and_older_format_2_rows_read_as_null(tmp_path, 
                                                  "passed": True}]}
     assert append(path, [gated, fake("b", 30.0)]) == 2
     doc = history.trend(path)
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == 3
     assert [[r["mfu_pct_wall_min"] for r in j["runs"]] for j in doc["jobs"]] == [[None, 35.0], [None]]
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     svg = history_charts(doc)["history-mfu.svg"]
@@ -363,3 +385,81 @@ def test_a_label_without_a_history_is_refused_before_running(synth_trace, tmp_pa
     assert capsys.readouterr().err == ("error: --label is stored with the run in a history: give --history PATH "
                                        "too\n")
     assert not (tmp_path / "r").exists()
+
+
+def batch_doubled(r: dict) -> dict:
+    """The run after global batch went from 1000 to 2000 tokens a step: twice the model FLOPs per step, a new
+    job file hash."""
+    return {**r, "job": {**r["job"], "config_sha256": "d" * 64},
+            "flops": {**r["flops"], "model_flops_per_step": 8 * 10**15, "tokens_per_step": 2000}}
+
+
+def test_a_batch_change_is_not_comparable_and_the_next_run_is_compared_with_it(tmp_path, capsys):
+    """Global batch doubled between runs 2 and 3: the step took twice as long (+100 %) at the same MFU, and the
+    history flagged run 3 'regression' on step time with '(changed)' beside the config hash. mfu compare refuses
+    step time across a change of model FLOPs and tokens per step (MFU stays comparable): so does the history now,
+    and run 4 is measured against run 3, the new baseline, not against run 2."""
+    folder = tmp_path / "h"
+    append(folder, [fake("a", 40.0, 1.0, [1.0] * 5)], label="r1")
+    append(folder, [fake("a", 40.0, 1.0, [1.0] * 5)], label="r2")
+    append(folder, [batch_doubled(fake("a", 40.0, 2.0, [2.0] * 5))], label="b2")       # 2x work in 2x time
+    append(folder, [batch_doubled(fake("a", 40.0 / 1.1, 2.2, [2.2] * 5))], label="slow")  # 10 % slower than run 3
+    assert main(["history", str(folder), "--out", str(tmp_path / "out")]) == 0
+    doc = json.loads((tmp_path / "out/history.json").read_text())
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    runs = doc["jobs"][0]["runs"]
+    assert [r["compared_with_run"] for r in runs] == [None, 1, 2, 3]
+    assert runs[2]["inputs"]["model FLOPs per step"] == 8 * 10**15 and runs[2]["inputs"]["tokens per step"] == 2000
+    # run 3: step time 2.0 / 1.0 - 1 = +100 %, not comparable; MFU 40 vs 40 unchanged, comparable, no change
+    assert runs[2]["step_change_pct"] == pytest.approx(100.0) and runs[2]["mfu_change_pt"] == pytest.approx(0.0)
+    assert runs[2]["not_comparable"] == [{
+        "metrics": ["step_time_median_s"], "figures": ["step time (median)"],
+        "reasons": ["model FLOPs per step: 8,000,000,000,000,000 vs baseline 4,000,000,000,000,000",
+                    "tokens per step: 2,000 vs baseline 1,000"]}]
+    assert runs[2]["changes"] == [] and runs[2]["flag"] is None and runs[2]["config_changed"] is True
+    # run 4 against run 3: step 2.2 / 2.0 - 1 = +10 % (against run 2 it would be +120 %); MFU (40/1.1) / 40 - 1
+    assert runs[3]["not_comparable"] == [] and runs[3]["config_changed"] is False
+    assert runs[3]["step_change_pct"] == pytest.approx(10.0)
+    assert runs[3]["mfu_change_pct"] == pytest.approx(100 * (1 / 1.1 - 1))
+    # 5 tied samples a side, all worse: exact p = 1 / C(10, 5) = 1/252
+    assert [(c["metric"], c["outcome"]) for c in runs[3]["changes"]] == [("mfu_pct_wall", "regression"),
+                                                                         ("step_time_median_s", "regression")]
+    assert runs[3]["changes"][1]["test"]["p_value"] == pytest.approx(1 / 252)
+    assert doc["jobs"][0]["flagged_runs"] == [4]
+    err = capsys.readouterr().err
+    assert ("not comparable: a run 3 (b2) step_time_median_s with run 2: model FLOPs per step: 8,000,000,000,000,000 "
+            "vs baseline 4,000,000,000,000,000; tokens per step: 2,000 vs baseline 1,000") in err
+    assert "regression: a run 3" not in err and "regression: a run 4 (slow) step_time_median_s: +10.00 %" in err
+    md = (tmp_path / "out/history.md").read_text()
+    assert "Changes at run 4. Not comparable with the run before: run 3." in md
+    row3 = next(ln for ln in md.splitlines() if ln.startswith("| 3 |"))
+    assert "| +0.00 |" in row3 and "| +100.0 ⚠ |" in row3 and "⚑" not in row3
+    assert row3.endswith("| ⚠ not comparable with run 2: step time (median) (model FLOPs per step: "
+                         "8,000,000,000,000,000 vs baseline 4,000,000,000,000,000; tokens per step: 2,000 vs "
+                         "baseline 1,000) |")
+    row4 = next(ln for ln in md.splitlines() if ln.startswith("| 4 |"))
+    assert "| +10.0 |" in row4 and "⚑ **regression**: step time (median) +10.00 % (worse)" in row4
+    html = (tmp_path / "out/history.html").read_text()
+    assert "Not comparable with the run before: run 3." in html
+    assert html.count("⚠ not comparable with run 2: step time (median)") == 1
+
+
+@pytest.mark.parametrize("change, metrics, reason", [
+    (lambda r: {**r, "hardware": {**r["hardware"], "precision": "fp8"}},
+     ["mfu_pct_wall", "step_time_median_s"], "precision: fp8 vs baseline bf16"),
+    (lambda r: {**r, "hardware": {**r["hardware"], "num_gpus": 16}},
+     ["step_time_median_s"], "GPU count: 16 vs baseline 8"),
+    (lambda r: {**r, "region": {**r["region"], "steps_per_occurrence": 2}},
+     ["mfu_pct_wall", "step_time_median_s"], "occurrence scope: 2 step(s) per occurrence vs baseline 1 step(s) per "
+                                             "occurrence"),
+])
+def test_each_figure_is_refused_by_the_inputs_compare_says_it_rests_on(tmp_path, change, metrics, reason):
+    """Precision and scope underlie MFU and step time; GPU count only the step time (MFU is per GPU): by compare's
+    UTILIZATION and WORK lists. A 30 % drop behind the change is not flagged."""
+    folder = tmp_path / "h"
+    append(folder, [fake("a", 40.0, 1.0, [1.0] * 5)])
+    append(folder, [change(fake("a", 28.0, 1.3, [1.3] * 5))])
+    run = history.trend(folder)["jobs"][0]["runs"][1]
+    assert [(g["metrics"], g["reasons"]) for g in run["not_comparable"]] == [(metrics, [reason])]
+    assert [c["metric"] for c in run["changes"]] == [m for m in ("mfu_pct_wall", "step_time_median_s")
+                                                     if m not in metrics]

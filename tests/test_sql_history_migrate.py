@@ -1,4 +1,5 @@
-"""history_migrate.sql: a format-1 table gains the format-2 columns; its rows keep their values, marked format 1."""
+"""history_migrate.sql: an older table gains the current columns (format 2's, format 3's comparability inputs);
+its rows keep their values, marked with the format they were written in."""
 
 import duckdb
 
@@ -14,9 +15,9 @@ def test_format_1_rows_keep_values_and_get_marked():
     cols = [c for c, in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'history' "
                                     "ORDER BY column_index").fetchall()]
     assert cols[10:] == ["label", "samples_field", "step_samples_s", "mfu_samples_pct", "format_version",
-                         "mfu_pct_wall_min"]
+                         "mfu_pct_wall_min", "comparability_inputs"]
     assert con.execute("SELECT * FROM history").fetchall() == \
-        [(1, "a", "c", "t", "ok", 40.0, 40.0, 1.0, 10.0, None, None, None, None, None, 1, None)]
+        [(1, "a", "c", "t", "ok", 40.0, 40.0, 1.0, 10.0, None, None, None, None, None, 1, None, None)]
 
 
 # A format-2 table as written before the MFU threshold was kept (format_version is its last column).
@@ -31,7 +32,19 @@ def test_format_2_table_without_threshold_gains_it_null_and_current_table_is_unc
                 "'step_time_s', [1.0], [40.0], 2)")
     queries.run(con, "history_migrate")
     queries.run(con, "history_migrate")                        # runs on every open: a no-op the second time
-    assert con.execute("SELECT run, label, format_version, mfu_pct_wall_min FROM history").fetchall() == \
-        [(1, "v1", 2, None)]
+    assert con.execute("SELECT run, label, format_version, mfu_pct_wall_min, comparability_inputs FROM history"
+                       ).fetchall() == [(1, "v1", 2, None, None)]
     assert [c for c, in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'history' "
-                                    "ORDER BY column_index").fetchall()][-1] == "mfu_pct_wall_min"
+                                    "ORDER BY column_index").fetchall()][-2:] == ["mfu_pct_wall_min",
+                                                                                  "comparability_inputs"]
+
+
+def test_format_2_table_with_threshold_gains_comparability_inputs_null():
+    """Format 3 stores the inputs compare decides comparability on; a format-2 row's are unknown (NULL)."""
+    con = duckdb.connect()
+    con.execute(V2_DDL[:-1] + ", mfu_pct_wall_min DOUBLE)")
+    con.execute("INSERT INTO history VALUES (1, 'a', 'c', 't', 'ok', 40.0, 40.0, 1.0, 10.0, NULL, 'v1', "
+                "'step_time_s', [1.0], [40.0], 2, 35.0)")
+    queries.run(con, "history_migrate")
+    assert con.execute("SELECT run, format_version, mfu_pct_wall_min, comparability_inputs FROM history"
+                       ).fetchall() == [(1, 2, 35.0, None)]

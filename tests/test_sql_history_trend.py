@@ -31,3 +31,15 @@ def test_an_invalid_run_has_no_change_and_the_next_is_compared_with_the_last_val
     # run 3 against run 1: 30 - 40 = -10 pt; 1.2 / 1.0 - 1 = +20 %
     assert got[2][0] == 3 and got[2][1] == pytest.approx(-10.0) and got[2][2] == pytest.approx(20.0)
     assert got[2][3] == "c1"
+
+
+def test_both_runs_comparability_inputs_and_the_run_compared_with():
+    """history.py applies compare's rules to these two; an invalid run between is skipped as before."""
+    con = duckdb.connect()
+    for run, status, inputs in [(1, "ok", '{"GPU count": 8}'), (2, "invalid", '{"GPU count": 4}'),
+                                (3, "ok", '{"GPU count": 16}')]:
+        queries.run(con, "history_append", run=run, **{**ROW, "status": status, "comparability_inputs": inputs})
+    got = [(r["run"], r["previous_run"], r["comparability_inputs"], r["previous_comparability_inputs"])
+           for r in queries.run(con, "history_trend")]
+    assert got == [(1, None, '{"GPU count": 8}', None), (2, 1, '{"GPU count": 4}', '{"GPU count": 8}'),
+                   (3, 1, '{"GPU count": 16}', '{"GPU count": 8}')]

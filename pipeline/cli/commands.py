@@ -137,6 +137,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
     for job in doc["jobs"]:
         for r in job["runs"]:
+            for g in r["not_comparable"]:         # said, so a nightly log does not read the run as unchanged
+                print(f"not comparable: {job['name']} run {r['run']}{_label(r)} {', '.join(g['metrics'])} with run "
+                      f"{r['compared_with_run']}: {'; '.join(g['reasons'])}", file=sys.stderr)
             for c in r["changes"]:
                 print(f"{c['outcome']}: {job['name']} run {r['run']}{_label(r)} {c['metric']}: {c['detail']}",
                       file=sys.stderr)

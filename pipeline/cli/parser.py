@@ -108,17 +108,21 @@ def _history_options(sub: Any) -> None:
     sp = _command(sub, "history", commands.cmd_history,
                   "Render the trend of MFU and step time per job from a history, a *.duckdb file or a folder of "
                   "Parquet files (history.md, history.html with SVG charts, history.json), flagging the runs where "
-                  "MFU or step time changed (regression or improvement). Histories of an older format are read as "
-                  "they are; `mfu run --history` migrates a DuckDB file when it appends.")
+                  "MFU or step time changed (regression or improvement). A figure is tested only when `mfu compare`'s "
+                  "rules find the run comparable with the previous valid one (same batch, model, GPUs, precision, "
+                  "scope...); otherwise it is shown 'not comparable' with what changed, never flagged, and that run "
+                  "is the next one's baseline. Histories of an older format are read as they are (their runs' "
+                  "comparability inputs unknown: not comparable); `mfu run --history` migrates a DuckDB file when "
+                  "it appends.")
     sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
                     "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
                     "renders the same rows byte for byte")
     sp.add_argument("--out", default="reports/history",
                     help="output folder (default: reports/history)")
     sp.add_argument("--min-change", metavar="PCT", default="5%", help="flag a run whose MFU or median step "
-                    "time moved by more than PCT (relative) since the job's previous run AND a one-sided "
-                    "Mann-Whitney U test on the per-occurrence samples is significant at alpha 0.01, as the "
-                    "compare gate (default 5%%); runs stored without samples (format 1) 'cannot decide'")
+                    "time moved by more than PCT (relative) since the job's previous valid run (when comparable) AND "
+                    "a one-sided Mann-Whitney U test on the per-occurrence samples is significant at alpha 0.01, as "
+                    "the compare gate (default 5%%); runs without samples 'cannot decide'")
 
 
 def _compare_options(sub: Any) -> None:
