@@ -430,6 +430,16 @@ def test_a_run_never_imports_pandas(synth_trace, tmp_path):
     assert not mark.exists()
 
 
+def test_a_program_calling_main_keeps_its_pandas(capsys, monkeypatch):
+    """The command blocks pandas' import while it runs (above), and only then: a program that calls main() in
+    its own process (a notebook, a script, these tests) could not `import pandas` afterwards ('import of
+    pandas halted; None in sys.modules'). After the command, sys.modules is as it was."""
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    code, _, _ = run_cli(capsys, "gpus")
+    assert code == 0
+    assert "pandas" not in sys.modules
+
+
 def test_a_threshold_on_an_invalid_result_is_not_tested(synth_trace, tmp_path, capsys):
     """An impossible MFU (here 3 x 2e13 FLOP / (0.15006 s x 2 GPUs x 1 TFLOP/s) = 19,992 %) 'passed' its
     30 % minimum: the report's thresholds table said 'pass' and the index 'passed (2)' beside the struck-out

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pipeline import interrupts
 from pipeline.cli.parser import build_parser
@@ -19,7 +21,11 @@ __all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    _without_pandas()
+    with _without_pandas():
+        return _command(argv)
+
+
+def _command(argv: list[str] | None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:                          # the command's usage and --help, not the top level's
@@ -56,16 +62,25 @@ def main(argv: list[str] | None = None) -> int:
         return int(ExitCode.INTERNAL)
 
 
-def _without_pandas() -> None:
-    """Make `import pandas` fail at once in this process (a None entry in sys.modules), unless it is loaded.
+@contextmanager
+def _without_pandas() -> Iterator[None]:
+    """While the command runs, make `import pandas` fail at once (a None entry in sys.modules), unless it is loaded.
 
     DuckDB's Python client (1.5) imports pandas before binding every statement that has parameters, to
     recognise pandas values among them; mfu passes none and reads results as numpy or tuples. With
     pandas installed, a cold run paid its whole import (0.2-0.4 s, 40 MB); without it, a failed import
-    (a search of sys.path) per statement, about 230 a run. Here, in the command only: a program that
-    imports pipeline keeps its pandas. Batch workers forked from this process inherit it.
+    (a search of sys.path) per statement, about 230 a run. In the command only, and only while it runs:
+    a program that imports pipeline, or calls main() and then imports pandas, keeps its pandas. Batch
+    workers forked from this process inherit it.
     """
-    sys.modules.setdefault("pandas", None)
+    added = "pandas" not in sys.modules
+    if added:
+        sys.modules["pandas"] = None
+    try:
+        yield
+    finally:
+        if added and "pandas" in sys.modules and sys.modules["pandas"] is None:
+            del sys.modules["pandas"]
 
 
 def _stdout_to_devnull() -> None:
