@@ -80,10 +80,7 @@ def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[d
     mine = analysed(duplicates, occurrences)
     if not mine:
         return []
-    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
-    recorded = sum(o["kernel_sum_ns"] for o in occurrences) + copied
-    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
-    per = ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    rows, copied, share, per = _copies(mine, sum(o["kernel_sum_ns"] for o in occurrences))
     return [{"code": "duplicate_kernels", "message":
              f"{rows} attributed kernel row(s) are exact copies of another (same device, stream, start, end, "
              f"correlationId and process; {per}): one stream runs one kernel at a time, so each is one execution "
@@ -100,16 +97,22 @@ def analysed(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> 
 def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> list[dict[str, str]]:
     """Memory copies and sets recorded twice were counted once (duplicate_memops.sql): how many, and how much of
     the memory operations' summed time as recorded (`kept_ns`, the memory class's summed time, plus the copies)."""
-    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
-    recorded = kept_ns + copied
-    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
-    per = ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    rows, copied, share, per = _copies(mine, kept_ns)
     return [{"code": "duplicate_memory_operations", "message":
              f"{rows} attributed memory copy or set row(s) are exact copies of another (same device, stream, "
              f"start, end, correlationId and process; {per}): one stream runs one operation at a time, so each is "
              f"one operation recorded twice by a damaged or merged export. They made {copied:,} ns, {share} of the "
              "memory operations' summed time as recorded; each is counted once, so the memory class's time and "
              "the summed GPU time the top kernels' shares divide by leave the copies out"}]
+
+
+def _copies(mine: dict[int, dict[str, int]], kept_ns: int) -> tuple[int, int, str, str]:
+    """What both duplicate warnings say of the copies: how many rows, the ns they made, their share of the
+    time as recorded (`kept_ns`, the time counted once, plus the copies), and the rows per occurrence."""
+    rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
+    recorded = kept_ns + copied
+    share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
+    return rows, copied, share, ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
 
 
 def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
