@@ -45,7 +45,8 @@ def distinct(job_files: list[Path]) -> tuple[list[Path], list[str]]:
     for path in job_files:
         first = seen.setdefault(Path(path).resolve(), path)
         if first is not path:
-            notes.append(f"note: {path} is {first} again: run once")
+            again = "given twice" if str(path) == str(first) else f"{first} again"
+            notes.append(f"note: {path} is {again}: run once")
     return list(seen.values()), notes
 
 

@@ -86,6 +86,18 @@ def test_a_job_file_given_twice_runs_once(synth_trace, tmp_path, capsys, monkeyp
     assert "**2 jobs: 2 ok.**" in index and "same report folder" not in index
 
 
+def test_a_job_file_named_twice_alike_is_said_given_twice(tmp_path, monkeypatch):
+    """The overlapping globs of the case above, `jobs/*.yaml jobs/a.yaml`, name the file with the same text
+    twice: the note read 'jobs/a.yaml is jobs/a.yaml again', a file said to be itself."""
+    from pipeline.batch import distinct
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs/a.yaml").write_text("")
+    (tmp_path / "jobs/b.yaml").write_text("")
+    files = [Path("jobs/a.yaml"), Path("jobs/b.yaml"), Path("jobs/a.yaml")]
+    assert distinct(files) == ([Path("jobs/a.yaml"), Path("jobs/b.yaml")], ["note: jobs/a.yaml is given twice: run once"])
+
+
 def test_cli_batch_exit_code_is_the_worst_and_progress_goes_to_stderr(batch, tmp_path, capsys):
     code = main(["run", *map(str, batch), "--out", str(tmp_path / "o"), "--jobs", "2"])
     out, err = capsys.readouterr()
