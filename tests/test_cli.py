@@ -465,3 +465,17 @@ def test_a_threshold_on_an_invalid_result_is_not_tested(synth_trace, tmp_path, c
     assert row.startswith("| [j](j/report.md) | invalid: MFU above 100 % is physically impossible")
     assert row.endswith("| not tested (invalid result) |")
     assert "not tested (invalid result)" in (tmp_path / "o/index.html").read_text()
+
+
+@pytest.mark.parametrize("command, option, needs", [("run", "--label", "--history"),
+                                                    ("compare", "--junit", "--max-regression"),
+                                                    ("compare", "--strict", "--max-regression"),
+                                                    ("compare", "--allow-incomparable", "--max-regression")])
+def test_help_says_which_options_need_another(capsys, monkeypatch, command, option, needs):
+    """Each of these is a usage error (exit 2) without the other option; --help, the only copy of the help text,
+    says so beside it, as README's exit codes do."""
+    monkeypatch.setenv("COLUMNS", "1000")                   # one line per option
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    [line] = [ln for ln in capsys.readouterr().out.splitlines() if ln.lstrip().startswith(option + " ")]
+    assert f"needs {needs}" in line

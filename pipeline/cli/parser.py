@@ -95,7 +95,7 @@ def _run_options(sub: Any) -> None:
                     "(run-000001.parquet, ...), never rewriting earlier ones, so runs may append at once. "
                     "Render it with `mfu history PATH`")
     sp.add_argument("--label", metavar="TEXT", help="stored with this run in the --history, e.g. the commit "
-                    "(--label \"$GITHUB_SHA\"); shown next to the run number")
+                    "(--label \"$GITHUB_SHA\"); shown next to the run number (needs --history)")
 
     sp.add_argument("--cache", metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
                     "reuse them (default: off for one job, the user cache folder for several; see README)")
@@ -148,9 +148,9 @@ def _compare_options(sub: Any) -> None:
     sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative "
                     "to the baseline's value)")
     sp.add_argument("--strict", action="store_true", help="gate: fail a figure worse than the limit even when "
-                    "there are too few samples to test it")
+                    "there are too few samples to test it (needs --max-regression)")
     sp.add_argument("--allow-incomparable", action="store_true", help="gate figures that are not comparable "
-                    "with the baseline anyway (each says so) instead of failing them")
+                    "with the baseline anyway (each says so) instead of failing them (needs --max-regression)")
     sp.add_argument("--format", choices=["text", "github"], default="text", help="text (default); github: also print "
                     "::error/::warning annotations on the job file for failed or undecided figures, write "
                     "summary.md to --out and append it to $GITHUB_STEP_SUMMARY when that is set")
