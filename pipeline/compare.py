@@ -235,7 +235,9 @@ def figure_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str
     """Why one figure of `other` cannot be compared with the baseline's; empty when it can."""
     out = input_reasons(needs, inputs_of(base), inputs_of(other))
     if "invalid" in (base["status"], other["status"]):
-        out.append("status invalid (" + ("this input" if other["status"] == "invalid" else "the baseline") + ")")
+        side = ("both" if base["status"] == other["status"] else
+                "this input" if other["status"] == "invalid" else "the baseline")
+        out.append(f"status invalid ({side})")
     return out
 
 

@@ -538,3 +538,12 @@ def test_a_folder_without_result_json_is_a_usage_error_and_a_folder_with_a_bad_o
     err = capsys.readouterr().err
     assert "result.json: /: not an mfu-pipeline result.json (no schema_version/metrics)" in err
     assert not (tmp_path / "c").exists()
+
+
+def test_an_input_invalid_on_both_sides_is_said_so():
+    """Two invalid results read 'status invalid (this input)', as if the baseline were a measurement: neither is
+    (the same flaw as 'unknown (this input)' for an input both lack)."""
+    doc = compare([("base", fake.result("base", STEADY, {"status": "invalid"})),
+                   ("new", fake.result("new", STEADY, {"status": "invalid"}))])
+    assert figures(doc, 1)["mfu_pct_wall"] == (False, ["status invalid (both)"])
+    assert figures(doc, 1)["step_time_median_s"] == (False, ["status invalid (both)"])
