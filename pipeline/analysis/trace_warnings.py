@@ -91,7 +91,8 @@ def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[d
 
 def analysed(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> dict[int, dict[str, int]]:
     """The duplicate counts of the occurrences analysed, in order (a shared or combined window may hold others)."""
-    return {k: d for k, d in sorted(duplicates.items()) if any(o["occurrence"] == k for o in occurrences)}
+    mine = {o["occurrence"] for o in occurrences}       # a set: a merged export copies rows in every occurrence
+    return {k: d for k, d in sorted(duplicates.items()) if k in mine}
 
 
 def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> list[dict[str, str]]:
