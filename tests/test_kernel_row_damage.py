@@ -218,3 +218,20 @@ def test_a_kept_window_keeps_the_duplicate_memory_rows(tmp_path):
     assert "duplicate_memory_operations" in {w["code"] for w in warm["warnings"]}
     assert [(k["name"], k["count"], round(k["sum_s"] * NS)) for k in warm["top_kernels"] if k["class"] == "memory"] \
         == [("[CUDA memcpy]", 1, 200), ("[CUDA memset]", 1, 100)]
+
+
+def test_copies_in_many_occurrences_are_said_in_runs_not_one_by_one():
+    """A merged export copies rows in every occurrence: the warning listed 'occurrence k: n' for each, 20,000
+    of them (400 kB of message). Beyond ten occurrences it names them as runs. By hand: 12 occurrences of
+    100 ns kernel sum each, one 10 ns copy in each but the 5th: 11 rows, 110 ns of 1200 + 110 = 8.397 %."""
+    from pipeline.analysis.trace_warnings import duplicate_warning
+    occurrences = [{"occurrence": k, "kernel_sum_ns": 100} for k in range(1, 13)]
+    copies = {k: {"rows": 1, "duplicate_ns": 10} for k in range(1, 13) if k != 5}
+    (w,) = duplicate_warning(copies, occurrences)
+    assert w["message"].startswith("11 attributed kernel row(s) are exact copies of another (same device, stream, "
+                                   "start, end, correlationId and process; 11 occurrences: 1-4, 6-12): ")
+    assert "They made 110 ns, 8.397 % of the kernel sum as recorded" in w["message"]
+    few = {k: d for k, d in copies.items() if k <= 11}                       # ten occurrences: each named
+    assert "process; occurrence 1: 1, occurrence 2: 1, occurrence 3: 1, occurrence 4: 1, occurrence 6: 1, " \
+           "occurrence 7: 1, occurrence 8: 1, occurrence 9: 1, occurrence 10: 1, occurrence 11: 1): " in \
+           duplicate_warning(few, occurrences)[0]["message"]

@@ -14,6 +14,8 @@ from typing import Any
 from pipeline.errors import TraceError
 from pipeline.trace.open import Trace
 
+MOST_LISTED = 10                    # occurrences a duplicate warning names one by one, with their counts
+
 
 def nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Matching ranges inside another matching range of their process were folded into it (SEMANTICS §6)."""
@@ -109,11 +111,14 @@ def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> l
 
 def _copies(mine: dict[int, dict[str, int]], kept_ns: int) -> tuple[int, int, str, str]:
     """What both duplicate warnings say of the copies: how many rows, the ns they made, their share of the
-    time as recorded (`kept_ns`, the time counted once, plus the copies), and the rows per occurrence."""
+    time as recorded (`kept_ns`, the time counted once, plus the copies), and the rows per occurrence (beyond
+    MOST_LISTED occurrences, which ones as runs)."""
     rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
     recorded = kept_ns + copied
     share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
-    return rows, copied, share, ", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items())
+    per = (", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items()) if len(mine) <= MOST_LISTED
+           else f"{len(mine)} occurrences: {occurrence_runs(list(mine))}")   # a merged export: every occurrence
+    return rows, copied, share, per
 
 
 def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
