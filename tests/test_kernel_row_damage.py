@@ -235,3 +235,19 @@ def test_copies_in_many_occurrences_are_said_in_runs_not_one_by_one():
     assert "process; occurrence 1: 1, occurrence 2: 1, occurrence 3: 1, occurrence 4: 1, occurrence 6: 1, " \
            "occurrence 7: 1, occurrence 8: 1, occurrence 9: 1, occurrence 10: 1, occurrence 11: 1): " in \
            duplicate_warning(few, occurrences)[0]["message"]
+
+
+def test_early_rows_in_many_occurrences_are_said_in_runs_not_one_by_one():
+    """A broken clock moves rows in every occurrence: the refusal named 'occurrence k: n' for each. Beyond ten
+    occurrences it names them as runs. By hand: one early row in occurrences 1-12 but 5, two in the 12th."""
+    from types import SimpleNamespace
+    from pipeline.analysis.trace_warnings import refuse_early_rows
+    from pipeline.errors import TraceError
+    trace = SimpleNamespace(path="t.sqlite", tables={"raw_kernel": "CUPTI_ACTIVITY_KIND_KERNEL"})
+    rows = [{"occurrence": k, "source": "raw_kernel", "rows": 2 if k == 12 else 1, "most_early_ns": 10 * k}
+            for k in range(1, 13) if k != 5]
+    with pytest.raises(TraceError) as err:
+        refuse_early_rows(trace, rows)
+    assert str(err.value).startswith("t.sqlite: CUPTI_ACTIVITY_KIND_KERNEL: 12 attributed row(s) start before the "
+                                     "selected range of their process (11 occurrences: 1-4, 6-12; up to 120 ns "
+                                     "before it): ")

@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.errors import TraceError
 from pipeline.trace.open import Trace
 
-MOST_LISTED = 10                    # occurrences a duplicate warning names one by one, with their counts
+MOST_LISTED = 10                    # occurrences a message names one by one, with their counts
 
 
 def nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -44,8 +44,8 @@ def refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
         tables.setdefault(trace.tables.get(r["source"], r["source"]), []).append(r)
     said = "; ".join(
         f"{table}: {sum(r['rows'] for r in found)} attributed row(s) start before the selected range of their "
-        f"process (" + ", ".join(f"occurrence {r['occurrence']}: {r['rows']}" for r in found)
-        + f"; up to {max(r['most_early_ns'] for r in found):,} ns before it)" for table, found in tables.items())
+        f"process ({_per_occurrence({r['occurrence']: r['rows'] for r in found})}; up to "
+        f"{max(r['most_early_ns'] for r in found):,} ns before it)" for table, found in tables.items())
     raise TraceError(f"{trace.path}: {said}: each was launched by a CUDA call inside that range, and no GPU work "
                      "starts before the CUDA call that launched it, so these start times cannot be right (a damaged "
                      "or edited export, or a broken clock); the kernel union and sum, and the active-time ratio, "
@@ -111,14 +111,19 @@ def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> l
 
 def _copies(mine: dict[int, dict[str, int]], kept_ns: int) -> tuple[int, int, str, str]:
     """What both duplicate warnings say of the copies: how many rows, the ns they made, their share of the
-    time as recorded (`kept_ns`, the time counted once, plus the copies), and the rows per occurrence (beyond
-    MOST_LISTED occurrences, which ones as runs)."""
+    time as recorded (`kept_ns`, the time counted once, plus the copies), and the rows per occurrence."""
     rows, copied = sum(d["rows"] for d in mine.values()), sum(d["duplicate_ns"] for d in mine.values())
     recorded = kept_ns + copied
     share = f"{100 * copied / recorded:.4g} %" if recorded > 0 else "all"
-    per = (", ".join(f"occurrence {k}: {d['rows']}" for k, d in mine.items()) if len(mine) <= MOST_LISTED
-           else f"{len(mine)} occurrences: {occurrence_runs(list(mine))}")   # a merged export: every occurrence
-    return rows, copied, share, per
+    return rows, copied, share, _per_occurrence({k: d["rows"] for k, d in mine.items()})
+
+
+def _per_occurrence(rows: dict[int, int]) -> str:
+    """Rows per occurrence, each named up to MOST_LISTED occurrences, beyond that which ones as runs: a merged
+    export or a broken clock touches every occurrence, and 20,000 of 'occurrence k: 1' is no message."""
+    if len(rows) <= MOST_LISTED:
+        return ", ".join(f"occurrence {k}: {n}" for k, n in rows.items())
+    return f"{len(rows)} occurrences: {occurrence_runs(list(rows))}"
 
 
 def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
