@@ -36,3 +36,25 @@ def test_scaled_trace_counts_and_union(tmp_path):
         assert round(occ["gpu_kernel_sum_s"] * 1e9) == sum(e - s for s, e in planted)
         assert occ["wall_time_s"] > occ["cpu_range_s"]                  # the async tail is planted
     assert len(ranges) == 12
+
+
+def test_chunks_of_steps_write_the_rows_one_statement_would(tmp_path, monkeypatch):
+    """generate_scaled writes a chunk of steps per statement (memory held by DuckDB grows with the rows one
+    INSERT writes: one statement for 8 M kernels ran out of its 512 MB). Chunks of one step and one chunk of
+    all four give the same rows in every table, and each step's kernels are all there (3 ranks x 50)."""
+    import pipeline.trace.synth_scaled as scaled
+    tables = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS")
+
+    def rows(chunk: int, name: str) -> dict[str, list]:
+        monkeypatch.setattr(scaled, "CHUNK_KERNELS", chunk)
+        path = tmp_path / name
+        generate_scaled(SynthSpec(ranks=3, steps=4, kernels_per_step=50), path)
+        con = sqlite3.connect(path)
+        out = {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+        con.close()
+        return out
+
+    one, per_step = rows(10**9, "one.sqlite"), rows(150, "steps.sqlite")
+    assert one == per_step
+    assert len(one["CUPTI_ACTIVITY_KIND_KERNEL"]) == 4 * 3 * 50
+    assert len(one["NVTX_EVENTS"]) == 2 * 4 * 3                      # a step range and an op range per rank

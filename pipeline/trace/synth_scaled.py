@@ -3,8 +3,8 @@
 `synth.generate` plants every interval in Python and keeps them to compute an exact
 per-kernel ground truth: right for tests, far too slow and memory hungry at 20 M
 kernels. Here every row is a pure function of its index (pipeline/trace/sql/synth_scaled.sql)
-and DuckDB streams the rows straight into the SQLite file, so memory stays flat and
-time grows linearly. Same tables, columns and quirks as `synth` (repeating
+and DuckDB writes the rows straight into the SQLite file, a chunk of steps per statement
+(CHUNK_KERNELS), so memory stays flat and time grows linearly. Same tables, columns and quirks as `synth` (repeating
 correlationIds, autograd-thread launches, duplicate launch rows, NCCL overlap, kernels
 outliving the range); no setup kernels and no dropped launches. The truth file holds
 only what follows from the layout: every kernel of a step is launched inside its range.
@@ -20,6 +20,11 @@ from pipeline.trace import queries
 from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, _Tables, _write
 from pipeline.trace.open import connect, literal
 
+# Kernels written per statement: DuckDB held about 60 MB per 0.3 M kernels written by one INSERT
+# into SQLite, so one statement for an 8 M-kernel trace passed the connection's 512 MB cap (out of
+# memory) and took 1.4-2.1 GB without it; chunks of steps keep it near 200 MB.
+CHUNK_KERNELS = 1_000_000
+
 
 def generate_scaled(spec: SynthSpec, out: Path) -> dict:
     """Write `out` (SQLite) and `out` + '.truth.json' with counts only; return that truth."""
@@ -32,7 +37,11 @@ def generate_scaled(spec: SynthSpec, out: Path) -> dict:
         con.execute("SET preserve_insertion_order = true")
         con.execute(f"ATTACH {literal(out)} AS out (TYPE sqlite)")
         con.execute("BEGIN")
-        queries.run(con, "synth_scaled", **_params(spec))
+        per_step = spec.ranks * spec.kernels_per_step
+        chunk = max(1, CHUNK_KERNELS // per_step)
+        for first in range(0, spec.steps, chunk):
+            queries.run(con, "synth_scaled", **_params(spec), first_step=first,
+                        last_step=min(first + chunk, spec.steps) - 1)
         con.execute("COMMIT")
     finally:
         con.close()

@@ -10,8 +10,11 @@
 -- correlationIds count per process from 1 (they repeat across ranks, as in real exports).
 -- $k = kernels per step per rank; string ids: 1 region, 2 cudaLaunchKernel,
 -- 3 cudaLaunchKernel_v7000, 4 NCCL, 5.. compute names (see synth_scaled.generate_scaled).
+-- One run writes steps $first_step..$last_step (0-based) of all ranks: DuckDB holds memory in
+-- proportion to the rows one INSERT writes into SQLite (about 60 MB per 0.3 M kernels), so
+-- generate_scaled runs this file once per chunk of steps, inside one transaction.
 -- The parameters once, as a one-row table: views cannot hold prepared parameters.
-CREATE TEMP TABLE synth_p AS SELECT
+CREATE OR REPLACE TEMP TABLE synth_p AS SELECT
     $host AS host,
     $first_pid AS first_pid,
     $ranks AS ranks,
@@ -26,9 +29,11 @@ CREATE TEMP TABLE synth_p AS SELECT
     $second_thread_every AS second_thread_every,
     $duplicate_every AS duplicate_every,
     $seed AS seed,
-    $compute_names AS compute_names;
+    $compute_names AS compute_names,
+    $first_step AS first_step,
+    $last_step AS last_step;
 
-CREATE TEMP TABLE synth_steps AS
+CREATE OR REPLACE TEMP TABLE synth_steps AS
 SELECT
     r AS rank,
     s AS step,
@@ -36,12 +41,12 @@ SELECT
     p.first_pid + r AS pid,
     1000000000 + r * p.rank_skew_ns + s * (p.step_ns + p.step_gap_ns) AS start_ns,
     1000000000 + r * p.rank_skew_ns + s * (p.step_ns + p.step_gap_ns) + p.step_ns - p.tail_ns AS cpu_end_ns
-FROM synth_p AS p, range(p.steps) AS t(s), range(p.ranks) AS u(r);
+FROM synth_p AS p, range(p.first_step, p.last_step + 1) AS t(s), range(p.ranks) AS u(r);
 
-CREATE TEMP VIEW synth_launch AS
+CREATE OR REPLACE TEMP VIEW synth_launch AS
 WITH idx AS (
     SELECT n, n // (p.ranks * p.k) AS step, (n // p.k) % p.ranks AS rank, n % p.k AS i
-    FROM synth_p AS p, range(p.steps * p.ranks * p.k) AS t(n)
+    FROM synth_p AS p, range(p.first_step * p.ranks * p.k, (p.last_step + 1) * p.ranks * p.k) AS t(n)
 )
 SELECT
     idx.n, idx.i, st.rank, st.gpid, st.pid,
