@@ -290,3 +290,24 @@ def test_sidecar_charts_are_painted_on_white_for_a_dark_markdown_view():
         ink = svg.get("fill")
         assert 1.05 / (_luminance(ink) + 0.05) >= 7, (name, ink)         # on white (luminance 1): AAA
         assert (_luminance(ink) + 0.05) / (_luminance("#0d1117") + 0.05) < 1.5    # unreadable without it
+
+
+def test_history_line_breaks_at_a_run_not_comparable_with_the_one_before():
+    """Run 3 doubled the global batch: its step time is not comparable with run 2's (history not_comparable),
+    its MFU is. A line from run 2 to run 3 on the step chart read as a +100 % change the history refuses to
+    measure; the step line now stops at run 2 and starts again at run 3, the MFU line runs through. Invalid run
+    5 is not drawn and does not break a line."""
+    def run(n, mfu, step, refused=(), status="ok"):
+        nc = [{"figures": ["step time (median)"], "metrics": list(refused), "reasons": ["tokens per step"]}]
+        return {"run": n, "label": None, "status": status, "mfu_pct_wall": mfu, "step_time_median_s": step,
+                "not_comparable": nc if refused else []}
+    doc = {"jobs": [{"name": "a", "runs": [run(1, 40.0, 1.0), run(2, 40.0, 1.0),
+                                           run(3, 40.0, 2.0, ["step_time_median_s"]), run(4, 36.0, 2.2),
+                                           run(5, 400.0, 0.2, status="invalid"), run(6, 36.0, 2.2)]}]}
+    made = charts.history_charts(doc)
+
+    def lines(name):
+        return [len(p.get("points").split()) for p in ET.fromstring(made[name]).findall("polyline")]
+    assert lines("history-step-1.svg") == [2, 3]          # runs 1-2, then 3, 4 and 6
+    assert lines("history-mfu.svg") == [5]                # 1, 2, 3, 4, 6
+    assert len(ET.fromstring(made["history-step-1.svg"]).findall("circle")) == 5

@@ -250,14 +250,15 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     """One figure over the runs, one line per job (overlaid), on labelled axes: x = run number with
     its label under it, y = the figure with round ticks; points carry their value in a tooltip.
     With `limit_key`, a job whose latest run has that threshold gets a dashed line at it in its colour.
-    Invalid runs are not drawn (no measurement: one 258 % would flatten every real line); the table lists them."""
-    series = [(j["name"], [(x["run"], x[key]) for x in j["runs"] if x[key] is not None and x["status"] != "invalid"],
-               j["runs"][-1].get(limit_key) if limit_key else None) for j in jobs]
+    Invalid runs are not drawn (no measurement: one 258 % would flatten every real line); the table lists them.
+    The line breaks before a run whose figure is not comparable with the run before (history not_comparable):
+    a line across it would read as a change the history refuses to measure."""
+    series = [(j["name"], _segments(j, key), j["runs"][-1].get(limit_key) if limit_key else None) for j in jobs]
     series = [s for s in series if s[1]]
     if not series:
         return None
     numbers, labels = _run_axis([x for j in jobs for x in j["runs"]])
-    vals = [v for _, pts, _ in series for _, v in pts] + [lim for *_, lim in series if lim is not None]
+    vals = [v for _, parts, _ in series for pts in parts for _, v in pts] + [lim for *_, lim in series if lim is not None]
     col = column(vals, unit)
     lo, hi = min(vals), max(vals)
     pad = (hi - lo) * 0.15 or abs(hi) * 0.02 or 1.0
@@ -278,22 +279,35 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
                 body.append(_text(sx[n], top + plot_h + 31, short, "middle", "", ' font-size="11"'))
     taken: list[tuple[float, ...]] = []
     slot_w = (w - left - right) / 3                      # three legend entries a row, each within its slot
-    for k, (name, pts, limit) in enumerate(series):
+    for k, (name, parts, limit) in enumerate(series):
         color, lx, ly = PALETTE[k % len(PALETTE)], left + slot_w * (k % 3), 14 + 18 * (k // 3)
         if limit is not None:
             body.append(_limit_line(f"{_fit(name, 22 * CHAR_W)} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
                                     (left, top, w - right, top + plot_h), color, taken))
         body.append(f"<g><title>{_e(name)}</title>" + _line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"')
                     + _text(lx + 21, ly, _fit(name, slot_w - 21 - 8)) + "</g>")
-        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
-                    + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>')
+        body += [f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
+                 + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>' for pts in parts]
         body += [f'<circle cx="{sx[n]:.1f}" cy="{sy(v):.1f}" r="3.5" fill="{color}"><title>{_e(name)}, run {n}'
                  f'{" (" + _e(labels[n]) + ")" if labels[n] else ""}: {_e(col(v))} {_e(col.unit)}</title></circle>'
-                 for n, v in pts]
+                 for pts in parts for n, v in pts]
     body.append(_text((left + w - right) / 2, top + plot_h + 46, "run (label)", "middle"))
     cy = top + plot_h / 2
     body.append(_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
     return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
+
+
+def _segments(job: dict[str, Any], key: str) -> list[list[tuple[int, float]]]:
+    """A job's valid runs with the figure as (run, value), cut into the stretches a line may join: a new
+    one starts at each run whose figure is not comparable with the run before it."""
+    parts: list[list[tuple[int, float]]] = []
+    for x in job["runs"]:
+        if x[key] is None or x["status"] == "invalid":
+            continue
+        if not parts or any(key in g["metrics"] for g in x.get("not_comparable") or []):
+            parts.append([])
+        parts[-1].append((x["run"], x[key]))
+    return parts
 
 
 def _limit_line(text: str, y: float, plot: tuple[float, float, float, float], color: str,
