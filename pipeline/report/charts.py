@@ -258,7 +258,8 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     if not series:
         return None
     numbers, labels = _run_axis([x for j in jobs for x in j["runs"]])
-    vals = [v for _, parts, _ in series for pts in parts for _, v in pts] + [lim for *_, lim in series if lim is not None]
+    vals = ([v for _, parts, _ in series for pts in parts for _, v in pts]
+            + [lim for *_, lim in series if lim is not None])
     col = column(vals, unit)
     lo, hi = min(vals), max(vals)
     pad = (hi - lo) * 0.15 or abs(hi) * 0.02 or 1.0
