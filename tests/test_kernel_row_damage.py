@@ -251,3 +251,18 @@ def test_early_rows_in_many_occurrences_are_said_in_runs_not_one_by_one():
     assert str(err.value).startswith("t.sqlite: CUPTI_ACTIVITY_KIND_KERNEL: 12 attributed row(s) start before the "
                                      "selected range of their process (11 occurrences: 1-4, 6-12; up to 120 ns "
                                      "before it): ")
+
+
+def test_backwards_rows_in_many_occurrences_are_said_in_runs_not_one_by_one():
+    """A broken clock turns rows backwards in every occurrence: the warning named 'occurrence k: n' for each, as
+    the copy warnings did. Beyond ten occurrences it names them as runs. By hand: one backwards row of 7 ns in
+    occurrences 1-12 but 5, two (14 ns) in the 12th: 12 rows, 84 ns."""
+    from pipeline.analysis.trace_warnings import backwards_warning
+    rows = [{"occurrence": k, "rows": 2 if k == 12 else 1, "negative_ns": 14 if k == 12 else 7}
+            for k in range(1, 13) if k != 5]
+    (w,) = backwards_warning(rows)
+    assert w["message"].startswith("12 attributed kernel or memory row(s) end before they start (11 occurrences: "
+                                   "1-4, 6-12; 84 ns backwards in all): ")
+    (few,) = backwards_warning(rows[:2])
+    assert few["message"].startswith("2 attributed kernel or memory row(s) end before they start (occurrence 1: 1, "
+                                     "occurrence 2: 1; 14 ns backwards in all): ")

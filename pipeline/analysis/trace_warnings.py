@@ -67,7 +67,7 @@ def backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Attributed rows ending before they start ran for no time the export can tell: say so, not only count them."""
     if not rows:
         return []
-    per = ", ".join(f"occurrence {r['occurrence']}: {r['rows']}" for r in rows)
+    per = _per_occurrence({r["occurrence"]: r["rows"] for r in rows})
     return [{"code": "kernels_end_before_start", "message":
              f"{sum(r['rows'] for r in rows)} attributed kernel or memory row(s) end before they start ({per}; "
              f"{sum(r['negative_ns'] for r in rows):,} ns backwards in all): the trace's clock or the export is "
