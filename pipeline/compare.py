@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
@@ -259,6 +259,16 @@ def input_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str,
     return out
 
 
+def by_reasons(refused: Iterable[tuple[str, list[str]]]) -> dict[tuple[str, ...], list[str]]:
+    """Refused figures grouped by the same reasons, in first-seen order: one line per cause, not per figure
+    (compare.json's not_comparable, and the history's)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, reasons in refused:
+        if reasons:
+            groups.setdefault(tuple(reasons), []).append(name)
+    return groups
+
+
 def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dict[str, Any] | None,
             job_file: str | None) -> dict:
     figures = []
@@ -270,10 +280,7 @@ def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dic
         if get(r) is None or get(primary) is None:
             reasons.append("no value" + (" in the baseline" if get(r) is not None else ""))
         figures.append({"metric": key, "label": name, "comparable": not reasons, "reasons": reasons})
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for f in figures:
-        if f["comparable"] is False:
-            groups.setdefault(tuple(f["reasons"]), []).append(f["label"])
+    groups = by_reasons((f["label"], f["reasons"]) for f in figures if f["comparable"] is False)
     field, samples = gate.step_samples(r)
     job_file = job_file or (src if Path(src).suffix in (".yaml", ".yml") else r["job"].get("file") or "")
     return {"label": label, "source": Path(src).name if Path(src).is_absolute() else src,

@@ -248,12 +248,8 @@ def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]
                       for m in TESTED}
     else:
         reasons_of = {m: compare.input_reasons(TESTED[m][5], json.loads(before), json.loads(now)) for m in TESTED}
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for metric, reasons in reasons_of.items():
-        if reasons:
-            groups.setdefault(tuple(reasons), []).append(metric)
     return [{"metrics": metrics, "figures": [TESTED[m][1] for m in metrics], "reasons": list(reasons)}
-            for reasons, metrics in groups.items()]
+            for reasons, metrics in compare.by_reasons(reasons_of.items()).items()]
 
 
 def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:
