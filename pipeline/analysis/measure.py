@@ -124,11 +124,10 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
     queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
-    duplicates = {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]}
-                  for r in rows["duplicate_kernels"]}
-    memory = {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]} for r in rows["duplicate_memops"]}
-    return Window(attribution, region.first, last, counts, unattributed, warnings, duplicates=duplicates,
-                  memory_duplicates=memory, hosts=hosts)
+    copies = {step: {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]} for r in rows[step]}
+              for step in ("duplicate_kernels", "duplicate_memops")}
+    return Window(attribution, region.first, last, counts, unattributed, warnings,
+                  duplicates=copies["duplicate_kernels"], memory_duplicates=copies["duplicate_memops"], hosts=hosts)
 
 
 def _require_tables(trace: Trace) -> None:
