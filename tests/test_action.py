@@ -169,3 +169,34 @@ def test_pre_commit_hook_filter_and_entry(synth_trace, tmp_path, capsys):
     capsys.readouterr()
     assert main([*hook["entry"].split()[1:], str(good), str(bad)]) == 3
     assert "bad.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", ["mistyped folder", "no report", "one new job"])
+def test_a_gate_that_compared_nothing_does_not_pass(wheel, synth_trace, tmp_path, case):
+    """A baseline folder holding no job's result.json (a typo, or an artifact downloaded elsewhere) warned per
+    job and exited 0 with compare-exit-code 0: the gate read 'passed' having compared nothing, on every pull
+    request. Only a job new since the baseline is a warning, and the other jobs are still gated."""
+    ws = tmp_path / "repo"
+    (ws / "jobs").mkdir(parents=True)
+    fast, _ = synth_trace(step_ns=50_000_000)
+    assert main(["run", str(write(tmp_path, "a", fast)), "--out", str(ws / "baseline")]) == 0
+    write(ws / "jobs", "a", fast if case != "no report" else tmp_path / "gone.sqlite")
+    if case == "one new job":
+        write(ws / "jobs", "b", fast)
+    baseline = "baselines" if case == "mistyped folder" else "baseline"
+    steps = run_action({"jobs": "jobs/*.yaml", "baseline": baseline, "package": str(wheel)}, ws, tmp_path)
+    name, code, out, err = steps[-1]
+    assert name == "Compare with the baseline" and "Traceback" not in err
+    if case == "one new job":
+        assert code == 0 and (tmp_path / "github_output").read_text() == "exit-code=0\n"
+        assert "::warning file=jobs/b.yaml::no baseline for b in baseline" in out
+        assert (ws / "mfu-reports" / "compare" / "a" / "compare.json").is_file()
+        return
+    assert code == 1 and (tmp_path / "github_output").read_text() == ""         # no exit code: nothing compared
+    errors = [line for line in out.splitlines() if line.startswith("::error")]
+    assert errors == [{
+        "mistyped folder": "::error::none of the 1 jobs has a baseline (<folder>/<job name>/result.json) in "
+                           "baselines: check the baseline input, or leave it empty to run without a gate; "
+                           "nothing was compared with the baseline",
+        "no report": "::error::no job produced a report (see the Run jobs step); nothing was compared with the "
+                     "baseline"}[case]]
