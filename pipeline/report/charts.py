@@ -203,29 +203,41 @@ def timeline(r: dict[str, Any], label) -> str | None:
     height = top + 22 + group * len(t["devices"])
     body = _legend(left, 16, tuple((k, k) for k, _ in TIMELINE_LANES))
     body += [_line(sx(v), top, sx(v), height, COLORS["grid"]) for v in ticks]
-    a, b = t["range_s"]
     body.append(_text(left - 6, top + 12, "NVTX range", "end"))
-    body.append(f'<g><title>{_e(r["region"]["name"])}, occurrence {t["occurrence"]}: '
-                f'{_e(fmt_seconds(b - a))} (envelope across processes)</title>'
-                f'{_rect(sx(a), top + 3, sx(b) - sx(a), 12, COLORS["nvtx"])}</g>')
+    body.append(timeline_range(r, sx, top + 3))
     body.append(_line(sx(t["wall_s"]), top, sx(t["wall_s"]), height, COLORS["ink"], ' stroke-dasharray="3 2"'))
     y = top + 22
     for d in t["devices"]:
         full = label(r, d["device_id"])
-        name = f"GPU {full}"
         body.append(_axis_name(left - 6, y + group / 2, full, left - 8))
-        for lane, h in TIMELINE_LANES:
-            spans = d[lane]
-            share = 100 * d["lane_time_s"][lane] / t["wall_s"] if t["wall_s"] else 0.0
-            rects = "".join(_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in spans)
-            body.append(f"<g><title>{_e(name)} {lane}: {_e(fmt_pct(share, 1))} of the step</title>{rects}</g>")
-            y += h + 1
-        y += 8
+        body += timeline_lanes(f"GPU {full}", d, t["wall_s"], sx, y)
+        y += group
     body += [_text(sx(v), height + 16, text, "middle") for v, text in zip(ticks, tick_labels(ticks, col.scale))]
     body.append(_text(left + PLOT_PX / 2, height + 34, col.head(f"time from the start of occurrence {t['occurrence']}"),
                       "middle"))
     title = f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time"
     return _svg("timeline", w, height + 42, title, body)
+
+
+def timeline_range(r: dict[str, Any], sx: Callable[[float], float], y: float) -> str:
+    """The step's NVTX range as a bar 12 px high from `y`, its length in the tooltip."""
+    t = r["timeline"]
+    a, b = t["range_s"]
+    return (f'<g><title>{_e(r["region"]["name"])}, occurrence {t["occurrence"]}: '
+            f'{_e(fmt_seconds(b - a))} (envelope across processes)</title>'
+            f'{_rect(sx(a), y, sx(b) - sx(a), 12, COLORS["nvtx"])}</g>')
+
+
+def timeline_lanes(name: str, d: dict[str, Any], wall_s: float, sx: Callable[[float], float], y: float) -> list[str]:
+    """One device's lanes (TIMELINE_LANES) stacked down from `y`, 1 px apart, each lane's share of the
+    step (lane_time_s, not the drawn islands) in its tooltip."""
+    body = []
+    for lane, h in TIMELINE_LANES:
+        share = 100 * d["lane_time_s"][lane] / wall_s if wall_s else 0.0
+        rects = "".join(_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in d[lane])
+        body.append(f"<g><title>{_e(name)} {lane}: {_e(fmt_pct(share, 1))} of the step</title>{rects}</g>")
+        y += h + 1
+    return body
 
 
 def report_charts(r: dict[str, Any], label) -> dict[str, str]:

@@ -126,11 +126,23 @@ def _decades(lo: float, hi: float) -> list[float]:
 
 
 def _legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]:
-    out = []
+    return _legend_rows(x, y, items, math.inf)[0]
+
+
+LEGEND_ROW = 18                     # baseline to baseline of a wrapped legend
+
+
+def _legend_rows(x0: float, y: float, items: tuple[tuple[str, str], ...], right: float) -> tuple[list[str], float]:
+    """A colour swatch and its name per item, in a row that wraps before an entry would pass `right`;
+    with the last row's baseline. A phone-width drawing has no room for four entries on one line."""
+    out, x = [], x0
     for key, text in items:
+        width = 15 + CHAR_W * len(text)
+        if x > x0 and x + width > right:
+            x, y = x0, y + LEGEND_ROW
         out.append(_rect(x, y - 10, 11, 11, COLORS[key]) + _text(x + 15, y, text))
-        x += 15 + CHAR_W * len(text) + 18
-    return out
+        x += width + 18
+    return out, y
 
 
 def _fit(text: str, room_px: float) -> str:
