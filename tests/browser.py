@@ -24,7 +24,11 @@ PROBE = """<script>(function () {
   var box = function (e) { var b = e.getBoundingClientRect(); return {x: b.left, y: b.top, w: b.width, h: b.height}; };
   var svgs = Array.prototype.slice.call(document.querySelectorAll("body svg")).map(function (s) {
     var b = s.getBoundingClientRect(), holder = s.parentElement;
+    var scale = s.viewBox.baseVal && s.viewBox.baseVal.width ? b.width / s.viewBox.baseVal.width : 0;
     return {cls: s.getAttribute("class") || "", box: box(s), bytes: s.outerHTML.length,
+            shown: getComputedStyle(s).display !== "none",
+            fontPx: Array.prototype.slice.call(s.querySelectorAll("text")).map(function (t) {   // as drawn on screen
+              return parseFloat(getComputedStyle(t).fontSize) * scale; }),
             viewWidth: s.viewBox.baseVal ? s.viewBox.baseVal.width : 0, holderWidth: holder.clientWidth,
             holderScrolls: holder.scrollWidth > holder.clientWidth + 1,     // a chart read by scrolling its box
             textsOutside: Array.prototype.slice.call(s.querySelectorAll("text")).filter(function (t) {

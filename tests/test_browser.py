@@ -25,6 +25,10 @@ from tests.test_run_synth import write_job
 
 REPO = Path(__file__).resolve().parents[1]
 TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (charts.PLOT_PX + margins)
+# the phone drawing (phone_charts.py), 16 devices: legend's second line at 34, lanes from 46; NVTX range 16 + 12 + 8;
+# a device 16 + (9 + 1) * 2 + (5 + 1) * 2 + 8 = 56; axis 42: 46 + 36 + 16 * 56 + 42 = 1020
+PHONE_TIMELINE_MAX = (360, 1020)
+PHONE_BELOW = 741                 # the timeline's phone drawing shows on screens narrower (_style.html.j2)
 
 
 def _job(folder: Path, name: str, trace: Path, **over) -> Path:
@@ -86,7 +90,14 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
-    for svg in found["svgs"]:
+    # every chart is shown but one of the timeline's two drawings: the phone one on a narrow screen, else the other
+    hidden = [s["cls"].split()[-1] for s in found["svgs"] if not s["shown"]]
+    if page in ("demo", "wide"):
+        assert hidden == ["chart-timeline" if width < PHONE_BELOW else "chart-timeline-phone"], hidden
+    else:
+        assert hidden == []
+    drawn = [s for s in found["svgs"] if s["shown"]]
+    for svg in drawn:
         assert svg["box"]["w"] > 0 and svg["box"]["h"] > 0, f"{svg['cls']} has no size"
         # a chart is seen whole: within the screen, not read by scrolling its box (at 390 px the charts were held
         # at 460 px and the timeline at 720 px, cut at the screen's edge: the roofline's peak, the last steps), and
@@ -104,7 +115,7 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         for attr, shown in ((mark["fillAttr"], mark["fill"]), (mark["strokeAttr"], mark["stroke"])):
             if attr.startswith("#"):
                 assert browser.rgb(attr) == browser.rgb(shown), f"{page}: a chart mark drawn {attr} shows {shown}"
-    kinds = {(s["cls"].split() or [""])[-1]: s for s in found["svgs"]}
+    kinds = {(s["cls"].split() or [""])[-1]: s for s in drawn}
     if page in ("demo", "wide"):
         roof = kinds["chart-roofline"]
         assert len(roof["labels"]) >= 3                        # peak label and numbered operators
@@ -112,8 +123,10 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         clashes = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
                    if a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5]
         assert clashes == [], f"roofline labels overlap on {page} at {width} px"
-        line = kinds["chart-timeline"]["box"]
-        assert 0 < line["w"] <= TIMELINE_MAX[0] and 0 < line["h"] <= TIMELINE_MAX[1]
+        kind, most = ("chart-timeline-phone", PHONE_TIMELINE_MAX) if width < PHONE_BELOW else ("chart-timeline",
+                                                                                           TIMELINE_MAX)
+        line = kinds[kind]["box"]
+        assert 0 < line["w"] <= most[0] and 0 < line["h"] <= most[1]
     if page == "history":
         assert len(found["svgs"]) >= 2
         assert "⚠ not comparable with run 3: step time (median) (model FLOPs per step: " in \
@@ -123,6 +136,25 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert "--strict" in html and re.findall(r'(?<!class="nw">)--(?:strict|baseline|allow-incomparable)', html) == []
     if page == "wide":
         assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
+
+
+@pytest.mark.parametrize("width, drawing, smallest", [
+    (320, "chart-timeline-phone", 13 * 320 / 360),     # 360 px drawing on a 320-px screen (div.chart spans it)
+    (390, "chart-timeline-phone", 13.0),               # at its own 360 px: desktop's was 13 * 390 / 1016 = 5.0 px
+    (740, "chart-timeline-phone", 13.0),
+    (741, "chart-timeline", 13 * (741 - 32) / 1016),   # 1016 px in 741 - 2 * 16: 9.07 px, the smallest it is shown at
+    (1280, "chart-timeline", 13.0),                    # 1100 - 2 * 16 = 1068 px wide page: at its own 1016 px
+])
+def test_one_timeline_drawing_at_each_width_with_readable_labels(pages, width, drawing, smallest, tmp_path):
+    """The report carries the timeline twice, for a desktop and for a phone; the page shows exactly one at any width,
+    its labels drawn at the font size times the drawing's scale on screen."""
+    found = browser.probe(pages["demo"], width, tmp_path)
+    timelines = [s for s in found["svgs"] if s["cls"].split()[-1] in ("chart-timeline", "chart-timeline-phone")]
+    assert len(timelines) == 2
+    [shown] = [s for s in timelines if s["shown"]]
+    assert shown["cls"].split()[-1] == drawing
+    assert min(shown["fontPx"]) == pytest.approx(smallest, abs=0.05)
+    assert min(shown["fontPx"]) >= (11 if width < PHONE_BELOW else 9)
 
 
 DIM_MARKS = {"#e4e4e4": "grid lines", "#c8c8c8": "idle time, faint on purpose as in the light theme",

@@ -36,12 +36,14 @@ def test_report_charts_inline_and_as_sidecars(synth_trace, tmp_path, model, name
     files = render_all(res)
     assert sorted(n for n in files if n.endswith(".svg")) == sorted(names)
     inline = _svgs(files["report.html"])
-    assert [s.get("class").split()[1] for s in inline] == ["chart-" + n[:-4] for n in names]
+    # the page also carries the timeline's phone-width drawing, right after it (no sidecar: pages only)
+    shown = ["chart-" + n[:-4] for n in names]
+    assert [s.get("class").split()[1] for s in inline] == shown[:1] + ["chart-timeline-phone"] + shown[1:]
     for name in names:
         assert ET.fromstring(files[name]).tag == "{http://www.w3.org/2000/svg}svg"     # a file needs the namespace
         assert f"]({name})" in files["report.md"]                                   # GitHub shows ![..](x.svg)
     assert "<script" not in "".join(files.values()) and "href" not in "".join(files[n] for n in names)
-    bars = inline[1]
+    bars = inline[2]
     assert len(bars.findall(".//rect")) == 3 * len(res["communication"]["devices"]) + 3      # + 3 legend swatches
 
 

@@ -21,7 +21,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from pipeline.bundled import pycache_folder
-from pipeline.report import charts, drawing, mdsafe, publish
+from pipeline.report import charts, drawing, mdsafe, phone_charts, publish
 from pipeline.report.fmt import NBSP, column, fmt_against, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
 
 
@@ -160,7 +160,7 @@ def to_json(result: dict[str, Any]) -> str:
 
 def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = False) -> dict[str, str]:
     """Every output file of one result, as text, keyed by file name: the pages, the JSON, and each
-    chart as a sidecar .svg (the HTML carries the same drawings inline).
+    chart as a sidecar .svg (the HTML carries the same drawings inline, and phone-width ones beside them).
 
     `indexed`: the report's folder sits in an output folder whose index.md / index.html list it
     (`mfu run` writes them), so the pages link up to it. Decided by the caller, not by looking for
@@ -169,9 +169,10 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
     env = environment()
     svgs = (charts.report_charts(result, device_label) if kind == "report"
             else charts.history_charts(result) if kind == "history" else {})
+    phone = phone_charts.report_charts(result, device_label) if kind == "report" else {}
     return {
         f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
-        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, indexed=indexed),
+        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, indexed=indexed),
         "result.json" if kind == "report" else f"{kind}.json": to_json(result),
         **{name: drawing.standalone(svg) for name, svg in svgs.items()},
     }

@@ -1,0 +1,71 @@
+"""Phone-width drawings of the report's charts: the HTML page shows them instead of the desktop ones
+on a narrow screen (_style.html.j2's media queries), so their labels keep their size.
+
+The desktop timeline is 1016 px wide: on a 390-px phone it was scaled to 0.37 and its 13-px labels to
+about 5 px. These are WIDTH px wide at the same font size, so they are drawn at full size on a screen
+of WIDTH px or more (the page's charts span the whole screen on a phone) and at 320 / WIDTH of it, above
+11 px, on the narrowest phones. Lanes are named above their bars instead of in a left margin, and the
+legend wraps. The marks, colours and tooltips are charts.py's; only the page carries these (a Markdown
+view shows the sidecar file, which is the desktop drawing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pipeline.report.charts import TIMELINE_LANES, _gpu_name, timeline_lanes, timeline_range, timeline_step
+from pipeline.report.drawing import (CHAR_W, COLORS, _e, _fit, _legend_rows, _line, _scale, _svg, _text,
+                                     nice_ticks, tick_labels)
+from pipeline.report.fmt import column
+
+WIDTH = 360            # the narrowest common phone's CSS width: at 360 px and up the drawing is at full size
+PAD = 16               # margin left and right, the page's own padding: bars line up with the text above
+NAME_H = 16            # a lane group's name above its bars: baseline at 12, bars from 16
+GAP = 8                # below each group
+
+
+def timeline(r: dict[str, Any], label) -> str | None:
+    """charts.timeline at phone width: the NVTX range and per device its four lanes, each named above
+    its bars, across WIDTH - 2 * PAD px for the step's wall."""
+    t = r.get("timeline")
+    if not t or not t["devices"]:
+        return None
+    sx = _scale(0.0, t["wall_s"], PAD, WIDTH - PAD)
+    body, last = _legend_rows(PAD, 16, tuple((k, k) for k, _ in TIMELINE_LANES), WIDTH - PAD)
+    top = last + 12
+    lanes_h = sum(h + 1 for _, h in TIMELINE_LANES)
+    bottom = top + NAME_H + 12 + GAP + len(t["devices"]) * (NAME_H + lanes_h + GAP)
+    ticks = [v for v in nice_ticks(0.0, t["wall_s"], 5) if v <= t["wall_s"] * 1.0001]
+    body += [_line(sx(v), top, sx(v), bottom, COLORS["grid"]) for v in ticks]
+    body.append(_text(PAD, top + 12, "NVTX range"))
+    body.append(timeline_range(r, sx, top + NAME_H))
+    body.append(_line(sx(t["wall_s"]), top, sx(t["wall_s"]), bottom, COLORS["ink"], ' stroke-dasharray="3 2"'))
+    y = top + NAME_H + 12 + GAP
+    for d in t["devices"]:
+        full = label(r, d["device_id"])
+        body.append(f'<g><title>GPU {_e(full)}</title>{_text(PAD, y + 12, _gpu_name(full, WIDTH - 2 * PAD))}</g>')
+        body += timeline_lanes(f"GPU {full}", d, t["wall_s"], sx, y + NAME_H)
+        y += NAME_H + lanes_h + GAP
+    body += _time_axis(t, ticks, sx, bottom)
+    title = f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time"
+    return _svg("timeline-phone", WIDTH, bottom + 42, title, body)
+
+
+def _time_axis(t: dict[str, Any], ticks: list[float], sx: Callable[[float], float], bottom: float) -> list[str]:
+    """Tick labels under the lanes, each moved in where it would pass the drawing's edge, and the axis
+    name, cut to the width ('…', whole in its tooltip) for a long occurrence number."""
+    col = column([t["wall_s"]], "s")
+    body = []
+    for v, text in zip(ticks, tick_labels(ticks, col.scale)):
+        half = (CHAR_W * len(text) + 2) / 2
+        body.append(_text(min(max(sx(v), half), WIDTH - half), bottom + 16, text, "middle"))
+    name = col.head(f"time from the start of occurrence {t['occurrence']}")
+    body.append(f"<g><title>{_e(name)}</title>{_text(WIDTH / 2, bottom + 34, _fit(name, WIDTH - 8), 'middle')}</g>")
+    return body
+
+
+def report_charts(r: dict[str, Any], label) -> dict[str, str]:
+    """The phone drawings by the sidecar file name of the desktop chart they stand in for."""
+    made = {"timeline.svg": timeline(r, label)}
+    return {name: svg for name, svg in made.items() if svg}
