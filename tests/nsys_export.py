@@ -34,6 +34,10 @@ _DDL = {
     "CUPTI_ACTIVITY_KIND_MEMSET": "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
                                   "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, "
                                   "globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL",
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+                                       "contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, "
+                                       "correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, "
+                                       "graphExecId INTEGER NOT NULL",
     "TARGET_INFO_GPU": "vmId INTEGER, id INTEGER NOT NULL, name TEXT, busLocation TEXT, totalMemory INTEGER, "
                        "memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, chipName TEXT, "
                        "cuDevice INTEGER",
@@ -62,6 +66,7 @@ class Export:
     kernels: list[dict] = field(default_factory=list)
     memcpys: list[dict] = field(default_factory=list)
     memsets: list[dict] = field(default_factory=list)
+    graphs: list[dict] = field(default_factory=list)
     gpus: list[dict] = field(default_factory=list)
     processes: list[dict] = field(default_factory=list)
 
@@ -99,12 +104,20 @@ class Export:
         else:
             self.memcpys.append({**row, "copyKind": 8})
 
+    def graph(self, start: int, end: int, pid_key: int | None, corr: int | None, graph_id: int, *, device: int = 0,
+              stream: int = 7) -> None:
+        """One CUDA graph launch recorded whole (--cuda-graph-trace=graph): its kernels have no rows."""
+        self.graphs.append({"start": start, "end": end, "deviceId": device, "contextId": 1, "streamId": stream,
+                            "correlationId": corr, "globalPid": pid_key, "graphId": graph_id,
+                            "graphExecId": graph_id + 100})
+
     def write(self, path: Path) -> Path:
         """Create only the tables that have rows (StringIds always), like `nsys export`."""
         rows = {"StringIds": [{"id": i, "value": v} for v, i in self.strings.items()],
                 "NVTX_EVENTS": self.nvtx, "CUPTI_ACTIVITY_KIND_RUNTIME": self.runtime,
                 "CUPTI_ACTIVITY_KIND_KERNEL": self.kernels, "CUPTI_ACTIVITY_KIND_MEMCPY": self.memcpys,
-                "CUPTI_ACTIVITY_KIND_MEMSET": self.memsets, "TARGET_INFO_GPU": self.gpus,
+                "CUPTI_ACTIVITY_KIND_MEMSET": self.memsets, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": self.graphs,
+                "TARGET_INFO_GPU": self.gpus,
                 "PROCESSES": self.processes,
                 "META_DATA_EXPORT": [{"name": "EXPORT_SCHEMA_VERSION", "value": "3.25.0"}]}
         con = sqlite3.connect(path)
