@@ -107,8 +107,8 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     else:
         _, last = occurrence_range(trace, region, counts)
     attribution = _attribution(trace, region.attribution, warnings)
-    if attribution == "window" and len(counts) > 1 and not trace.has_column("raw_kernel", "globalPid"):
-        raise TraceError(f"{trace.path}: the kernel table has no globalPid column and region '{region.name}' is in "
+    if attribution == "window" and len(counts) > 1 and (pidless := _pidless(trace)):
+        raise TraceError(f"{trace.path}: {pidless} has no globalPid column and region '{region.name}' is in "
                          f"{len(counts)} processes ({', '.join(sorted(counts))}): nothing says whose a kernel is, and "
                          "giving it to every process's range would count it once per rank. Measure one process "
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
@@ -137,9 +137,9 @@ def _require_tables(trace: Trace) -> None:
     lacking = [trace.lacking[raw] for raw in ("raw_nvtx", "raw_kernel") if raw in trace.lacking]
     if lacking:
         raise TraceError(f"{trace.path}: " + "; ".join(lacking))
-    missing = [what for raw, what in (("raw_nvtx", "no NVTX_EVENTS table (no regions)"),
-                                      ("raw_kernel", "no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels)"))
-               if not trace.has(raw)]
+    missing = [] if trace.has("raw_nvtx") else ["no NVTX_EVENTS table (no regions)"]
+    if not trace.gpu_work():         # graph launch rows alone are GPU work (SEMANTICS §4)
+        missing.append("no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels)")
     if missing:
         mark = "" if trace.has("raw_nvtx") else " and mark the step with an NVTX range"
         raise TraceError(f"{trace.path}: the trace has {' and '.join(missing)}; capture with {CAPTURE}{mark}")
@@ -214,12 +214,21 @@ def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> s
                          "kernels are attributed by time window (every kernel of the process overlapping the "
                          "range, clipped to it)"})
         return "window"
-    if not trace.has_column("raw_kernel", "globalPid"):
+    if pidless := _pidless(trace):
         warnings.append({"code": "attribution_window", "message":
-                         "the kernel table has no globalPid column, so launches cannot be matched within a "
+                         f"{pidless} has no globalPid column, so launches cannot be matched within a "
                          "process; kernels are attributed by time window"})
         return "window"
     return wanted
+
+
+def _pidless(trace: Trace) -> str | None:
+    """The GPU work table present without globalPid, which says whose a row is: a trace without a kernel table
+    (all its work in CUDA graph launch rows) has no kernel rows lacking one."""
+    for raw, what in (("raw_kernel", "the kernel table"), ("raw_graph_trace", "the CUDA graph launch table")):
+        if trace.has(raw) and not trace.has_column(raw, "globalPid"):
+            return what
+    return None
 
 
 def gpu_tails(ranks: list[dict]) -> dict[int, int]:

@@ -63,6 +63,11 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("bytes", "BIGINT")]),
 }
 
+# The raw views whose rows are GPU work: views.sql's `kernels` is their union, so a trace with either measures,
+# and one without the other reads it as an empty view (Nsight Systems creates a table only when it has rows: an
+# inference server that ran every kernel in a CUDA graph, captured at graph level, has no kernel table).
+GPU_WORK = ("raw_kernel", "raw_graph_trace")
+
 # Columns without which a present table is unusable for its purpose.
 ESSENTIAL = {
     "raw_kernel": {"start", "end", "deviceId"},
@@ -212,6 +217,10 @@ class Trace:
 
     def has_column(self, raw: str, column: str) -> bool:
         return column in self.columns.get(raw, set())
+
+    def gpu_work(self) -> list[str]:
+        """The GPU_WORK views whose export table is present: none means no GPU work was captured."""
+        return [raw for raw in GPU_WORK if self.has(raw)]
 
 
 def open_trace(path: str | Path) -> Trace:
