@@ -112,6 +112,13 @@ def test_a_trace_with_neither_table_is_refused_as_before(tmp_path, capsys):
     assert main(["init", str(trace)]) == 4 and "holds no GPU kernels" in capsys.readouterr().err
 
 
+def test_a_graph_table_lacking_a_column_it_needs_is_named(tmp_path, capsys):
+    """Treated as absent, it left a trace of no GPU work, refused as 'no kernel table': the wrong fix."""
+    trace = graph_only().write(tmp_path / "bad.sqlite")
+    with sqlite3.connect(trace) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE RENAME COLUMN "start" TO renamed')
+    code, err, _ = run(capsys, tmp_path, trace)
+    assert code == 4 and "its CUPTI_ACTIVITY_KIND_GRAPH_TRACE table lacks columns ['start']" in err, err
 
 
 def test_a_graph_table_without_globalpid_falls_back_to_the_window_and_says_which_table(tmp_path, capsys):

@@ -23,7 +23,7 @@ from pipeline.trace import chain, queries
 from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
 from pipeline.errors import TraceError
-from pipeline.trace.open import MEMORY_LIMIT, Trace
+from pipeline.trace.open import GPU_WORK, MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
 # Warning thresholds in percent, compared in integer nanoseconds so the boundary is exact:
@@ -134,7 +134,7 @@ def _require_tables(trace: Trace) -> None:
     """Every missing table a measurement needs, named at once with what it prevents (SEMANTICS §2): a
     CPU-only capture lacks both, and naming only the first sends the user back to capture twice. A table
     present but lacking a column it needs is no capture problem: exporting again is the fix."""
-    lacking = [trace.lacking[raw] for raw in ("raw_nvtx", "raw_kernel") if raw in trace.lacking]
+    lacking = [trace.lacking[raw] for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking]
     if lacking:
         raise TraceError(f"{trace.path}: " + "; ".join(lacking))
     missing = [] if trace.has("raw_nvtx") else ["no NVTX_EVENTS table (no regions)"]
