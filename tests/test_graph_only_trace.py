@@ -90,14 +90,43 @@ def test_graph_rows_alone_are_measured(tmp_path, capsys, cache):
 def test_without_a_runtime_table_graph_rows_are_clipped_to_the_ranges(tmp_path, capsys):
     """Window attribution, with its warning: occurrence 2's 3300..4300 counts as 3300..4000 (700), so
     sum 700 + 400 = 1100 and union 700, and the wall is the range, 1000; the row at 100..300 lies in no range."""
-    code, err, res = run(capsys, tmp_path, graph_only(runtime=False).write(tmp_path / "graphs.sqlite"))
+    trace = graph_only(runtime=False).write(tmp_path / "graphs.sqlite")
+    code, err, res = run(capsys, tmp_path, trace)
     assert code == 0, err
     assert [(ns(o["wall_time_s"]), ns(o["gpu_kernel_sum_s"]), ns(o["gpu_kernel_union_s"]), o["kernel_count"])
             for o in res["occurrences"]] == [(1000, 500, 500, 1), (1000, 1100, 700, 2)]
     [said] = [w["message"] for w in res["warnings"] if w["code"] == "attribution_window"]
     assert said.startswith("no CUPTI_ACTIVITY_KIND_RUNTIME table")
+    assert main(["inspect", str(trace)]) == 0          # inspect says so too: graph rows are GPU work to attribute
+    assert "  - no CUPTI_ACTIVITY_KIND_RUNTIME table: kernel attribution falls back to the time window\n" in (
+        capsys.readouterr().out)
 
 
+def test_inspect_and_init_read_graph_rows_as_the_gpu_work(tmp_path, capsys):
+    """Discovery: both occurrences launch 500 and 1400 ns (medians 950 sum, 750 union), of the trace's 2100 ns of
+    GPU work (the row at 100..300 is in no range): 1900 / 2100 = 90.5 %."""
+    trace = graph_only().write(tmp_path / "graphs.sqlite")
+    assert main(["inspect", "--format", "json", str(trace)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["tables"]["raw_kernel"] is None and info["tables"]["raw_memcpy"] is None
+    assert info["tables"]["raw_graph_trace"] == "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+    [step] = info["region_discovery"]["regions"]
+    assert (step["name_group"], step["step_like"], step["median_kernel_sum_ns"], step["median_kernel_union_ns"]) == (
+        "step", True, 950, 750)
+    assert step["kernel_share"] == pytest.approx(1900 / 2100)
+    assert main(["inspect", str(trace)]) == 0
+    text = capsys.readouterr().out
+    assert "  device 0: 3 kernels\n  device 1: 1 kernels\n" in text
+    assert ("CUDA graphs      graph level (--cuda-graph-trace=graph): 4 launches of 2 graphs, one row each; they "
+            "count as GPU work (class cuda_graph), their kernels are not in the trace") in text
+    assert ("  - no CUPTI_ACTIVITY_KIND_KERNEL table: all GPU work was recorded as whole CUDA graph launches "
+            "(--cuda-graph-trace=graph), which `mfu run` measures as one interval each (class cuda_graph); kernel "
+            "names, classes and precision are unavailable: capture with --cuda-graph-trace=node for them\n") in text
+    assert "no GPU kernels were captured" not in text and "90.5% " in text
+    job = tmp_path / "job.yaml"
+    assert main(["init", str(trace), "-o", str(job)]) == 0
+    written = job.read_text()
+    assert 'name: "step"' in written and "num_gpus: 2 " in written
 
 
 def test_a_trace_with_neither_table_is_refused_as_before(tmp_path, capsys):

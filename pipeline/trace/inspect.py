@@ -16,7 +16,7 @@ from pipeline.trace import chain, discovery, integrity, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
-from pipeline.trace.open import RAW_TABLES, open_trace
+from pipeline.trace.open import RAW_TABLES, Trace, open_trace
 
 
 def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, Any]:
@@ -57,7 +57,7 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         "region_discovery": found,
         "precision_by_kernel_names": precision,
         "cuda_graphs": {"mode": graph_mode(graphs), **graphs},
-        "supports": _supports(trace.tables, counts),
+        "supports": _supports(trace, counts),
         "notes": trace.notes,
     }
 
@@ -102,16 +102,21 @@ def _detection(gpus: list[dict] | None, used: list[int]) -> dict[str, Any]:
             "warnings": list(found.warnings)}
 
 
-def _supports(tables: dict[str, str], counts: dict[str, Any]) -> list[str]:
+def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
     """Plain-words consequences of what is present (SEMANTICS §2: a missing table means no such events)."""
-    out = []
+    tables, work, out = trace.tables, trace.gpu_work(), []
     if "raw_nvtx" not in tables or not counts["nvtx_ranges"]:
         out.append("no NVTX ranges: no region can be selected, so `mfu run` cannot measure a step here; mark each "
                    f"step with an NVTX range and capture with {discovery.CAPTURE}")
-    if "raw_kernel" not in tables:
+    if not work:
         out.append("no CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels were captured, so there is no GPU work to "
                    f"measure; capture with {discovery.CAPTURE}")
-    if "raw_runtime" not in tables and "raw_kernel" in tables:
+    elif "raw_kernel" not in tables:
+        out.append("no CUPTI_ACTIVITY_KIND_KERNEL table: all GPU work was recorded as whole CUDA graph launches "
+                   "(--cuda-graph-trace=graph), which `mfu run` measures as one interval each (class cuda_graph); "
+                   "kernel names, classes and precision are unavailable: capture with --cuda-graph-trace=node "
+                   "for them")
+    if "raw_runtime" not in tables and work:
         out.append("no CUPTI_ACTIVITY_KIND_RUNTIME table: kernel attribution falls back to the time window")
     if counts["kernels_without_process"]:
         out.append(f"{counts['kernels_without_process']:,} kernels carry no globalPid: they are attributed by time "
