@@ -28,7 +28,9 @@ TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (c
 # the phone drawing (phone_charts.py), 16 devices: legend's second line at 34, lanes from 46; NVTX range 16 + 12 + 8;
 # a device 16 + (9 + 1) * 2 + (5 + 1) * 2 + 8 = 56; axis 42: 46 + 36 + 16 * 56 + 42 = 1020
 PHONE_TIMELINE_MAX = (360, 1020)
-PHONE_BELOW = 741                 # the timeline's phone drawing shows on screens narrower (_style.html.j2)
+# charts with a phone drawing, which shows on screens narrower than (_style.html.j2): where the desktop drawing's
+# 13-px labels would be under 9 px (timeline, 1016 px) or 11.9 px (620 px: they span the screen under 600 px)
+PHONE_BELOW = {"chart-timeline": 741, "chart-devices": 601, "chart-steps": 601}
 
 
 def _job(folder: Path, name: str, trace: Path, **over) -> Path:
@@ -90,10 +92,10 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
-    # every chart is shown but one of the timeline's two drawings: the phone one on a narrow screen, else the other
+    # every chart is shown but one of the two drawings of a chart with a phone one: that on a narrow screen
     hidden = [s["cls"].split()[-1] for s in found["svgs"] if not s["shown"]]
     if page in ("demo", "wide"):
-        assert hidden == ["chart-timeline" if width < PHONE_BELOW else "chart-timeline-phone"], hidden
+        assert hidden == [k if width < below else f"{k}-phone" for k, below in PHONE_BELOW.items()], hidden
     else:
         assert hidden == []
     drawn = [s for s in found["svgs"] if s["shown"]]
@@ -123,8 +125,8 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         clashes = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
                    if a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5]
         assert clashes == [], f"roofline labels overlap on {page} at {width} px"
-        kind, most = ("chart-timeline-phone", PHONE_TIMELINE_MAX) if width < PHONE_BELOW else ("chart-timeline",
-                                                                                           TIMELINE_MAX)
+        kind, most = (("chart-timeline-phone", PHONE_TIMELINE_MAX) if width < PHONE_BELOW["chart-timeline"]
+                      else ("chart-timeline", TIMELINE_MAX))
         line = kinds[kind]["box"]
         assert 0 < line["w"] <= most[0] and 0 < line["h"] <= most[1]
     if page == "history":
@@ -138,23 +140,27 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
 
 
-@pytest.mark.parametrize("width, drawing, smallest", [
-    (320, "chart-timeline-phone", 13 * 320 / 360),     # 360 px drawing on a 320-px screen (div.chart spans it)
-    (390, "chart-timeline-phone", 13.0),               # at its own 360 px: desktop's was 13 * 390 / 1016 = 5.0 px
-    (740, "chart-timeline-phone", 13.0),
-    (741, "chart-timeline", 13 * (741 - 32) / 1016),   # 1016 px in 741 - 2 * 16: 9.07 px, the smallest it is shown at
-    (1280, "chart-timeline", 13.0),                    # 1100 - 2 * 16 = 1068 px wide page: at its own 1016 px
+@pytest.mark.parametrize("width, smallest", [       # by hand: the label size as drawn (font size × drawing's scale)
+    (320, {"timeline": 13 * 320 / 360, "devices": 13 * 320 / 360, "steps": 13 * 320 / 360}),   # 360 px in 320
+    (390, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),     # at 360 px; desktop's were 5.0, 8.2 and 8.2 px
+    (600, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),
+    (601, {"timeline": 13.0, "devices": 13 * (601 - 32) / 620, "steps": 13 * (601 - 32) / 620}),   # 11.9 px
+    (740, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),
+    (741, {"timeline": 13 * (741 - 32) / 1016, "devices": 13.0, "steps": 13.0}),  # 1016 px in 741 - 2 * 16: 9.07 px
+    (1280, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),    # a 1068-px page: each at its own width
 ])
-def test_one_timeline_drawing_at_each_width_with_readable_labels(pages, width, drawing, smallest, tmp_path):
-    """The report carries the timeline twice, for a desktop and for a phone; the page shows exactly one at any width,
-    its labels drawn at the font size times the drawing's scale on screen."""
+def test_one_drawing_of_each_chart_at_each_width_with_readable_labels(pages, width, smallest, tmp_path):
+    """The report carries the timeline, devices and steps charts twice, for a desktop and for a phone; the page shows
+    exactly one of each at any width (the phone one below PHONE_BELOW), its labels at the size written here."""
     found = browser.probe(pages["demo"], width, tmp_path)
-    timelines = [s for s in found["svgs"] if s["cls"].split()[-1] in ("chart-timeline", "chart-timeline-phone")]
-    assert len(timelines) == 2
-    [shown] = [s for s in timelines if s["shown"]]
-    assert shown["cls"].split()[-1] == drawing
-    assert min(shown["fontPx"]) == pytest.approx(smallest, abs=0.05)
-    assert min(shown["fontPx"]) >= (11 if width < PHONE_BELOW else 9)
+    for chart, size in smallest.items():
+        pair = [s for s in found["svgs"] if s["cls"].split()[-1] in (f"chart-{chart}", f"chart-{chart}-phone")]
+        assert len(pair) == 2
+        [shown] = [s for s in pair if s["shown"]]
+        phone = width < PHONE_BELOW[f"chart-{chart}"]
+        assert shown["cls"].split()[-1] == f"chart-{chart}" + ("-phone" if phone else "")
+        assert min(shown["fontPx"]) == pytest.approx(size, abs=0.05), chart
+        assert min(shown["fontPx"]) >= (11 if phone else 9)
 
 
 DIM_MARKS = {"#e4e4e4": "grid lines", "#c8c8c8": "idle time, faint on purpose as in the light theme",

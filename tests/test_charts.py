@@ -36,9 +36,11 @@ def test_report_charts_inline_and_as_sidecars(synth_trace, tmp_path, model, name
     files = render_all(res)
     assert sorted(n for n in files if n.endswith(".svg")) == sorted(names)
     inline = _svgs(files["report.html"])
-    # the page also carries the timeline's phone-width drawing, right after it (no sidecar: pages only)
-    shown = ["chart-" + n[:-4] for n in names]
-    assert [s.get("class").split()[1] for s in inline] == shown[:1] + ["chart-timeline-phone"] + shown[1:]
+    # the page also carries phone-width drawings of the timeline, devices and steps charts, each right after
+    # the chart (no sidecar: pages only)
+    drawn = [k for n in names for k in ["chart-" + n[:-4]] + (["chart-" + n[:-4] + "-phone"] if n != "roofline.svg"
+                                                                 else [])]
+    assert [s.get("class").split()[1] for s in inline] == drawn
     for name in names:
         assert ET.fromstring(files[name]).tag == "{http://www.w3.org/2000/svg}svg"     # a file needs the namespace
         assert f"]({name})" in files["report.md"]                                   # GitHub shows ![..](x.svg)

@@ -30,9 +30,8 @@ def _lane_times(svg: ET.Element, left: float, plot: float, wall: float) -> dict[
     for g in svg.iter("g"):
         title = g.find("title")
         if title is not None and re.match(r"GPU .* (compute|communication|memory|idle): ", title.text):
-            lanes[title.text.split(":")[0]] = [
-                ((float(r.get("x")) - left) / plot * wall, (float(r.get("x")) + float(r.get("width")) - left) / plot * wall)
-                for r in g.findall("rect")]
+            xs = [(float(r.get("x")), float(r.get("x")) + float(r.get("width"))) for r in g.findall("rect")]
+            lanes[title.text.split(":")[0]] = [((a - left) / plot * wall, (b - left) / plot * wall) for a, b in xs]
     return lanes
 
 
@@ -98,6 +97,57 @@ def test_phone_timeline_names_lanes_above_their_bars_within_the_width():
         assert float(name.get("y")) + 13 * 0.3 <= top                     # its descenders above the bars
 
 
+def _texts_inside(svg: ET.Element, width: float) -> list[str]:
+    """The labels whose box passes the drawing's left or right edge (the rotated axis name is upright: skipped)."""
+    out = []
+    for t in svg.iter("text"):
+        w = GLYPH * len(t.text) + 2
+        x = float(t.get("x")) - {"start": 0, "middle": w / 2, "end": w}[t.get("text-anchor")]
+        if t.get("transform") is None and not (0 <= x and x + w <= width):
+            out.append(t.text)
+    return out
+
+
+def test_phone_device_bars_are_the_shares_of_wall_on_a_narrower_axis():
+    """The devices chart at 360 px: bars from x = 90 to 360 - 16, so 254 px for the wall (desktop: 620 - 106 = 514),
+    each part's width its share of the wall; every label inside, the legend wrapped (87.6 + 196.8 + 46.2 px of
+    entries from x = 90 pass 344: 'exposed communication' starts the second line, 'idle' fits after it)."""
+    desk = ET.fromstring(charts.devices(DEMO, device_label))
+    phone = ET.fromstring(charts.devices(DEMO, device_label, phone=True))
+    assert phone.get("viewBox").split()[2] == "360" and phone.get("class") == "chart chart-devices-phone"
+    bars = [g for g in phone.iter("g") if g.find("rect") is not None]
+    assert [g.find("title").text for g in bars] == [g.find("title").text for g in desk.iter("g")
+                                                     if g.find("rect") is not None]
+    expected = [(d[k] / d["wall_s"]) for d in DEMO["communication"]["devices"] for k in ("compute_s", "exposed_s",
+                                                                                        "idle_s")]
+    assert len(bars) == 8 * 3
+    for g, share in zip(bars, expected):
+        assert float(g.find("rect").get("width")) == pytest.approx(max(254 * share, 0.5), abs=0.051)
+    assert _texts_inside(phone, 360) == []
+    legend = {t.text: float(t.get("y")) for t in phone.iter("text") if t.text in ("compute", "idle",
+                                                                                    "exposed communication")}
+    assert legend["exposed communication"] == legend["idle"] == legend["compute"] + 18
+
+
+def test_phone_step_chart_draws_the_same_points_on_a_narrower_axis():
+    """The step chart at 360 px: the same points at the same heights, occurrence i of n at x = 70 + 274 / n *
+    (i + 0.5) (360 - 70 - 16 = 274 px), and at most 6 occurrence numbers under the axis: 40 occurrences get every
+    7th (ceil(40 / 6)), 6 numbers 48 px apart."""
+    desk, phone = ET.fromstring(charts.steps(DEMO)), ET.fromstring(charts.steps(DEMO, phone=True))
+    assert phone.get("viewBox").split()[2] == "360" and phone.get("class") == "chart chart-steps-phone"
+    dots, desk_dots = list(phone.iter("circle")), list(desk.iter("circle"))
+    assert [c.find("title").text for c in dots] == [c.find("title").text for c in desk_dots]
+    assert [c.get("cy") for c in dots] == [c.get("cy") for c in desk_dots]
+    n = len(DEMO["occurrences"])
+    assert [float(c.get("cx")) for c in dots] == pytest.approx([70 + 274 / n * (i + 0.5) for i in range(n)], abs=0.051)
+    assert _texts_inside(phone, 360) == []
+    r = copy.deepcopy(DEMO)
+    r["occurrences"] = [{**r["occurrences"][0], "index": i} for i in range(1, 41)]
+    numbers = [t.text for t in ET.fromstring(charts.steps(r, phone=True)).iter("text")
+               if t.get("text-anchor") == "middle" and t.text.isdigit()]
+    assert numbers == ["1", "8", "15", "22", "29", "36"]
+
+
 def test_phone_timeline_cuts_a_long_axis_name_and_keeps_it_whole_on_hover():
     r = copy.deepcopy(DEMO)
     r["timeline"]["occurrence"] = 12345678901234
@@ -113,9 +163,10 @@ def test_phone_drawing_is_in_the_page_only():
     files = render_all(DEMO)
     assert sorted(n for n in files if n.endswith(".svg")) == ["devices.svg", "roofline.svg", "steps.svg",
                                                                "timeline.svg"]
-    assert "timeline-phone" not in files["report.md"] and "timeline-phone" not in files["timeline.svg"]
-    assert files["report.html"].count('class="chart chart-timeline-phone"') == 1
-    assert files["report.html"].count('class="chart chart-timeline"') == 1
+    for chart in ("timeline", "devices", "steps"):
+        assert f"{chart}-phone" not in files["report.md"] and f"{chart}-phone" not in files[f"{chart}.svg"]
+        assert files["report.html"].count(f'class="chart chart-{chart}-phone"') == 1
+        assert files["report.html"].count(f'class="chart chart-{chart}"') == 1
 
 
 def _rules(css: str) -> list[tuple[str, str, str]]:
@@ -131,13 +182,29 @@ def _rules(css: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def test_style_shows_one_timeline_drawing_on_a_screen_and_the_desktop_one_in_print():
-    """The phone drawing is hidden unless a screen is 740 px or narrower, where the desktop one is hidden: exactly
-    one of them at any width (Chromium checks 320 to 1280 px in test_browser). Print matches no `screen` query:
-    only the desktop drawing is printed, also on paper narrower than 740 px."""
+def _display(rules: list[tuple[str, str, str]], svg_class: str, medium: str, width: int) -> str:
+    """The display of `svg.chart.<svg_class>` by the rules naming it (all of one specificity: the last that
+    applies wins), block as svg.chart's otherwise. Media conditions here: '' or 'screen and (max-width: N px)'."""
+    shown = "block"
+    for media, selectors, decl in rules:
+        found = re.fullmatch(r"screen and \(max-width: (\d+)px\)", media)
+        applies = media == "" or (found is not None and medium == "screen" and width <= int(found.group(1)))
+        if applies and f"svg.chart.{svg_class}" in [x.strip() for x in selectors.split(",")]:
+            shown = re.fullmatch(r"display: (\w+);", decl).group(1)
+    return shown
+
+
+@pytest.mark.parametrize("chart, phone_below", [("chart-timeline", 741), ("chart-devices", 601), ("chart-steps", 601)])
+def test_style_shows_one_drawing_of_a_chart_on_a_screen_and_the_desktop_one_in_print(chart, phone_below):
+    """The phone drawing shows on a screen narrower than `phone_below`, the desktop one from there on: exactly one
+    of them at any width (Chromium checks it in test_browser). Print matches no `screen` query: only the desktop
+    drawing is printed, also on paper narrower than the break. The breaks, by hand: the 1016-px timeline's
+    13-px labels are 13 * (741 - 32) / 1016 = 9.07 px at 741 px; a 620-px chart's 13 * (601 - 32) / 620 = 11.9 px."""
     html = render_all(DEMO)["report.html"]
-    css = re.sub(r"\{#.*?#\}", "", html.split("<style>")[1].split("</style>")[0], flags=re.S)
-    timeline = [(media, sel, decl) for media, sel, decl in _rules(css) if "chart-timeline" in sel]
-    assert timeline == [("", "svg.chart.chart-timeline-phone", "display: none;"),
-                        ("screen and (max-width: 740px)", "svg.chart.chart-timeline", "display: none;"),
-                        ("screen and (max-width: 740px)", "svg.chart.chart-timeline-phone", "display: block;")]
+    rules = _rules(html.split("<style>")[1].split("</style>")[0])
+    for width in (320, 390, 600, 601, 740, 741, 768, 1280):
+        on_screen = (_display(rules, chart, "screen", width), _display(rules, f"{chart}-phone", "screen", width))
+        assert on_screen == (("none", "block") if width < phone_below else ("block", "none")), (width, on_screen)
+    for width in (390, 700, 1000):
+        assert (_display(rules, chart, "print", width), _display(rules, f"{chart}-phone", "print", width)) == (
+            "block", "none")

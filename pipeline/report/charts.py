@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.analysis.timeline import PLOT_PX
-from pipeline.report.drawing import (CHAR_W, COLORS, FONT, _box, _e, _fit, _legend, _line, _log_grid, _overlaps,
-                                     _place, _rect, _scale, _svg, _text, nice_ticks, tick_labels)
+from pipeline.report.drawing import (CHAR_W, CHART_W, COLORS, FONT, PHONE_W, _box, _e, _fit, _legend, _legend_rows,
+                                     _line, _log_grid, _overlaps, _place, _rect, _scale, _svg, _text, nice_ticks,
+                                     tick_labels)
 from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
 
 
@@ -103,17 +104,18 @@ def _roof_tip(i: int, x: dict[str, Any], short: bool = False) -> str:
     return f"{i} {name}: AI {fmt_num(x['arithmetic_intensity'])} FLOP/byte, {what} ({x['bound']})"
 
 
-def steps(r: dict[str, Any]) -> str | None:
+def steps(r: dict[str, Any], phone: bool = False) -> str | None:
     """Step time per occurrence (SEMANTICS §6: the wall, or the period to the next occurrence's start
     when the two overlap) as points on a labelled y axis, with the median the headline quotes as a
-    dashed line: the points and the line are the same quantity."""
+    dashed line: the points and the line are the same quantity. `phone`: PHONE_W wide (phone_charts.py),
+    at most 6 occurrence numbers under the axis, not 12."""
     occ = r["occurrences"]
     if not occ:
         return None
     vals = [o["step_time_s"] for o in occ]
     col = column(vals, "s")
     ticks = nice_ticks(min(vals), max(vals), 4)
-    w, left, top, plot_h, right = 620, 70, 14, 150, 16
+    w, left, top, plot_h, right = PHONE_W if phone else CHART_W, 70, 14, 150, 16
     sy = _scale(ticks[0], ticks[-1], top + plot_h, top)
     step = (w - left - right) / max(len(occ), 1)
     body = [_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + _text(left - 5, sy(t) + 4, text, "end")
@@ -122,7 +124,7 @@ def steps(r: dict[str, Any]) -> str | None:
     med = r["step_time"]["median_s"]
     body.append(_line(left, sy(med), w - right, sy(med), COLORS["exposed"], ' stroke-dasharray="5 3"'))
     body.append(_text(w - right, sy(med) - 5, f"median {fmt_seconds(med)}", "end", "lbl"))
-    every = max(1, math.ceil(len(occ) / 12))
+    every = max(1, math.ceil(len(occ) / (6 if phone else 12)))
     for i, o in enumerate(occ):
         cx = left + step * (i + 0.5)
         wall = "" if o["wall_time_s"] == o["step_time_s"] else f" (wall {fmt_seconds(o['wall_time_s'])})"
@@ -133,7 +135,7 @@ def steps(r: dict[str, Any]) -> str | None:
     body.append(_text((left + w - right) / 2, top + plot_h + 34, "occurrence", "middle"))
     cy = top + plot_h / 2
     body.append(_text(14, cy, col.head("step time"), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
-    return _svg("steps", w, top + plot_h + 44, "step time per occurrence", body)
+    return _svg("steps-phone" if phone else "steps", w, top + plot_h + 44, "step time per occurrence", body)
 
 
 def _gpu_name(full: str, room_px: float) -> str:
@@ -153,12 +155,13 @@ def _axis_name(x: float, y: float, full: str, room_px: float) -> str:
     return f'<g><title>GPU {_e(full)}</title>{_text(x, y, _gpu_name(full, room_px), "end")}</g>'
 
 
-def devices(r: dict[str, Any], label) -> str | None:
-    """Per device, compute, exposed communication and idle as shares of wall (stacked bars)."""
+def devices(r: dict[str, Any], label, phone: bool = False) -> str | None:
+    """Per device, compute, exposed communication and idle as shares of wall (stacked bars); `phone`: PHONE_W
+    wide, the legend wrapped (phone_charts.py)."""
     rows = r["communication"]["devices"]
     if not rows:
         return None
-    w, left, right, bar = 620, 90, 16, 20
+    w, left, right, bar = PHONE_W if phone else CHART_W, 90, 16, 20
     body = []
     for i, d in enumerate(rows):
         y, x, wall = 8 + i * (bar + 6), float(left), d["wall_s"] or 1.0
@@ -168,9 +171,10 @@ def devices(r: dict[str, Any], label) -> str | None:
             body.append(f'<g><title>GPU {_e(label(r, d["device_id"]))} {part}: {fmt_pct(100 * d[key] / wall, 1)} '
                         f'of wall</title>{_rect(x, y, width, bar, COLORS[part])}</g>')
             x += width
-    y = 8 + len(rows) * (bar + 6) + 10
-    body += _legend(left, y, (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle")))
-    return _svg("devices", w, y + 10, "compute, exposed communication and idle share of wall per device", body)
+    parts = (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle"))
+    legend, y = _legend_rows(left, 8 + len(rows) * (bar + 6) + 10, parts, w - right)
+    return _svg("devices-phone" if phone else "devices", w, y + 10,
+                "compute, exposed communication and idle share of wall per device", body + legend)
 
 
 TIMELINE_LANES = (("compute", 9), ("communication", 9), ("memory", 5), ("idle", 5))

@@ -17,6 +17,8 @@ COLORS = {"compute": "#3b6ea8", "communication": "#d0743c", "exposed": "#d0743c"
 PAPER = "#ffffff"                   # what a sidecar .svg is painted on, whatever the page around it
 FONT = 13
 CHAR_W = 0.6 * FONT                 # average glyph width of a sans-serif face, for label boxes
+CHART_W = 620                       # a chart's width on a desktop page
+PHONE_W = 360                       # a phone drawing's (phone_charts.py): at full size on a 360-px phone and wider
 
 
 def _e(text: Any) -> str:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pipeline.report import charts
 from pipeline.report.charts import TIMELINE_LANES, _gpu_name, timeline_lanes, timeline_range, timeline_step
-from pipeline.report.drawing import (CHAR_W, COLORS, _e, _fit, _legend_rows, _line, _scale, _svg, _text,
-                                     nice_ticks, tick_labels)
+from pipeline.report.drawing import (CHAR_W, COLORS, PHONE_W, _e, _fit, _legend_rows, _line, _scale, _svg,
+                                     _text, nice_ticks, tick_labels)
 from pipeline.report.fmt import column
 
-WIDTH = 360            # the narrowest common phone's CSS width: at 360 px and up the drawing is at full size
+WIDTH = PHONE_W
 PAD = 16               # margin left and right, the page's own padding: bars line up with the text above
 NAME_H = 16            # a lane group's name above its bars: baseline at 12, bars from 16
 GAP = 8                # below each group
@@ -67,5 +68,6 @@ def _time_axis(t: dict[str, Any], ticks: list[float], sx: Callable[[float], floa
 
 def report_charts(r: dict[str, Any], label) -> dict[str, str]:
     """The phone drawings by the sidecar file name of the desktop chart they stand in for."""
-    made = {"timeline.svg": timeline(r, label)}
+    made = {"timeline.svg": timeline(r, label), "devices.svg": charts.devices(r, label, phone=True),
+            "steps.svg": charts.steps(r, phone=True)}
     return {name: svg for name, svg in made.items() if svg}
