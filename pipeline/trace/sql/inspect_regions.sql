@@ -121,7 +121,9 @@ SELECT gid, count(*) FILTER (WHERE is_warmup) AS warmup_occurrences FROM slow GR
 -- in the process; otherwise of all its periods. period_skip: the leading occurrences left out
 -- (the most of any process), so the text can say which periods the figures describe. One period
 -- has no spread: its CV is NULL, not 0 % (which would call two occurrences steady), and does not
--- count against a step-like name.
+-- count against a step-like name. The CV is sqrt(n*S2 - S1^2) / S1 over the exact integer sums S1, S2 of
+-- the periods and their squares: stddev_pop's floating-point running sums depend on the order the threads
+-- meet the rows in, which changed the CV's last digits from run to run (inspect --format json).
 WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernels),
 per_process AS (
     SELECT gid, min(n) AS min_per_process, max(n) AS max_per_process
@@ -139,16 +141,18 @@ stats AS (
            CAST(median(kernel_union_ns) AS BIGINT) AS median_kernel_union_ns,
            CAST(median(kernel_count) AS BIGINT) AS median_kernel_count,
            sum(kernel_sum_ns) AS kernel_sum_ns,
-           CAST(median(period_ns) FILTER (WHERE occurrence > skip) AS BIGINT) AS period_ns,
-           count(period_ns) FILTER (WHERE occurrence > skip) AS periods,
-           CASE WHEN count(period_ns) FILTER (WHERE occurrence > skip) >= 2
-                THEN stddev_pop(period_ns) FILTER (WHERE occurrence > skip)
-                     / nullif(avg(period_ns) FILTER (WHERE occurrence > skip), 0) END AS period_cv,
+           CAST(median(kept_period_ns) AS BIGINT) AS period_ns,
+           count(kept_period_ns) AS periods,
+           CASE WHEN count(kept_period_ns) >= 2
+                THEN sqrt(CAST(count(kept_period_ns) * sum(CAST(kept_period_ns AS HUGEINT) * kept_period_ns)
+                               - sum(kept_period_ns) * sum(kept_period_ns) AS DOUBLE))
+                     / nullif(CAST(sum(kept_period_ns) AS DOUBLE), 0) END AS period_cv,
            max(skip) AS period_skip
-    FROM (SELECT o.*, CASE WHEN max(o.occurrence) OVER (PARTITION BY o.gid, o.global_pid)
-                                >= greatest(1, w.warmup_occurrences) + 3
-                           THEN greatest(1, w.warmup_occurrences) ELSE 0 END AS skip
-          FROM discovery_occ_work AS o JOIN discovery_warmup AS w USING (gid))
+    FROM (SELECT *, CASE WHEN occurrence > skip THEN period_ns END AS kept_period_ns
+          FROM (SELECT o.*, CASE WHEN max(o.occurrence) OVER (PARTITION BY o.gid, o.global_pid)
+                                      >= greatest(1, w.warmup_occurrences) + 3
+                                 THEN greatest(1, w.warmup_occurrences) ELSE 0 END AS skip
+                FROM discovery_occ_work AS o JOIN discovery_warmup AS w USING (gid)))
     GROUP BY gid
 )
 SELECT g.name_group, g.domain, g.has_suffix, g.example, s.* EXCLUDE (gid),
