@@ -69,7 +69,7 @@ def plan(job_files: list[Path]) -> tuple[list[list[Job]], list[Row]]:
             if job.name in names:
                 raise ConfigError([Problem(f"job name '{job.name}' is also used by {names[job.name]}; both would "
                                            "write the same report folder", "/name", str(path), 1, 1,
-                                           "give every job its own name")])
+                                           "give every job its own name")], job.name, job.sha256)
             names[job.name] = path
             key = tuple(str(p) for p in job.trace_files())
         except MfuError as exc:
@@ -96,7 +96,7 @@ def run_group(jobs: list[Job], out_root: str, cache_dir: str | None = None,
     except Exception as exc:  # noqa: BLE001 - every job of the group gets the same failed row
         interrupts.reraise_if_pending()
         exc = integrity.explain(exc, jobs[0].trace_files())
-        return [_failed(job.path, exc, job.name) for job in jobs]
+        return [_failed(job.path, exc, job) for job in jobs]
     rows = []
     try:
         for same, rules in sets:
@@ -145,7 +145,18 @@ def _job_row(job: Job, out_root: Path, **where: Any) -> Row:
         return _ok(job.path, res, folder, int(exit_code(res)))
     except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
         interrupts.reraise_if_pending()
-        return _failed(job.path, integrity.explain(exc, job.trace_files()), job.name)
+        return _failed(job.path, integrity.explain(exc, job.trace_files()), job, _trace_hash(where))
+
+
+def _trace_hash(where: dict[str, Any]) -> str | None:
+    """The traces' hash for a failed job's row, when the batch had opened them (its hashing started at
+    open); None when the job opened them itself or the hash cannot be finished (the file gone)."""
+    ts = where["window"].ts if where.get("window") else where.get("shared")
+    try:
+        return ts.sha256() if ts is not None else None
+    except Exception:  # noqa: BLE001 - a hash for the history only: the job's own error is the one to report
+        interrupts.reraise_if_pending()
+        return None
 
 
 def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
@@ -208,16 +219,23 @@ def _ok(path: Path, res: dict[str, Any], folder: Path, code: int) -> Row:
             "step_time_median_s": res["step_time"]["median_s"], "failed_thresholds": failed}
 
 
-def _failed(path: Path, exc: BaseException, name: str | None = None) -> Row:
-    """A job's failed row; `name` once the job file loaded, so its record replaces the job's earlier
-    outcome (the index lists one row per job name, with its latest run)."""
+def _failed(path: Path, exc: BaseException, job: Job | None = None, trace_sha256: str | None = None) -> Row:
+    """A job's failed row; its name once the job file loaded (`job`), so its record replaces the job's
+    earlier outcome (the index lists one row per job name, with its latest run).
+
+    What is known of the job goes with it for a history's failed row (history.failures_of): the config
+    hash, the trace hash when the traces were opened, and, for a job file that did not load, the name it
+    gives itself (`name_in_file`, from ConfigError), which the index does not use: that file may claim the
+    name of another job."""
     exc = exc if isinstance(exc, MfuError) else environment_error(exc) or exc
     if isinstance(exc, MfuError):
         code, status, reason = int(exc.code), "error", str(exc)
     else:   # a bug: keep the traceback in the row so it can be reported
         code, status = int(ExitCode.INTERNAL), "internal error"
         reason = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
-    return {"job": str(path), "name": name, "exit_code": code, "status": status, "reason": reason}
+    return {"job": str(path), "name": job.name if job else None, "exit_code": code, "status": status,
+            "reason": reason, "config_sha256": job.sha256 if job else getattr(exc, "config_sha256", None),
+            "trace_sha256": trace_sha256, "name_in_file": None if job else getattr(exc, "job_name", None)}
 
 
 def _progress(stream: TextIO, total: int) -> Callable[[Row], None]:

@@ -67,12 +67,17 @@ class UsageError(MfuError):
 
 
 class ConfigError(MfuError):
-    """A job (or catalog) file is wrong; carries every problem found, not just the first."""
+    """A job (or catalog) file is wrong; carries every problem found, not just the first.
+
+    `job_name` and `config_sha256`: the name the job file gives itself (when no problem is about it) and
+    the hash a loaded job would carry (Job.sha256), when the file was read that far: a history records the
+    failed job under its name, beside its config hash, rather than not at all."""
 
     code = ExitCode.CONFIG
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem], job_name: str | None = None, config_sha256: str | None = None):
         self.problems = problems
+        self.job_name, self.config_sha256 = job_name, config_sha256
         super().__init__("\n".join(str(p) for p in problems))
 
 

@@ -138,7 +138,8 @@ def load_checked(job_file: Path) -> Job:
             resolved_model(job)
         except ConfigError as exc:
             problems += exc.problems
-    _raise(problems)
+    if problems:
+        raise ConfigError(problems, job.name, job.sha256)
     return job
 
 

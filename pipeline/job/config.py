@@ -135,22 +135,29 @@ def load_job(path: str | Path) -> Job:
     path = Path(path)
     file = str(path)
     raw, text = read_job_text(path)
-    data, positions, problems = parse_yaml(text, file)
-    if not isinstance(data, dict):
-        raise ConfigError([Problem("the job file must be a YAML mapping of keys (name, trace, region, ...)",
-                                   "", file, 1, 1)])
-    base = None
-    if "extends" in data and not problems:
-        data, base_file, base_pos, base_raw = merge(path, data, positions)
-        base = (base_file, base_pos)
-        raw += b"\0" + base_raw           # the config hash covers the base too
-    todos = [locate(p, positions) for p in todo_problems(data, file)]
-    # a TODO or an absurd number already says what is wrong with that value; a duplicate key does not
-    said = todos + [p for p in problems if isinstance(p, ValueProblem)]
-    problems += [p for p in schema_problems(data, "job.schema.json", file, positions) if not covered(p, said)]
-    problems += todos
-    if problems:
-        raise ConfigError([relocate(p, positions, base) for p in problems])
+    data: Any = None
+    try:
+        data, positions, problems = parse_yaml(text, file)
+        if not isinstance(data, dict):
+            raise ConfigError([Problem("the job file must be a YAML mapping of keys (name, trace, region, ...)",
+                                       "", file, 1, 1)])
+        base = None
+        if "extends" in data and not problems:
+            data, base_file, base_pos, base_raw = merge(path, data, positions)
+            base = (base_file, base_pos)
+            raw += b"\0" + base_raw           # the config hash covers the base too
+        todos = [locate(p, positions) for p in todo_problems(data, file)]
+        # a TODO or an absurd number already says what is wrong with that value; a duplicate key does not
+        said = todos + [p for p in problems if isinstance(p, ValueProblem)]
+        problems += [p for p in schema_problems(data, "job.schema.json", file, positions) if not covered(p, said)]
+        problems += todos
+        if problems:
+            raise ConfigError([relocate(p, positions, base) for p in problems])
+    except ConfigError as exc:             # what was read of the failed job, for its row in a history
+        name = data.get("name") if isinstance(data, dict) else None
+        exc.config_sha256 = hashlib.sha256(raw).hexdigest()
+        exc.job_name = name if isinstance(name, str) and all(p.pointer != "/name" for p in exc.problems) else None
+        raise
     return replace(_build(path, data, hashlib.sha256(raw).hexdigest(), positions), base=base)
 
 
