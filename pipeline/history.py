@@ -25,6 +25,11 @@ regression or improvement, and that run is the one the next is compared with. Ro
 format 3 (migrated) have no inputs: unknown, so their figures are not comparable, as compare treats an
 unknown input. An older mfu-pipeline refuses a format-3 history (`check`), so no row without inputs
 is appended to it later.
+
+Format 4 also records the jobs of a run that failed without a result (`failures_of`: status 'failed', the
+exit code, the error's first line, the config and trace hashes when known), so a job broken for a week reads
+as failing, not as not scheduled. A failed run, like an invalid one, is no change and no baseline. An older
+mfu-pipeline would take it for a baseline (it skips 'invalid' rows only), hence the new format it refuses.
 """
 
 from __future__ import annotations
@@ -40,11 +45,11 @@ import duckdb
 
 from pipeline import compare, gate
 from pipeline.trace import queries
-from pipeline.report import render
-from pipeline.errors import UsageError, io_reason
+from pipeline.report import publish, render
+from pipeline.errors import ExitCode, UsageError, io_reason
 
 _RUN_FILE = re.compile(r"^run-(\d+)\.parquet$")
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # The columns of format 1 (before versioning): a table holding them, and no format-2 column, is format 1.
 V1_COLUMNS = ("run", "job", "config_sha256", "trace_sha256", "status", "mfu_pct_wall", "hfu_pct_wall",
               "step_time_median_s", "tokens_per_s", "straggler_s")
@@ -82,10 +87,40 @@ def check(path: Path) -> None:
             con.close()
 
 
-def append(path: Path, results: list[dict[str, Any]], label: str | None = None) -> int:
-    """Append one run (all its jobs' results, with an optional label) as the next run number; return it."""
+def append(path: Path, results: list[dict[str, Any]], label: str | None = None,
+           failures: list[dict[str, Any]] | None = None) -> int:
+    """Append one run (all its jobs' results and failures, with an optional label) as the next run number;
+    return it. A failure is a dict as `failures_of` makes it."""
     check(path)
-    return _append_folder(path, results, label) if is_folder(path) else _append_db(path, results, label)
+    rows = (results, failures or [], label)
+    return _append_folder(path, *rows) if is_folder(path) else _append_db(path, *rows)
+
+
+def failures_of(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs of a batch (batch rows) that ended without a result, as history rows: job name, exit code,
+    the error's first line (paths relative to the job file's folder, as the index says them), config and
+    trace hashes when known. A job file that did not load is named as it names itself, unless a job of the
+    run has that name (two rows of one job in one run); failing that, as the file given."""
+    taken = {r["job"]["name"] for r in results}
+    out = []
+    for row in rows:
+        if "metrics" in row or row["status"] == "skipped":
+            continue
+        name = row["name"] or row.get("name_in_file")
+        name = row["job"] if name is None or name in taken else name
+        taken.add(name)
+        out.append({"job": name, "exit_code": row["exit_code"], "error": _one_line(row),
+                    "config_sha256": row.get("config_sha256"), "trace_sha256": row.get("trace_sha256")})
+    return out
+
+
+def _one_line(row: dict[str, Any]) -> str:
+    """The first line of the error (of a traceback, its last: the exception), saying how many more there are."""
+    lines = [ln for ln in publish.job_relative(row["reason"], Path(row["job"])).strip().splitlines() if ln.strip()]
+    if not lines:
+        return row["status"]
+    first, more = (lines[-1], 0) if row["exit_code"] == ExitCode.INTERNAL else (lines[0], len(lines) - 1)
+    return first.strip() + (f" (+{more} more line{'s' if more > 1 else ''})" if more else "")
 
 
 def table_version(con: duckdb.DuckDBPyConnection, database: str | None = None) -> int | None:
@@ -104,7 +139,7 @@ def table_version(con: duckdb.DuckDBPyConnection, database: str | None = None) -
     return FORMAT_VERSION if found is None else int(found)
 
 
-def _append_db(db: Path, results: list[dict[str, Any]], label: str | None) -> int:
+def _append_db(db: Path, results: list[dict[str, Any]], failures: list[dict[str, Any]], label: str | None) -> int:
     try:
         con = duckdb.connect(str(db))
     except duckdb.Error as exc:
@@ -114,7 +149,7 @@ def _append_db(db: Path, results: list[dict[str, Any]], label: str | None) -> in
         if exists:
             _require_version(con, db, None)
         run = (con.execute("SELECT coalesce(max(run), 0) FROM history").fetchone()[0] if exists else 0) + 1
-        _insert(con, run, results, label)
+        _insert(con, run, results, failures, label)
     finally:
         con.close()
     return run
@@ -133,26 +168,27 @@ def _require_version(con: duckdb.DuckDBPyConnection, path: Path, database: str |
     return version
 
 
-def _append_folder(folder: Path, results: list[dict[str, Any]], label: str | None) -> int:
+def _append_folder(folder: Path, results: list[dict[str, Any]], failures: list[dict[str, Any]],
+                   label: str | None) -> int:
     """Write the run to a hidden temp file, then hard-link it to the next free run-N.parquet.
 
     A link fails if the name exists, so two runs appending at once never share a
     number or overwrite a file: the loser rewrites its rows with the next number.
-    A run without results writes nothing, as in a DuckDB file, so numbering agrees.
+    A run without results or failures writes nothing, as in a DuckDB file, so numbering agrees.
     """
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{folder}: cannot create the history folder ({exc.strerror})") from None
     run = max(_runs(folder), default=0) + 1
-    while results:
+    while results or failures:
         fd, name = tempfile.mkstemp(prefix=".run-", suffix=".tmp", dir=folder)
         os.close(fd)
         tmp = Path(name)
         try:
             try:
                 with duckdb.connect() as con:
-                    _insert(con, run, results, label)
+                    _insert(con, run, results, failures, label)
                     con.table("history").write_parquet(str(tmp))
             except duckdb.IOException as exc:     # a full disk: DuckDB's error, not an OSError
                 raise UsageError(f"{folder}: cannot write run-{run:06d}.parquet ({io_reason(exc)}); the earlier "
@@ -176,7 +212,8 @@ def _runs(folder: Path) -> dict[int, Path]:
     return dict(sorted(found.items()))
 
 
-def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, Any]], label: str | None) -> None:
+def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, Any]], failures: list[dict[str, Any]],
+            label: str | None) -> None:
     for r in results:
         field, steps = gate.step_samples(r)
         queries.run(con, "history_append", run=run, job=r["job"]["name"],
@@ -189,7 +226,15 @@ def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, An
                     mfu_samples_pct=gate.mfu_samples(r) or None, format_version=FORMAT_VERSION,
                     mfu_pct_wall_min=next((t["limit"] for t in r.get("thresholds") or []
                                            if t["name"] == "mfu_pct_wall_min"), None),
-                    comparability_inputs=json.dumps(compare.inputs_of(r), sort_keys=True))
+                    comparability_inputs=json.dumps(compare.inputs_of(r), sort_keys=True), exit_code=None,
+                    error=None)
+    for f in failures:                    # no figures, samples or inputs: NULL, as in history_append.sql
+        queries.run(con, "history_append", run=run, job=f["job"], config_sha256=f["config_sha256"],
+                    trace_sha256=f["trace_sha256"], status="failed", label=label, format_version=FORMAT_VERSION,
+                    exit_code=f["exit_code"], error=f["error"],
+                    **dict.fromkeys(("mfu_pct_wall", "hfu_pct_wall", "step_time_median_s", "tokens_per_s",
+                                     "straggler_s", "samples_field", "step_samples_s", "mfu_samples_pct",
+                                     "mfu_pct_wall_min", "comparability_inputs")))
 
 
 def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
@@ -207,7 +252,8 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
         jobs.setdefault(r["job"], []).append(_with_changes(r, min_change_pct))
     return {"format_version": version, "min_change_pct": min_change_pct, "alpha": gate.ALPHA,
             "min_samples": gate.MIN_SAMPLES,
-            "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]]}
+            "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]],
+                      "failed_runs": [r["run"] for r in runs if r["status"] == "failed"]}
                      for n, runs in sorted(jobs.items())]}
 
 
@@ -218,7 +264,7 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
     out["inputs"] = None if r["comparability_inputs"] is None else json.loads(r["comparability_inputs"])
     out["compared_with_run"] = r["previous_run"]
     out["changes"], out["not_comparable"] = [], []
-    if r["previous_config_sha256"] is not None and r["status"] != "invalid":
+    if r["previous_config_sha256"] is not None and r["status"] not in ("invalid", "failed"):
         out["not_comparable"] = _not_comparable(r["comparability_inputs"], r["previous_comparability_inputs"])
         refused = {m for g in out["not_comparable"] for m in g["metrics"]}
         for metric, change, now, before in (
@@ -234,8 +280,9 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
                                        "detail": d["detail"]})
     found = {c["outcome"] for c in out["changes"]}
     out["flag"] = next((f for f in ("regression", "improvement", "undecided") if f in found), None)
-    out["config_changed"] = r["previous_config_sha256"] not in (None, r["config_sha256"])
-    out["trace_changed"] = r["previous_trace_sha256"] not in (None, r["trace_sha256"])
+    for what in ("config", "trace"):         # a hash a failed run did not learn is no change
+        now, before = r[f"{what}_sha256"], r[f"previous_{what}_sha256"]
+        out[f"{what}_changed"] = None not in (now, before) and now != before
     return out
 
 

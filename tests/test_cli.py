@@ -239,13 +239,16 @@ def test_an_unknown_option_shows_the_command_usage(capsys):
     assert "mfu gpus: error: unrecognized arguments: --bogus\n(see `mfu gpus --help`)" in err
 
 
-def test_a_run_without_results_says_it_appended_nothing_to_the_history(tmp_path, capsys):
-    """It said 'appended 0 results as run 1' (and created the DuckDB file): no run 1 exists, the next run is run 1."""
+def test_a_run_where_no_job_ran_says_it_appended_nothing_to_the_history(tmp_path, capsys):
+    """It said 'appended 0 results as run 1' (and created the DuckDB file): no run 1 exists, the next run is run 1.
+    A run whose jobs all failed now appends their failures (test_history_failures); only a run of base files,
+    where no job ran, appends nothing."""
     history = tmp_path / "h.duckdb"
-    code, _, err = run_cli(capsys, "run", job(tmp_path, tmp_path / "missing.sqlite"), "--out", tmp_path / "out",
-                           "--history", history)
-    assert code == 4
-    assert f"history: nothing appended to {history}: no job of this run has a result" in err
+    base = tmp_path / "base.yaml"
+    base.write_text("kind: base\nhardware: {num_gpus: 8}\n")
+    code, _, err = run_cli(capsys, "run", base, "--out", tmp_path / "out", "--history", history)
+    assert code == 0
+    assert f"history: nothing appended to {history}: no job of this run ran" in err
     assert "as run" not in err and not history.exists()
 
 

@@ -219,14 +219,14 @@ def test_format_1_duckdb_is_read_as_is_and_migrated_on_append(tmp_path, capsys):
     assert "Runs stored before history format 3 did not record these inputs" in md
     assert append(db, [fake("a", 41.0, 1.0, [1.0] * 6)], label="v3") == 3
     with duckdb.connect(str(db), read_only=True) as con:
-        assert history.table_version(con) == 3
+        assert history.table_version(con) == 4
         assert con.execute("SELECT run, label, format_version, step_samples_s, comparability_inputs IS NULL "
                            "FROM history ORDER BY run").fetchall() \
-            == [(1, None, 1, None, True), (2, None, 1, None, True), (3, "v3", 3, [1.0] * 6, False)]
+            == [(1, None, 1, None, True), (2, None, 1, None, True), (3, "v3", 4, [1.0] * 6, False)]
     assert main(["history", str(db), "--out", str(tmp_path / "h2")]) == 0
     doc = json.loads((tmp_path / "h2/history.json").read_text())
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
-    assert doc["format_version"] == 3 and doc["jobs"][0]["runs"][2]["label"] == "v3"
+    assert doc["format_version"] == 4 and doc["jobs"][0]["runs"][2]["label"] == "v3"
     # run 3 knows its inputs, run 2 does not: still not comparable, said from run 3's side
     assert doc["jobs"][0]["runs"][2]["not_comparable"][0]["reasons"] == [
         "comparability inputs unknown (the baseline: stored before history format 3)"]
@@ -242,7 +242,7 @@ def test_format_1_parquet_files_are_read_beside_new_ones(tmp_path):
     assert history.trend(folder)["format_version"] == 1
     assert append(folder, [fake("a", 41.0)]) == 2
     doc = history.trend(folder)
-    assert doc["format_version"] == 3 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 3]
+    assert doc["format_version"] == 4 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 4]
 
 
 def test_a_duckdb_table_that_is_no_history_is_refused(tmp_path, capsys):
@@ -301,7 +301,7 @@ def test_mfu_threshold_is_stored_and_older_format_2_rows_read_as_null(tmp_path, 
                                                  "passed": True}]}
     assert append(path, [gated, fake("b", 30.0)]) == 2
     doc = history.trend(path)
-    assert doc["format_version"] == 3
+    assert doc["format_version"] == 4
     assert [[r["mfu_pct_wall_min"] for r in j["runs"]] for j in doc["jobs"]] == [[None, 35.0], [None]]
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     svg = history_charts(doc)["history-mfu.svg"]

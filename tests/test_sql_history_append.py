@@ -6,8 +6,8 @@ from pipeline.trace import queries
 
 ROW = dict(job="a", config_sha256="c", trace_sha256="t", status="ok", mfu_pct_wall=40.0, hfu_pct_wall=40.0,
            step_time_median_s=1.0, tokens_per_s=10.0, straggler_s=None, label=None, samples_field="step_time_s",
-           step_samples_s=[1.0, 1.1], mfu_samples_pct=[41.0, 39.0], format_version=3,
-           mfu_pct_wall_min=None, comparability_inputs='{"GPU count": 8}')
+           step_samples_s=[1.0, 1.1], mfu_samples_pct=[41.0, 39.0], format_version=4,
+           mfu_pct_wall_min=None, comparability_inputs='{"GPU count": 8}', exit_code=None, error=None)
 
 # The table as formats 1 wrote it (before versioning): what history_migrate and the loaders must accept.
 V1_DDL = ("CREATE TABLE history (run INTEGER, job VARCHAR, config_sha256 VARCHAR, trace_sha256 VARCHAR, "
@@ -24,8 +24,8 @@ def test_appends_rows():
                                                   "mfu_pct_wall_min": 35.0})
     assert con.execute("SELECT run, mfu_pct_wall, label, step_samples_s, mfu_samples_pct, format_version, "
                        "mfu_pct_wall_min, comparability_inputs FROM history ORDER BY run").fetchall() == \
-        [(1, 40.0, None, [1.0, 1.1], [41.0, 39.0], 3, None, '{"GPU count": 8}'),
-         (2, 41.0, "abc123", None, None, 3, 35.0, '{"GPU count": 8}')]
+        [(1, 40.0, None, [1.0, 1.1], [41.0, 39.0], 4, None, '{"GPU count": 8}'),
+         (2, 41.0, "abc123", None, None, 4, 35.0, '{"GPU count": 8}')]
 
 
 def test_appends_to_a_migrated_format_1_table_by_column_name():
@@ -36,4 +36,4 @@ def test_appends_to_a_migrated_format_1_table_by_column_name():
     queries.run(con, "history_append", run=2, **{**ROW, "label": "x", "mfu_pct_wall_min": 35.0})
     assert con.execute("SELECT run, label, step_samples_s, format_version, mfu_pct_wall_min, comparability_inputs "
                        "FROM history ORDER BY run").fetchall() == [(1, None, None, 1, None, None),
-                                                                   (2, "x", [1.0, 1.1], 3, 35.0, '{"GPU count": 8}')]
+                                                                   (2, "x", [1.0, 1.1], 4, 35.0, '{"GPU count": 8}')]

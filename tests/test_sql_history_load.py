@@ -32,14 +32,14 @@ def test_files_become_one_table_with_the_append_types(tmp_path):
     assert types["run"] == "INTEGER" and types["straggler_s"] == "DOUBLE" and types["step_samples_s"] == "DOUBLE[]"
 
 
-def test_format_1_and_3_files_mix(tmp_path):
+def test_format_1_and_4_files_mix(tmp_path):
     _v1_file(tmp_path / "old.parquet")
     _file(tmp_path / "new.parquet", 2, 41.5)
     con = duckdb.connect()
     queries.run(con, "history_load", files=[str(tmp_path / "old.parquet"), str(tmp_path / "new.parquet")])
     assert con.execute("SELECT run, step_samples_s, format_version, comparability_inputs FROM history "
-                       "ORDER BY run").fetchall() == [(1, None, None, None), (2, [1.0, 1.1], 3, '{"GPU count": 8}')]
-    assert history.table_version(con, "temp") == 3
+                       "ORDER BY run").fetchall() == [(1, None, None, None), (2, [1.0, 1.1], 4, '{"GPU count": 8}')]
+    assert history.table_version(con, "temp") == 4
 
 
 def test_a_parquet_file_that_is_not_a_history_has_no_version(tmp_path):

@@ -1,5 +1,5 @@
-"""history_migrate.sql: an older table gains the current columns (format 2's, format 3's comparability inputs);
-its rows keep their values, marked with the format they were written in."""
+"""history_migrate.sql: an older table gains the current columns (format 2's, format 3's comparability inputs,
+format 4's exit code and error); its rows keep their values, marked with the format they were written in."""
 
 import duckdb
 
@@ -15,9 +15,9 @@ def test_format_1_rows_keep_values_and_get_marked():
     cols = [c for c, in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'history' "
                                     "ORDER BY column_index").fetchall()]
     assert cols[10:] == ["label", "samples_field", "step_samples_s", "mfu_samples_pct", "format_version",
-                         "mfu_pct_wall_min", "comparability_inputs"]
+                         "mfu_pct_wall_min", "comparability_inputs", "exit_code", "error"]
     assert con.execute("SELECT * FROM history").fetchall() == \
-        [(1, "a", "c", "t", "ok", 40.0, 40.0, 1.0, 10.0, None, None, None, None, None, 1, None, None)]
+        [(1, "a", "c", "t", "ok", 40.0, 40.0, 1.0, 10.0, None, None, None, None, None, 1, None, None, None, None)]
 
 
 # A format-2 table as written before the MFU threshold was kept (format_version is its last column).
@@ -35,8 +35,9 @@ def test_format_2_table_without_threshold_gains_it_null_and_current_table_is_unc
     assert con.execute("SELECT run, label, format_version, mfu_pct_wall_min, comparability_inputs FROM history"
                        ).fetchall() == [(1, "v1", 2, None, None)]
     assert [c for c, in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'history' "
-                                    "ORDER BY column_index").fetchall()][-2:] == ["mfu_pct_wall_min",
-                                                                                  "comparability_inputs"]
+                                    "ORDER BY column_index").fetchall()][-4:] == ["mfu_pct_wall_min",
+                                                                                  "comparability_inputs",
+                                                                                  "exit_code", "error"]
 
 
 def test_format_2_table_with_threshold_gains_comparability_inputs_null():
@@ -48,3 +49,14 @@ def test_format_2_table_with_threshold_gains_comparability_inputs_null():
     queries.run(con, "history_migrate")
     assert con.execute("SELECT run, format_version, mfu_pct_wall_min, comparability_inputs FROM history"
                        ).fetchall() == [(1, 2, 35.0, None)]
+
+
+def test_format_3_table_gains_exit_code_and_error_null():
+    """Format 4 records failed jobs (exit code, error); every format-3 row has a result: both NULL."""
+    con = duckdb.connect()
+    con.execute(V2_DDL[:-1] + ", mfu_pct_wall_min DOUBLE, comparability_inputs VARCHAR)")
+    con.execute("INSERT INTO history VALUES (1, 'a', 'c', 't', 'ok', 40.0, 40.0, 1.0, 10.0, NULL, 'v1', "
+                "'step_time_s', [1.0], [40.0], 3, 35.0, '{}')")
+    queries.run(con, "history_migrate")
+    assert con.execute("SELECT run, status, format_version, comparability_inputs, exit_code, error FROM history"
+                       ).fetchall() == [(1, "ok", 3, "{}", None, None)]

@@ -14,4 +14,4 @@ def test_newest_marker_and_unmarked_rows():
     assert queries.run(con, "history_version") == [{"version": 1}]
     con.execute("DROP TABLE history")
     queries.run(con, "history_append", run=1, **ROW)
-    assert queries.run(con, "history_version") == [{"version": 3}]
+    assert queries.run(con, "history_version") == [{"version": 4}]

@@ -49,14 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         write_index(args.out)                 # also after Ctrl-C: the index lists the interrupted jobs
     if args.history is not None:
-        from pipeline.history import append
-        done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
-                for r in rows if "metrics" in r]
-        if done:
-            run = append(args.history, done, args.label)
-            print(f"history: appended {len(done)} results as run {run} to {args.history}", file=sys.stderr)
-        else:
-            print(f"history: nothing appended to {args.history}: no job of this run has a result", file=sys.stderr)
+        _to_history(args.history, rows, args.label)
     for r in rows:
         if r["status"] == "skipped":
             print(f"note: {r['job']}: {r['reason']}", file=sys.stderr)
@@ -71,6 +64,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(summary_table(rows))
     return worst(rows)
+
+
+def _to_history(path: Path, rows: list[dict[str, Any]], label: str | None) -> None:
+    """Append the run's results and its failed jobs (a job broken on a schedule shows as failing, not as
+    absent), saying how many of each."""
+    from pipeline.history import append, failures_of
+    done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
+            for r in rows if "metrics" in r]
+    failed = failures_of(rows, done)
+    if not done and not failed:
+        print(f"history: nothing appended to {path}: no job of this run ran", file=sys.stderr)
+        return
+    run = append(path, done, label, failed)
+    print(f"history: appended {_count(len(done), 'result')} and {_count(len(failed), 'failure')} as run {run} "
+          f"to {path}", file=sys.stderr)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 def _run_line(s: dict[str, Any]) -> str:
@@ -137,6 +149,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
     for job in doc["jobs"]:
         for r in job["runs"]:
+            if r["status"] == "failed":          # said, so a nightly log does not read the job as not scheduled
+                print(f"failed: {job['name']} run {r['run']}{_label(r)} exit {r['exit_code']}: {r['error']}",
+                      file=sys.stderr)
             for g in r["not_comparable"]:         # said, so a nightly log does not read the run as unchanged
                 print(f"not comparable: {job['name']} run {r['run']}{_label(r)} {', '.join(g['metrics'])} with run "
                       f"{r['compared_with_run']}: {'; '.join(g['reasons'])}", file=sys.stderr)

@@ -6,6 +6,8 @@
 -- them), format_version 1. A format-2 table from before the MFU threshold was kept: threshold NULL.
 -- A format-1 or 2 table gains comparability_inputs NULL: its runs' inputs are unknown, so the trend calls
 -- their figures not comparable (as `mfu compare` does with an unknown input) rather than guess.
+-- A format-1 to 3 table gains exit_code and error NULL: only format 4 records failed jobs, so its rows all
+-- have results.
 ALTER TABLE history ADD COLUMN IF NOT EXISTS label VARCHAR;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS samples_field VARCHAR;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS step_samples_s DOUBLE[];
@@ -13,3 +15,5 @@ ALTER TABLE history ADD COLUMN IF NOT EXISTS mfu_samples_pct DOUBLE[];
 ALTER TABLE history ADD COLUMN IF NOT EXISTS format_version INTEGER DEFAULT 1;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS mfu_pct_wall_min DOUBLE;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS comparability_inputs VARCHAR;
+ALTER TABLE history ADD COLUMN IF NOT EXISTS exit_code INTEGER;
+ALTER TABLE history ADD COLUMN IF NOT EXISTS error VARCHAR;

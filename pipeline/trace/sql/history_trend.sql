@@ -4,21 +4,23 @@
 -- previous valid run (NULL for its first), and both runs' per-occurrence samples for the change test.
 -- An invalid run's figures are no measurement (SEMANTICS: never a plain result): it gets no change and
 -- is no run the next one is compared with, as `mfu compare` compares nothing with an invalid result.
+-- A failed run (format 4: the job ended without a result) has no figures: the same holds for it.
 -- Rows from format 1 (no format_version) count as format 1; mfu_pct_wall_min is the job's MFU threshold
 -- at that run (NULL when unset or not stored). Both runs' comparability inputs (JSON, NULL before format 3)
 -- go to history.py, which applies `mfu compare`'s rules to them: a figure they make incomparable is no change
 -- to flag, and the run is still the one the next run is compared with (the new baseline).
 WITH h AS (
     SELECT *,
-           max(CASE WHEN status IS DISTINCT FROM 'invalid' THEN run END) OVER (
+           max(CASE WHEN coalesce(status NOT IN ('invalid', 'failed'), true) THEN run END) OVER (
                PARTITION BY job ORDER BY run ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_run,
-           status IS NOT DISTINCT FROM 'invalid' AS invalid
+           coalesce(status IN ('invalid', 'failed'), false) AS invalid
     FROM history
 )
 SELECT
     h.job, h.run, h.label, h.config_sha256, h.trace_sha256, h.status, h.mfu_pct_wall, h.step_time_median_s,
     h.tokens_per_s, h.straggler_s, h.samples_field, h.step_samples_s, h.mfu_samples_pct,
     coalesce(h.format_version, 1) AS format_version, h.mfu_pct_wall_min, h.comparability_inputs,
+    h.exit_code, h.error,
     CASE WHEN NOT h.invalid THEN h.mfu_pct_wall - p.mfu_pct_wall END AS mfu_change_pt,
     CASE WHEN NOT h.invalid THEN 100.0 * (h.mfu_pct_wall / p.mfu_pct_wall - 1) END AS mfu_change_pct,
     CASE WHEN NOT h.invalid THEN 100.0 * (h.step_time_median_s / p.step_time_median_s - 1) END AS step_change_pct,
