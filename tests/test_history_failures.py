@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -17,6 +18,7 @@ from pipeline.history import append, failures_of
 from pipeline.job.config import load_job
 from pipeline.job.documents import validator
 from pipeline.report import render
+from pipeline.report.charts import history_charts
 from tests.test_batch import write
 from tests.test_history import fake
 from tests.test_sql_history_migrate import V2_DDL
@@ -151,6 +153,24 @@ def test_an_unknown_hash_is_a_dash_and_no_change(tmp_path):
         (None, None, False, False)
     md = render.render_all(history.trend(path), kind="history")["history.md"]
     assert "| 2 | — | — | — | failed (exit 3): a.yaml: job file not found |" in md
+
+
+def test_the_chart_line_breaks_at_a_failed_run_and_keeps_the_threshold(tmp_path):
+    """Runs 1, 2 ok, 3 failed, 4 ok: one line through runs 1-2, a new one from run 4 (it joined 2 and 4, as if the
+    job had run between). The latest run failed stores no threshold: the line of the last result's stays."""
+    gated = {"thresholds": [{"name": "mfu_pct_wall_min", "limit": 35.0, "value": 40.0, "passed": True}]}
+    path = tmp_path / "h"
+    for mfu in (40.0, 41.0):
+        append(path, [{**fake("a", mfu), **gated}])
+    append(path, [], failures=[failure("a")])
+    append(path, [{**fake("a", 39.0), **gated}])
+    svg = history_charts(history.trend(path))["history-mfu.svg"]
+    assert re.findall(r"<title>a, run (\d+)", svg) == ["1", "2", "4"]
+    lines = re.findall(r'<polyline [^>]*points="([^"]*)"', svg)
+    assert [len(pts.split()) for pts in lines] == [2, 1]
+    append(path, [], failures=[failure("a")])
+    svg = history_charts(history.trend(path))["history-mfu.svg"]
+    assert svg.count('class="threshold"') == 1 and "a threshold 35.00" in svg
 
 
 @pytest.mark.parametrize("name", ["h.duckdb", "h"])

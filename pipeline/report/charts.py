@@ -268,8 +268,9 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     With `limit_key`, a job whose latest run has that threshold gets a dashed line at it in its colour.
     Invalid runs are not drawn (no measurement: one 258 % would flatten every real line); the table lists them.
     The line breaks before a run whose figure is not comparable with the run before (history not_comparable):
-    a line across it would read as a change the history refuses to measure."""
-    series = [(j["name"], _segments(j, key), j["runs"][-1].get(limit_key) if limit_key else None) for j in jobs]
+    a line across it would read as a change the history refuses to measure. It breaks at a run in which the
+    job failed (no result): a line across it would read as a job that ran."""
+    series = [(j["name"], _segments(j, key), _latest_limit(j, limit_key)) for j in jobs]
     series = [s for s in series if s[1]]
     if not series:
         return None
@@ -316,15 +317,25 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
 
 def _segments(job: dict[str, Any], key: str) -> list[list[tuple[int, float]]]:
     """A job's valid runs with the figure as (run, value), cut into the stretches a line may join: a new
-    one starts at each run whose figure is not comparable with the run before it."""
+    one starts at each run whose figure is not comparable with the run before it, and after a failed run."""
     parts: list[list[tuple[int, float]]] = []
+    failed = False
     for x in job["runs"]:
-        if x[key] is None or x["status"] == "invalid":
+        failed = failed or x["status"] == "failed"
+        if x[key] is None or x["status"] in ("invalid", "failed"):
             continue
-        if not parts or any(key in g["metrics"] for g in x.get("not_comparable") or []):
+        if not parts or failed or any(key in g["metrics"] for g in x.get("not_comparable") or []):
             parts.append([])
+        failed = False
         parts[-1].append((x["run"], x[key]))
     return parts
+
+
+def _latest_limit(job: dict[str, Any], limit_key: str | None) -> float | None:
+    """The threshold of the job's latest run with a result: a failed run has none stored, and is no reason
+    to stop drawing the one the job still has."""
+    ran = [x for x in job["runs"] if x["status"] != "failed"]
+    return ran[-1].get(limit_key) if limit_key and ran else None
 
 
 def _limit_line(text: str, y: float, plot: tuple[float, float, float, float], color: str,
