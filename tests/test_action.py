@@ -123,6 +123,25 @@ def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, synth_trace, t
         "[('0123456789abcdef',)]"
 
 
+def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, synth_trace, tmp_path):
+    """History format 4 records a failed job: the run step still fails with the run's worst exit code (4, a trace
+    problem), as before, and the history holds the job's failed row beside the other job's result."""
+    ws = tmp_path / "repo"
+    (ws / "jobs").mkdir(parents=True)
+    fast, _ = synth_trace(step_ns=50_000_000)
+    write(ws / "jobs", "a", fast)
+    write(ws / "jobs", "b", tmp_path / "missing.sqlite")                # valid job file, no trace: exit 4 at run
+    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel), "history": "history.duckdb"}, ws, tmp_path)
+    assert [(name, code) for name, code, _, _ in steps] == [
+        ("Install mfu-pipeline", 0), ("Validate job files", 0), ("Run jobs", 4)]
+    assert "history: appended 1 result and 1 failure as run 1 to history.duckdb" in steps[2][3]
+    assert subprocess.run([str(tmp_path / "runner" / "mfu-venv" / "bin" / "python"), "-c",
+                           "import duckdb; print(duckdb.connect('history.duckdb').execute("
+                           "'SELECT job, status, exit_code, label FROM history ORDER BY job').fetchall())"],
+                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
+        "[('a', 'ok', None, '0123456789abcdef'), ('b', 'failed', 4, '0123456789abcdef')]"
+
+
 @pytest.mark.parametrize("break_it, failing_step", [
     (lambda ws: (ws / "jobs" / "b.yaml").write_text("name: b\n"), "Validate job files"),     # run skipped
     (lambda ws: (ws / "mfu-reports").write_text("a file"), "Run jobs"),                     # run wrote no summary

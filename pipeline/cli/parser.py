@@ -90,7 +90,8 @@ def _run_options(sub: Any) -> None:
                          "one worker, so each trace is read once; a job over several trace files, when there are "
                          "fewer trace groups than workers, has each of its files read by one of the workers")
     sp.add_argument("--history", metavar="PATH", help="append this run's results (job name, config "
-                    "hash, trace hash, MFU, step time) to a history, created if missing: a PATH ending in "
+                    "hash, trace hash, MFU, step time) and its failed jobs (exit code and error, as a failed "
+                    "row of the run) to a history, created if missing: a PATH ending in "
                     ".duckdb is a DuckDB file; any other PATH is a folder that gets one Parquet file per run "
                     "(run-000001.parquet, ...), never rewriting earlier ones, so runs may append at once. "
                     "Render it with `mfu history PATH`")
@@ -111,9 +112,10 @@ def _history_options(sub: Any) -> None:
                   "MFU or step time changed (regression or improvement). A figure is tested only when `mfu compare`'s "
                   "rules find the run comparable with the previous valid one (same batch, model, GPUs, precision, "
                   "scope...); otherwise it is shown 'not comparable' with what changed, never flagged, and that run "
-                  "is the next one's baseline. Histories of an older format are read as they are (their runs' "
-                  "comparability inputs unknown: not comparable); `mfu run --history` migrates a DuckDB file when "
-                  "it appends.")
+                  "is the next one's baseline. A run in which the job failed without a result is shown 'failed "
+                  "(exit N): error', with no change, and is no baseline. Histories of an older format are read as "
+                  "they are (their runs' comparability inputs unknown: not comparable); `mfu run --history` migrates "
+                  "a DuckDB file when it appends.")
     sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
                     "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
                     "renders the same rows byte for byte")
