@@ -43,3 +43,18 @@ def test_both_runs_comparability_inputs_and_the_run_compared_with():
            for r in queries.run(con, "history_trend")]
     assert got == [(1, None, '{"GPU count": 8}', None), (2, 1, '{"GPU count": 4}', '{"GPU count": 8}'),
                    (3, 1, '{"GPU count": 16}', '{"GPU count": 8}')]
+
+
+def test_a_failed_run_has_no_change_and_is_no_baseline():
+    """Format 4: a job that failed without a result (no figures) is skipped as an invalid run is."""
+    con = duckdb.connect()
+    queries.run(con, "history_append", run=1, **ROW)
+    queries.run(con, "history_append", run=2, **{**ROW, "status": "failed", "mfu_pct_wall": None,
+                                                  "step_time_median_s": None, "trace_sha256": None,
+                                                  "exit_code": 4, "error": "t.sqlite: no NVTX range"})
+    queries.run(con, "history_append", run=3, **{**ROW, "mfu_pct_wall": 36.0, "step_time_median_s": 1.25})
+    got = [(r["run"], r["status"], r["previous_run"], r["mfu_change_pt"], r["step_change_pct"], r["exit_code"],
+            r["error"]) for r in queries.run(con, "history_trend")]
+    # run 3 against run 1: 36 - 40 = -4 pt; 1.25 / 1.0 - 1 = +25 %
+    assert got == [(1, "ok", None, None, None, None, None), (2, "failed", 1, None, None, 4, "t.sqlite: no NVTX range"),
+                   (3, "ok", 1, pytest.approx(-4.0), pytest.approx(25.0), None, None)]

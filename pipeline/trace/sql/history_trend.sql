@@ -13,7 +13,7 @@ WITH h AS (
     SELECT *,
            max(CASE WHEN coalesce(status NOT IN ('invalid', 'failed'), true) THEN run END) OVER (
                PARTITION BY job ORDER BY run ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_run,
-           coalesce(status IN ('invalid', 'failed'), false) AS invalid
+           coalesce(status IN ('invalid', 'failed'), false) AS unmeasured
     FROM history
 )
 SELECT
@@ -21,9 +21,9 @@ SELECT
     h.tokens_per_s, h.straggler_s, h.samples_field, h.step_samples_s, h.mfu_samples_pct,
     coalesce(h.format_version, 1) AS format_version, h.mfu_pct_wall_min, h.comparability_inputs,
     h.exit_code, h.error,
-    CASE WHEN NOT h.invalid THEN h.mfu_pct_wall - p.mfu_pct_wall END AS mfu_change_pt,
-    CASE WHEN NOT h.invalid THEN 100.0 * (h.mfu_pct_wall / p.mfu_pct_wall - 1) END AS mfu_change_pct,
-    CASE WHEN NOT h.invalid THEN 100.0 * (h.step_time_median_s / p.step_time_median_s - 1) END AS step_change_pct,
+    CASE WHEN NOT h.unmeasured THEN h.mfu_pct_wall - p.mfu_pct_wall END AS mfu_change_pt,
+    CASE WHEN NOT h.unmeasured THEN 100.0 * (h.mfu_pct_wall / p.mfu_pct_wall - 1) END AS mfu_change_pct,
+    CASE WHEN NOT h.unmeasured THEN 100.0 * (h.step_time_median_s / p.step_time_median_s - 1) END AS step_change_pct,
     p.step_samples_s AS previous_step_samples_s,
     p.mfu_samples_pct AS previous_mfu_samples_pct,
     p.config_sha256 AS previous_config_sha256,
