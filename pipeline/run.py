@@ -14,8 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pipeline import checks
 from pipeline.analysis import classes, figures, metrics, precision, ranks, sharing
+from pipeline.checks import plausibility, scope
+from pipeline.checks.job_file import job_problems
 from pipeline.errors import ConfigError, ExitCode, HardwareError, TraceError
 from pipeline.hardware.catalog import Catalog, load_catalog
 from pipeline.hardware.detect import Peak, peak_at, resolve_job_peak
@@ -36,13 +37,13 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     `window`: a window built for several jobs of a batch, this one among them (built once).
     `submit`: spare workers of the run's executor; with several files, each file's window is built by one.
     """
-    _raise(checks.job_problems(job))                 # config mistakes surface before the trace is read
+    _raise(job_problems(job))                         # config mistakes surface before the trace is read
     model, fl, numerator_warnings = _numerator(job)
     sm, where, trace_sha256 = _measure(job, shared, cache_dir, window, submit)
     m = sm.measurement
-    if (not_intervals := checks.ranges_have_length(m.ranks)):
+    if (not_intervals := scope.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
-    _raise(checks.gpu_scope(job, m.devices_used))
+    _raise(scope.gpu_scope(job, m.devices_used))
     catalog = load_catalog()
     try:
         peak = resolve_job_peak(catalog, job.hardware, sm.files)
@@ -58,27 +59,29 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
-                + checks.roofline_under_roof(rows) + checks.roofline_under_peak(rows, peak.peak_tflops)
-                + checks.achievable_is_a_ceiling(fig.metrics, peak.achievable_tflops) + _unsteady(fig.occurrences)
-                + checks.occurrences_above_100(fig.occurrences)
-                + checks.ranks_above_100(per_rank.summary, per_rank.ranks))
-    status, reason = checks.verdict(job, checks.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],
-                                                         len(m.counts_per_process), warnings))
+                + plausibility.roofline_under_roof(rows) + plausibility.roofline_under_peak(rows, peak.peak_tflops)
+                + plausibility.achievable_is_a_ceiling(fig.metrics, peak.achievable_tflops)
+                + _unsteady(fig.occurrences)
+                + plausibility.occurrences_above_100(fig.occurrences)
+                + plausibility.ranks_above_100(per_rank.summary, per_rank.ranks))
+    evidence = plausibility.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],
+                                     len(m.counts_per_process), warnings)
+    status, reason = plausibility.verdict(job, evidence)
     return result.build(result.Outputs(
         job=job, measurement=m, files=sm.files, trace_sha256=trace_sha256, time_sections=sections, flops=fl,
         work=work, peak=peak, ridge_flop_per_byte=(metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
                                                    if peak.hbm_gbps else None),
         figures=fig, ranks=per_rank, roofline=rows, warnings=warnings, status=status, status_reason=reason,
-        thresholds=checks.thresholds(job.thresholds, fig.metrics, fig.step_time, status)))
+        thresholds=plausibility.thresholds(job.thresholds, fig.metrics, fig.step_time, status)))
 
 
 def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, str]]]:
     """The resolved model, its FLOPs per step, and what the numerator checks say about them."""
     model = resolved_model(job)
     fl = job_flops(job, model)
-    return model, fl, (checks.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
-                       + checks.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
-                       + checks.repeated_files(job.repeated_trace_files()))
+    return model, fl, (scope.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
+                       + scope.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
+                       + scope.repeated_files(job.repeated_trace_files()))
 
 
 def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
@@ -127,12 +130,12 @@ def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None
 
 
 def load_checked(job_file: Path) -> Job:
-    """A job file read, schema-checked and scope-checked (checks.JOB_RULES): a broken job never reaches a trace.
+    """A job file read, schema-checked and scope-checked (job_file.JOB_RULES): a broken job never reaches a trace.
 
     The model section (its preset, its shape) is resolved here too, so its problems are listed together with
     the scope rules' instead of appearing only once those are fixed."""
     job = load_job(job_file)
-    problems = checks.job_problems(job)
+    problems = job_problems(job)
     if problems:            # a valid job's model is resolved once, later (run_job, validate_file)
         try:
             resolved_model(job)

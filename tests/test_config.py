@@ -120,7 +120,7 @@ def test_readme_job_example_is_valid(tmp_path):
     """The job file README.md shows must pass every check (its batch arithmetic included)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     example = readme.split("## The job file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
-    job = load_checked(write(tmp_path, example))           # schema and every job-file rule of checks.py
+    job = load_checked(write(tmp_path, example))           # schema and every job-file rule of checks/job_file.py
     wl = job.workload
     assert wl["global_batch"] == wl["micro_batch"] * wl["grad_accum"] * job.hardware["num_gpus"]
 

@@ -83,7 +83,7 @@ def test_missing_base_is_located(tmp_path):
 
 
 def test_scope_problem_in_the_base_points_at_the_base(tmp_path):
-    """The job-file rules (checks.JOB_RULES) locate a value that comes from the base in the base file."""
+    """The job-file rules (checks.job_file.JOB_RULES) locate a value that comes from the base in the base file."""
     from pipeline.run import load_checked
     base = BASE.replace("seq_len: 4096", "seq_len: 4096\n  seq_lens: [5000]")     # 5000 tokens > seq_len
     with pytest.raises(ConfigError) as err:

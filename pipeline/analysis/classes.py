@@ -81,7 +81,7 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
 
 
 def pattern_problems(job_rules: list[dict[str, str]] | None) -> list[Problem]:
-    """The job's class patterns that DuckDB's RE2 would refuse (checks.regex_compiles reports them
+    """The job's class patterns that DuckDB's RE2 would refuse (checks.job_file.regex_compiles reports them
     before any trace is opened; load_rules refuses them for any other caller)."""
     return [Problem(f"invalid regular expression {r['pattern']!r} (RE2): {why}",
                     f"/analysis/kernel_classes/{i}/pattern", hint="RE2 syntax, e.g. (?i)my_gemm")

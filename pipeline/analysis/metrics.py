@@ -60,7 +60,7 @@ def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequen
     """A warning when step times vary (CV > 10 % or one step > 2x the median), naming the outliers
     (beyond ±10 % of the median) and the longest run of steady occurrences to select instead. An
     occurrence where no kernel ran (`ran` false) is never part of that run: selected alone, it
-    holds no GPU work for the FLOPs (checks.union_diagnostic_above_100 refuses it).
+    holds no GPU work for the FLOPs (checks.plausibility.union_diagnostic_above_100 refuses it).
 
     SEMANTICS §6: a warm-up step or a 50x outlier must be visible, not averaged away.
 

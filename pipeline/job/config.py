@@ -129,7 +129,7 @@ def read_job_text(path: Path, hint: str = "check the path") -> tuple[bytes, str]
 def load_job(path: str | Path) -> Job:
     """Read and schema-check one job file; raise ConfigError listing every problem.
 
-    The scope rules (checks.JOB_RULES) need a schema-valid document; run.run_job applies them.
+    The scope rules (checks.job_file.JOB_RULES) need a schema-valid document; run.run_job applies them.
     """
     from pipeline.job.extends import merge, relocate
     path = Path(path)

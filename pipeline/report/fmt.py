@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pipeline.checks import PCT_LIMIT
+from pipeline.checks.plausibility import PCT_LIMIT
 
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 _TIME_UNITS = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]

@@ -10,7 +10,7 @@
 -- one that started before it) is not an occurrence: its work is inside the outer one already
 -- (SEMANTICS §6). Such ranges go to `nested_ranges`, so the report can say what was folded.
 -- A range that ends before it starts is no interval, so nested in nothing: it stays a range of
--- its own, and selected it is refused as a trace problem (exit 4, checks.ranges_have_length),
+-- its own, and selected it is refused as a trace problem (exit 4, checks.scope.ranges_have_length),
 -- not folded into the range it starts in as if the trace were sound.
 -- A matching range never closed (end NULL: the capture ended inside it) is no occurrence; it
 -- goes to `unclosed_ranges`, so the report can say it was not counted. Its NULL end adds nothing

@@ -1,0 +1,173 @@
+"""The job file's own rules (SEMANTICS §7): what a schema cannot say, checked before any trace is opened.
+
+The FLOPs numerator and the time denominator must describe the same work: batch arithmetic, parallel
+degrees, a backward pass only in training, names and patterns that will work. Each rule takes the job
+document as written and returns Problems (exit 3), located in the job file by `job_problems`.
+A new rule is a function here, listed in `JOB_RULES`, with its own test in tests/test_checks_job_file.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipeline.analysis.classes import pattern_problems
+from pipeline.errors import Problem
+from pipeline.job.config import Job
+from pipeline.trace import re2
+
+Doc = Mapping[str, Any]
+
+# Names of the output folder's own entries (report/publish.py writes them): a job may not be called like one.
+RESERVED = frozenset({"index.md", "index.html", "index.json", "compare", "history"})
+
+
+def name_is_a_folder(doc: Doc) -> list[Problem]:
+    """The job name becomes the report folder's name: plain characters, none of the output folder's own entries."""
+    name = doc["name"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return [Problem("a name is letters, digits, '.', '_' and '-' only (no spaces or line breaks)", "/name",
+                        hint="it becomes the report folder's name")]
+    if name.lower() in RESERVED:
+        return [Problem(f"'{name}' is the name of one of the output folder's own files or folders", "/name",
+                        hint=f"choose a name other than {', '.join(sorted(RESERVED))}")]
+    return []
+
+
+def regex_compiles(doc: Doc) -> list[Problem]:
+    """The region's `match: regex` and the kernel-class patterns are run by DuckDB's RE2, so RE2 judges
+    them (Python's re accepts lookarounds RE2 refuses), before any trace is opened."""
+    region, found = doc["region"], pattern_problems(doc.get("analysis", {}).get("kernel_classes"))
+    if region.get("match") == "regex" and (why := re2.problem(region["name"])):
+        found.insert(0, Problem(f"not a valid regular expression (RE2): {why}", "/region/name",
+                                hint="RE2 has no lookarounds or backreferences; escape special characters, "
+                                     "or use match: prefix / contains for plain text"))
+    return found
+
+
+def occurrences_ordered(doc: Doc) -> list[Problem]:
+    occ = doc["region"].get("occurrences", {})
+    first = occ.get("first", 1)
+    if "last" in occ and occ["last"] < first:
+        return [Problem(f"last ({occ['last']}) is before first ({first})", "/region/occurrences/last",
+                        hint="last must be >= first")]
+    return []
+
+
+def token_counts_given(doc: Doc) -> list[Problem]:
+    """Counting FLOPs needs seq_len and global_batch; an explicit numerator does not (a CNN has none),
+    unless seq_lens must be spread over them."""
+    wl, model = doc["workload"], doc["model"]
+    needed = [k for k in ("seq_len", "global_batch") if k not in wl]
+    if not needed or ("flops_per_step" in model and "seq_lens" not in wl):
+        return []
+    why = "seq_lens needs" if "flops_per_step" in model else "counting the model's FLOPs needs"
+    return [Problem(f"{why} {' and '.join(needed)}", "/workload",
+                    hint=f"add workload.{needed[0]}, or give model.flops_per_step")]
+
+
+def no_backward_without_training(doc: Doc) -> list[Problem]:
+    """Inference and decode run no backward pass: nothing is recomputed or accumulated."""
+    wl = doc["workload"]
+    if wl["mode"] == "training":
+        return []
+    out = []
+    if wl.get("recompute", "none") != "none" or wl.get("flash_recompute"):
+        out.append(Problem(f"{wl['mode']} has no backward pass, so nothing is recomputed", "/workload/recompute",
+                           hint="remove recompute/flash_recompute or set mode: training"))
+    if wl.get("grad_accum", 1) != 1:
+        out.append(Problem(f"{wl['mode']} has no gradient accumulation", "/workload/grad_accum",
+                           hint="remove grad_accum"))
+    return out
+
+
+def decode_has_context(doc: Doc) -> list[Problem]:
+    wl = doc["workload"]
+    if wl["mode"] == "decode" and "context_len" not in wl:
+        return [Problem("decode mode needs the KV-cache length", "/workload", hint="add workload.context_len")]
+    return []
+
+
+def microbatch_is_sized(doc: Doc) -> list[Problem]:
+    """covers: microbatch scales the step's FLOPs by 1/grad_accum, so the microbatch must be declared."""
+    wl, region = doc["workload"], doc["region"]
+    out = []
+    if region.get("covers") == "microbatch" and wl.get("micro_batch") is None:
+        out.append(Problem("covers: microbatch needs micro_batch to size one microbatch", "/workload",
+                           hint="add workload.micro_batch (and grad_accum)"))
+    if "flops_per_step" in doc["model"] and region.get("covers") == "microbatch" and "grad_accum" not in wl:
+        out.append(Problem("an explicit flops_per_step with covers: microbatch needs grad_accum to split the step",
+                           "/workload", hint="add workload.grad_accum"))
+    return out
+
+
+def packed_documents_fit(doc: Doc) -> list[Problem]:
+    wl = doc["workload"]
+    if "seq_lens" in wl and "seq_len" in wl and sum(wl["seq_lens"]) > wl["seq_len"]:
+        return [Problem(f"seq_lens add up to {sum(wl['seq_lens'])}, more than seq_len {wl['seq_len']}",
+                        "/workload/seq_lens", hint="packed documents must fit in one sequence of seq_len tokens")]
+    return []
+
+
+def gpu_product(doc: Doc) -> list[Problem]:
+    """Declared parallel degrees must multiply to num_gpus (data derived when omitted)."""
+    par, gpus = doc.get("parallelism"), doc["hardware"]["num_gpus"]
+    if par is None:
+        return []
+    model_par = _model_parallel(par)
+    if "data" in par and par["data"] * model_par != gpus:
+        return [Problem(f"data {par['data']} x tensor x pipeline x context ({model_par}) = "
+                        f"{par['data'] * model_par}, but num_gpus is {gpus}", "/parallelism",
+                        hint="make the product equal hardware.num_gpus")]
+    if "data" not in par and gpus % model_par:
+        return [Problem(f"num_gpus {gpus} is not divisible by tensor x pipeline x context = {model_par}",
+                        "/parallelism", hint="fix the parallel degrees or num_gpus")]
+    return []
+
+
+def batch_arithmetic(doc: Doc) -> list[Problem]:
+    """global_batch = micro_batch x grad_accum x data-parallel replicas (SEMANTICS §7)."""
+    wl, par, gpus = doc["workload"], doc.get("parallelism"), doc["hardware"]["num_gpus"]
+    mb, ga, gb = wl.get("micro_batch"), wl.get("grad_accum", 1), wl.get("global_batch")
+    if mb is None or gb is None or (par is not None and "data" not in par and gpus % _model_parallel(par)):
+        return []           # nothing to check, or no data-parallel degree (gpu_product reports why)
+    where = "/workload/global_batch"
+    if par is not None:
+        dp = par.get("data", gpus // _model_parallel(par))
+        if mb * ga * dp != gb:
+            return [Problem(f"global_batch {gb} != micro_batch {mb} x grad_accum {ga} x data-parallel {dp} = "
+                            f"{mb * ga * dp}", where,
+                            hint=f"set global_batch: {mb * ga * dp}, or fix micro_batch/grad_accum/parallelism")]
+        return []
+    if gb % (mb * ga):
+        return [Problem(f"global_batch {gb} is not a multiple of micro_batch {mb} x grad_accum {ga}", where,
+                        hint="global_batch = micro_batch x grad_accum x data-parallel replicas")]
+    if gpus % (gb // (mb * ga)):
+        return [Problem(f"global_batch / (micro_batch x grad_accum) = {gb // (mb * ga)} data-parallel replicas, "
+                        f"which does not divide num_gpus {gpus}", where,
+                        hint="check the batch sizes, or declare parallelism")]
+    return []
+
+
+def fp8_fraction_needs_fp8(doc: Doc) -> list[Problem]:
+    hw = doc["hardware"]
+    if hw.get("fp8_fraction") is not None and hw["precision"] != "fp8":
+        return [Problem("fp8_fraction only applies to precision fp8", "/hardware/fp8_fraction",
+                        hint="remove it or set precision: fp8")]
+    return []
+
+
+def _model_parallel(par: Doc) -> int:
+    return par.get("tensor", 1) * par.get("pipeline", 1) * par.get("context", 1)
+
+
+JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
+    name_is_a_folder, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training,
+    decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product, batch_arithmetic,
+    fp8_fraction_needs_fp8)
+
+
+def job_problems(job: Job) -> list[Problem]:
+    """Every job-file rule over the document as written, each problem located in its file."""
+    return [job.locate(p) for rule in JOB_RULES for p in rule(job.data)]

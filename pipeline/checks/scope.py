@@ -1,0 +1,89 @@
+"""The job against what it measures (SEMANTICS §7, §11): the same work, the same GPUs, real time intervals.
+
+Applied by run.run_job once the numerator is known and once the trace is measured: an explicit
+numerator must agree with the declared architecture (`numerator_agrees`, `numerator_checkable`:
+warnings; far off, `scope_mismatch` makes the result invalid), the measured work must fit the job's
+GPUs (`gpu_scope`, exit 3), the selected ranges must be real time intervals (`ranges_have_length`,
+exit 4), and a file given twice is one rank (`repeated_files`, a warning).
+Each rule has its own test in tests/test_checks_scope.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline.errors import Problem
+from pipeline.job.config import Job
+
+Doc = Mapping[str, Any]
+Warning = dict[str, str]
+
+# --------------------------------------------------------------------------- numerator vs architecture
+
+NUMERATOR_TOLERANCE = 0.10          # SEMANTICS §11: conventions differ by up to ~10 %; beyond, the inputs differ
+SCOPE_RATIO = (0.5, 2.0)            # outside: a different amount of work (scope error), not another convention
+FORWARD_ONLY_RATIO = (0.28, 0.38)   # ~1/3: one forward pass where training counts forward + backward (3x)
+
+
+def numerator_agrees(flops: int, reference: int | None, convention: str) -> list[Warning]:
+    """An explicit numerator next to a declared architecture must agree with it (SEMANTICS §11:
+    one forward pass over a 5-step region printed 5.1 % "MFU"). Far off is a scope error."""
+    if reference is None:
+        return []
+    ratio = flops / reference
+    if abs(ratio - 1) <= NUMERATOR_TOLERANCE:
+        return []
+    low, high = SCOPE_RATIO
+    code = "scope_mismatch" if not low <= ratio <= high else "numerator_differs"
+    forward = FORWARD_ONLY_RATIO[0] <= ratio <= FORWARD_ONLY_RATIO[1]
+    return [{"code": code, "message":
+             f"flops_per_step ({flops:.4g}) is {ratio:.3f}x what the declared architecture gives "
+             f"for this workload ({reference:.4g}, convention {convention}); "
+             + ("about 1/3 looks like one forward pass where training needs forward + backward (3x); "
+                if forward else "")
+             + "check that the numerator covers exactly one optimizer step of global_batch sequences"}]
+
+
+def numerator_checkable(beside_architecture: bool, tokens_per_step: int | None) -> list[Warning]:
+    """Without seq_len and global_batch the architecture's FLOPs cannot be counted: say it was not checked."""
+    if not beside_architecture or tokens_per_step is not None:
+        return []
+    return [{"code": "numerator_unchecked", "message": "flops_per_step is not cross-checked against the "
+             "declared architecture: add workload.seq_len and global_batch to check it"}]
+
+
+# --------------------------------------------------------------------------- the measured work
+
+def gpu_scope(job: Job, devices_used: list[Any]) -> list[Problem]:
+    """The time denominator uses num_gpus: fewer GPUs than ran the work is a scope error."""
+    ran, gpus = len(devices_used), job.hardware["num_gpus"]
+    if ran <= gpus:
+        return []
+    return [job.problem(f"kernels of the selected occurrences ran on {ran} devices "
+                        f"({', '.join(map(str, devices_used))}), but num_gpus is {gpus}", "/hardware/num_gpus",
+                        f"set num_gpus to the GPUs of the whole job (at least {ran})")]
+
+
+def ranges_have_length(ranks: list[Doc]) -> str | None:
+    """A selected range that ends before it starts, or has no length, is not a time interval: the trace's
+    NVTX data cannot be right (exit 4), and no figure over it could be either."""
+    bad = [r for r in ranks if r["cpu_range_ns"] <= 0]
+    if not bad:
+        return None
+    shown = "; ".join(f"occurrence {r['occurrence']} rank {r.get('rank', r['pid'])}: "
+                      + ("ends before it starts" if r["cpu_range_ns"] < 0 else "zero length")
+                      + f" ({r['cpu_range_ns']} ns)" for r in bad[:10])
+    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    return (f"{len(bad)} selected range(s) of NVTX_EVENTS are not time intervals: {shown}{more}. Check the capture "
+            "(unbalanced or cross-thread push/pop, a truncated export) or select other occurrences")
+
+
+def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
+    """The same file given twice (a symlink, a glob and a path) is one rank, read once: say so."""
+    if not repeats:
+        return []
+    pairs = "; ".join(f"{a} is {b}" for a, b in repeats)
+    return [{"code": "trace_file_repeated", "message": f"the job names the same trace file more than once ({pairs}); "
+             "it is read once, as one set of ranks"}]
+

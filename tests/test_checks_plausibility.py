@@ -1,0 +1,270 @@
+"""Every rule of pipeline/checks/plausibility.py, one test each (named test_<rule>), plus proof that run applies
+them: a figure that cannot be a measurement is never printed as one.
+
+The boundaries are written here by hand from the rules' definitions (SEMANTICS §1, §11).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nsys_export import Export, gpid, gtid
+from pipeline.checks import plausibility
+from pipeline.report.render import render_all
+from pipeline.job.config import load_job
+from pipeline.run import run_job
+from test_checks_job_file import job_of, rules_of, untested_rules
+from test_checks_scope import step_job
+from test_config import GOOD
+from test_run_synth import write_job
+
+
+def test_impossible_figures_name_the_rank_count_only_when_ranks_are_missing(tmp_path):
+    """Two ranks on two GPUs, FLOPs far beyond the peak: invalid, but 'one rank's GPU count' is not among the
+    likely causes (every GPU's process had the region); with num_gpus 4 it is."""
+    e = Export()
+    for pid in (100, 200):
+        e.range(1000, 2000, gtid(pid, pid), "step")
+        e.launch(1100, gtid(pid, pid), 1)
+        e.kernel(1200, 1800, gpid(pid), 1, device=pid // 100 - 1)
+    (tmp_path / "two").mkdir()
+    (tmp_path / "four").mkdir()
+    res = run_job(load_job(step_job(tmp_path / "two", e, gpus=2, flops=1.0e9)))
+    assert res["status"] == "invalid" and "one rank's GPU count" not in res["status_reason"]
+    res = run_job(load_job(step_job(tmp_path / "four", e, gpus=4, flops=1.0e9)))
+    assert res["status"] == "invalid" and "one rank's GPU count" in res["status_reason"]
+
+
+def test_unsteady_steps_suggests_only_occurrences_with_kernels(tmp_path):
+    """Six steps 10 us apart: step 1 a 3000 ns warm-up, steps 2-6 1000 ns, only 1-3 launch a kernel. The median
+    step is 1000 ns, step 1 is 3x it: the warning suggests the steady run 2-3, not 2-6 (steps 4-6 hold no GPU
+    work for the FLOPs)."""
+    e = Export()
+    main = gtid(100, 100)
+    for k in range(6):
+        start, length = k * 10_000, 3000 if k == 0 else 1000
+        e.range(start, start + length, main, "step")
+        if k < 3:
+            e.launch(start + 100, main, k + 1)
+            e.kernel(start + 200, start + 900, gpid(100), k + 1)
+    res = run_job(load_job(step_job(tmp_path, e)))
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "unsteady_steps"]
+    assert "region.occurrences: {first: 2, last: 3}" in w
+
+
+def test_impossible_occurrence_rows_are_marked_in_the_tables(tmp_path):
+    """Occurrence 1 (wall 1 us) cannot hold FLOPs that give 150 % on its own wall; the total
+    (2 x F over 11 us of wall: 27.27 %) is plausible, so the run is ok but row 1 is marked ⚠."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(3000, 13000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1100, 2000, gpid(100), 1)
+    e.launch(3100, gtid(100, 100), 2)
+    e.kernel(3100, 12100, gpid(100), 2)
+    job = step_job(tmp_path, e, flops=1.5e6)
+    res = run_job(load_job(job))
+    assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 3.0e6 / 11e-6 / 1e12)
+    assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx([150.0, 15.0])
+    md, page = render_all(res)["report.md"], render_all(res)["report.html"]
+    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith(("| 1 |", "| 2 |"))}
+    assert rows["1"].rstrip(" |").endswith("150.00\u00a0⚠ | 150.00\u00a0⚠")
+    assert rows["2"].rstrip(" |").endswith("15.00 | 15.00")
+    assert "⚠ above 100 %: physically impossible" in md and "(warning `occurrence_above_100`)" in md
+    assert "150.00\u00a0⚠" in page and "<code>occurrence_above_100</code>" in page
+    assert "devices with attributed kernels in this trace: 1 (device 0) |" in md     # a count, then the ids
+
+
+def test_flops_over_occurrences_without_kernels_are_invalid(tmp_path):
+    """Only the kernel-less occurrence selected: 1e3 FLOPs over the ranks' 1.5 us of skew would read as
+    33 % MFU, but no GPU work holds them (union 0, diagnostic infinite): invalid, not a figure."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(1500, 2500, gtid(200, 200), "step")
+    e.range(3000, 4000, gtid(100, 100), "step")
+    e.launch(3100, gtid(100, 100), 1)
+    e.kernel(3200, 3900, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step", "occurrences": {"first": 1, "last": 1}},
+                    hardware={"num_gpus": 2, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1.0e3 / (1500e-9 * 2 * 1.0e12))
+    assert res["metrics"]["active_ratio_pct_union"] is None
+    assert res["metrics"]["union_over_wall_pct"] == 0.0                     # no kernel covered any of the wall
+    assert res["status"] == "invalid" and "no attributed kernel ran" in res["status_reason"]
+    files = render_all(res)
+    for card in ("HFU (wall time)", "Active-time ratio (union), diagnostic", "Model TFLOP/s per GPU"):
+        assert f'<div class="card void"><div class="l">{card}</div>' in files["report.html"]   # struck out too
+    assert "check region.attribution. The figures below are shown for diagnosis only" in files["report.html"]
+    assert "check region.attribution.\n> The figures below" in files["report.md"]
+
+
+# --------------------------------------------------------------------------- plausibility
+
+def metrics(mfu: float | None = 40.0, hfu: float | None = 40.0, union: float | None = 45.0) -> dict:
+    return {"mfu_pct_wall": mfu, "hfu_pct_wall": hfu, "active_ratio_pct_union": union}
+
+
+def evidence(processes: int = 8, warnings: list | None = None, steps: list | None = None, **m) -> plausibility.Evidence:
+    return plausibility.Evidence(metrics(**m), [1.0, 1.1] if steps is None else steps, processes, warnings or [])
+
+
+def test_mfu_or_hfu_above_100(tmp_path):
+    job = job_of(tmp_path, GOOD)
+    rule = plausibility.mfu_or_hfu_above_100
+    assert rule(job, evidence(mfu=100.0, hfu=100.0)) is None
+    assert rule(job, evidence(mfu=None, hfu=None)) is None
+    assert rule(job, evidence(mfu=100.001, hfu=90.0)).startswith("MFU above 100 % is physically impossible")
+    assert rule(job, evidence(mfu=90.0, hfu=100.001)).startswith("HFU above 100 % is physically impossible")
+    assert "one rank's GPU count" in rule(job, evidence(1, mfu=150.0, hfu=150.0))
+    assert "one rank's GPU count" not in rule(job, evidence(8, mfu=150.0, hfu=150.0))
+    # No kernel at all (union diagnostic None): that is the cause to name first, not a scope guess.
+    assert "no attributed kernel ran" not in rule(job, evidence(8, mfu=150.0, hfu=150.0))
+    why = rule(job, evidence(8, mfu=150.0, hfu=150.0, union=None))
+    assert why.startswith("MFU above 100 % is physically impossible; likely: no attributed kernel ran in the "
+                          "selected occurrences")
+    # GOOD accumulates 4 microbatches per step: a region over one microbatch is the likeliest cause, unless
+    # the job already says the region covers one microbatch
+    assert "set region.covers: microbatch" in rule(job, evidence(mfu=150.0))
+    micro = job_of(tmp_path, GOOD.replace("name: train_step", "name: train_step\n  covers: microbatch"))
+    assert "set region.covers: microbatch" not in rule(micro, evidence(mfu=150.0))
+
+
+def test_occurrences_above_100():
+    """A short occurrence can exceed 100 % while the total over longer ones stays below: warned, by index."""
+    def occ(i, mfu, hfu):
+        return {"index": i, "mfu_pct_wall": mfu, "hfu_pct_wall": hfu}
+    assert plausibility.occurrences_above_100([occ(1, 100.0, 100.0), occ(2, None, None)]) == []
+    (w,) = plausibility.occurrences_above_100([occ(3, 80.0, 80.0), occ(4, 100.5, 100.5), occ(5, 50.0, 101.0)])
+    assert w["code"] == "occurrence_above_100" and w["message"].startswith("occurrence(s) 4, 5 have MFU or HFU")
+    (w,) = plausibility.occurrences_above_100([occ(i, 200.0, 200.0) for i in range(12)])
+    assert "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more" in w["message"]
+
+
+def test_union_diagnostic_above_100(tmp_path):
+    """Issue #11 §2: 108-462 % on the union was printed as ok while MFU on the wall looked plausible."""
+    job = job_of(tmp_path, GOOD)
+    rule = plausibility.union_diagnostic_above_100
+    assert rule(job, evidence(mfu=40.0, union=100.0)) is None
+    assert rule(job, evidence(mfu=None, union=None)) is None                # no wall either: nothing to judge
+    assert rule(job, evidence(mfu=0.0, union=None)) is None                 # no FLOPs on no kernels
+    empty = rule(job, evidence(mfu=98.5, union=None))                       # FLOPs over no kernel: infinite
+    assert "no attributed kernel ran" in empty and "infinite" in empty
+    reason = rule(job, evidence(mfu=40.0, union=108.0))
+    assert "union diagnostic" in reason and "108.0 %" in reason and "peak" in reason
+
+
+def test_step_times_finite(tmp_path):
+    job = job_of(tmp_path, GOOD)
+    assert plausibility.step_times_finite(job, evidence(steps=[0.5, 1e-9])) is None
+    assert "not finite" in plausibility.step_times_finite(job, evidence(steps=[1.0, float("inf")]))
+    assert "not finite" in plausibility.step_times_finite(job, evidence(steps=[float("nan")]))
+    assert plausibility.step_times_finite(job, evidence(steps=[1.0, None])).startswith(
+        "1 step time(s) are not finite (None)")
+
+
+def test_numerator_describes_the_work(tmp_path):
+    job = job_of(tmp_path, GOOD)
+    rule = plausibility.numerator_describes_the_work
+    assert rule(job, evidence(warnings=[{"code": "numerator_differs", "message": "x"}])) is None
+    assert "does not describe the measured work: far" in rule(job, evidence(warnings=[{"code": "scope_mismatch",
+                                                                                         "message": "far"}]))
+
+
+def test_verdict(tmp_path):
+    job = job_of(tmp_path, GOOD)
+    assert plausibility.verdict(job, evidence()) == ("ok", None)
+    status, reason = plausibility.verdict(job, evidence(warnings=[{"code": "scope_mismatch", "message": "m"}],
+                                                  mfu=120.0, hfu=120.0))
+    assert status == "invalid" and reason.startswith("the FLOPs numerator")     # the first rule's reason
+    assert plausibility.verdict(job, evidence(union=101.0))[0] == "invalid"
+    status, reason = plausibility.verdict(job, evidence(steps=[1.0, float("inf")]))       # every rule is in the tuple
+    assert status == "invalid" and "not finite" in reason
+
+
+def test_thresholds():
+    limits = {"mfu_pct_wall_min": 40.0, "hfu_pct_wall_min": 50.0, "step_time_s_max": 1.0}
+    got = {t["name"]: t["passed"]
+           for t in plausibility.thresholds(limits, metrics(40.0, 49.9), {"median_s": 1.0}, "ok")}
+    assert got == {"mfu_pct_wall_min": True, "hfu_pct_wall_min": False, "step_time_s_max": True}
+    (t,) = plausibility.thresholds({"mfu_pct_wall_min": 0.0}, metrics(None), {"median_s": 1.0}, "ok")
+    assert t["passed"] is False                                   # no figure never passes a gate
+    exact = plausibility.thresholds({"hfu_pct_wall_min": 50.0, "mfu_pct_wall_min": 40.0}, metrics(40.0, 50.0),
+                                    {"median_s": 1.0}, "ok")
+    assert [t["passed"] for t in exact] == [True, True]           # a figure at its limit meets it
+    # an invalid result's figures are no measurement: 250 % neither meets 40 % nor fails 1 s; not tested
+    invalid = plausibility.thresholds(limits, metrics(250.0, 250.0), {"median_s": 2.0}, "invalid")
+    assert [t["passed"] for t in invalid] == [None, None, None]
+
+
+def test_ranks_above_100():
+    """Per rank, over all occurrences or in single ones: a rank above 100 % overall is not named twice."""
+    def row(rank, mfu):
+        return {"rank": rank, "mfu_pct_wall": mfu}
+    assert plausibility.ranks_above_100([row("a", 100.0), row("b", None)], [row("a", 99.0), row("b", None)]) == []
+    (w,) = plausibility.ranks_above_100([row("a", 101.0), row("b", 90.0)],
+                                        [row("a", 120.0), row("b", 100.1), row("b", 1.0)])
+    assert w["code"] == "rank_above_100"
+    assert w["message"].startswith("rank(s) a over the selected occurrences and rank(s) b in single occurrences have")
+    (w,) = plausibility.ranks_above_100([], [row(f"r{i:02}", 150.0) for i in range(12)])
+    assert "r00, r01, r02, r03, r04, r05, r06, r07, r08, r09 and 2 more in single" in w["message"]
+
+
+def test_roofline_under_roof():
+    """Rows built by roofline.row; roofs worked by hand: 1 GPU, 1000 TFLOP/s, 2000 GB/s (ridge 500 FLOP/B)."""
+    from pipeline.model.operators import Operator
+    from pipeline.model.roofline import row
+
+    def at(flops, nbytes, seconds):
+        return row(Operator("op", "gemm", flops, nbytes, ""), "analytic", seconds, 1000.0, 2000.0, 1)
+    # AI 1000 FLOP/B: compute roof 1000 TFLOP/s. 1e15 FLOPs in 1 s is exactly the roof; in 0.5 s, 2000 (200 %).
+    # AI 100 FLOP/B: memory roof 100 x 2000 GB/s = 200 TFLOP/s; 1e15 FLOPs in 4 s is 250 TFLOP/s (125 %).
+    # No bytes: no attainable figure, so nothing to judge.
+    fine = [at(1e15, 1e12, 1.0), at(1e15, 1e13, 5.0), at(1e15, 0, 0.001)]
+    assert plausibility.roofline_under_roof(fine) == []
+    warned = plausibility.roofline_under_roof(fine + [at(1e15, 1e12, 0.5), at(1e15, 1e13, 4.0)])
+    assert [w["code"] for w in warned] == ["above_roof", "above_roof"]
+    assert "2000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s roof" in warned[0]["message"]
+    assert "250.0 TFLOP/s achieved exceeds the 200.0 TFLOP/s roof" in warned[1]["message"]
+    # AI 2 FLOP/B: memory roof 2 x 2000 GB/s = 4.0 TFLOP/s; 2e12 FLOPs in 0.4975 s is 4.0201 (100.5 %), which
+    # one decimal printed as "4.0 TFLOP/s achieved exceeds the 4.0 TFLOP/s roof"
+    [close] = plausibility.roofline_under_roof([at(2.0e12, 1.0e12, 0.4975)])
+    assert "4.02 TFLOP/s achieved exceeds the 4.00 TFLOP/s roof" in close["message"]
+
+
+def test_achievable_is_a_ceiling():
+    """10 TFLOP/s achieved against a 5 TFLOP/s 'ceiling' is 200 %: that figure is no ceiling."""
+    def m(pct, achieved):
+        return {"mfu_pct_achievable": pct, "achieved_tflops_per_gpu": achieved}
+    assert plausibility.achievable_is_a_ceiling(m(None, 10.0), None) == []
+    assert plausibility.achievable_is_a_ceiling(m(100.0, 5.0), 5.0) == []
+    (w,) = plausibility.achievable_is_a_ceiling(m(200.0, 10.0), 5.0)
+    assert w["code"] == "above_achievable"
+    assert w["message"].startswith("MFU against the measured ceiling is 200.0 %: the job achieved 10 TFLOP/s per GPU, "
+                                   "more than hardware.achievable_tflops (5)")
+
+
+def test_roofline_under_peak():
+    """Without bytes there is no attainable roof, but the dense peak still bounds a row: 1 GPU at 1000 TFLOP/s.
+    1e15 FLOPs in 0.5 s is 2000 TFLOP/s (impossible); in 1 s, exactly the peak; with bytes the roof rule judges."""
+    from pipeline.model.operators import Operator
+    from pipeline.model.roofline import JOB_NOTE, row
+
+    def at(flops, nbytes, seconds, note="analytic"):
+        return row(Operator("op", None, flops, nbytes, note), "job", seconds, 1000.0, 2000.0, 1)
+    assert plausibility.roofline_under_peak([at(1e15, 0, 1.0), at(1e15, 1e12, 0.5), at(1e15, 0, None)], 1000.0) == []
+    (w,) = plausibility.roofline_under_peak([at(1e15, 0, 0.5, JOB_NOTE)], 1000.0)
+    assert w["code"] == "above_roof"
+    assert w["message"].startswith("roofline row 'op': 2000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s dense peak; "
+                                   "the FLOPs given for it in analysis.figures")
+    (w,) = plausibility.roofline_under_peak([at(1e15, 0, 0.25)], 1000.0)
+    assert "4000.0 TFLOP/s achieved exceeds the 1000.0 TFLOP/s dense peak; the kernels matched to it ran too " \
+           "briefly for its analytic FLOPs" in w["message"]
+
+
+# --------------------------------------------------------------------------- completeness
+
+def test_every_rule_has_its_own_test():
+    assert untested_rules(plausibility, __name__) == []
+    assert set(plausibility.VERDICT_RULES) <= set(rules_of(plausibility).values())

@@ -1,0 +1,282 @@
+"""Every rule of pipeline/checks/scope.py, one test each (named test_<rule>), plus proof that run applies them,
+and the trace warnings saying whether the selected ranges hold the work measured.
+
+The boundaries are written here by hand from the rules' definitions (SEMANTICS §5, §7, §11).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nsys_export import Export, gpid, gtid
+from pipeline.checks import scope
+from pipeline.errors import ConfigError, TraceError
+from pipeline.report.render import render_all
+from pipeline.job.config import load_job
+from pipeline.run import run_job
+from test_checks_job_file import job_of, untested_rules
+from test_config import GOOD
+from test_run_synth import write_job
+
+
+def step_job(tmp_path: Path, e: Export, gpus: int = 1, flops: float = 1.0e3) -> Path:
+    """A job over region `step` of the export `e` (written to t.sqlite): `flops` per step, 1 TFLOP/s per GPU."""
+    trace = e.write(tmp_path / "t.sqlite")
+    return write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": gpus, "peak_tflops": 1.0},
+                     model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
+
+
+# --------------------------------------------------------------------------- numerator vs architecture
+
+@pytest.mark.parametrize("ratio, code", [(1.0, None), (1.099, None), (0.901, None), (1.101, "numerator_differs"),
+                                         (0.899, "numerator_differs"), (2.0, "numerator_differs"),
+                                         (0.5, "numerator_differs"), (2.01, "scope_mismatch"),
+                                         (0.49, "scope_mismatch")])
+def test_numerator_agrees(ratio, code):
+    """Within 10 % of the architecture's figure: a convention difference; beyond 0.5x-2x: other work."""
+    reference = 10**15
+    found = scope.numerator_agrees(round(ratio * reference), reference, "megatron")
+    assert [w["code"] for w in found] == ([code] if code else [])
+    assert scope.numerator_agrees(5 * reference, None, "explicit") == []
+
+
+def test_numerator_agrees_names_a_forward_pass():
+    (w,) = scope.numerator_agrees(33, 100, "megatron")
+    assert w["code"] == "scope_mismatch" and "one forward pass" in w["message"]
+    (w,) = scope.numerator_agrees(45, 100, "megatron")
+    assert "forward pass" not in w["message"]
+
+
+@pytest.mark.parametrize("flops, forward", [(279, False), (280, True), (380, True), (381, False)])
+def test_numerator_agrees_forward_pass_band(flops, forward):
+    """The 'one forward pass' hint covers ratios 0.28 to 0.38 inclusive (1/3 +- convention spread)."""
+    (w,) = scope.numerator_agrees(flops, 1000, "megatron")
+    assert w["code"] == "scope_mismatch" and ("one forward pass" in w["message"]) is forward
+
+
+def test_numerator_checkable():
+    (w,) = scope.numerator_checkable(True, None)
+    assert w["code"] == "numerator_unchecked"
+    assert scope.numerator_checkable(True, 8192) == [] and scope.numerator_checkable(False, None) == []
+
+
+# --------------------------------------------------------------------------- trace rules
+
+def test_gpu_scope(tmp_path):
+    job = job_of(tmp_path, GOOD.replace("num_gpus: 8", "num_gpus: 2").replace("global_batch: 64", "global_batch: 16"))
+    (p,) = scope.gpu_scope(job, [0, 1, 2])
+    assert p.pointer == "/hardware/num_gpus" and p.line == 7 and "at least 3" in p.hint
+    assert scope.gpu_scope(job, [0, 1]) == []
+
+
+def test_gpu_scope_is_applied_by_run(synth_trace, tmp_path):
+    """Two ranks on two devices measured against one GPU would double the MFU: exit 3, not a figure."""
+    trace, _ = synth_trace()
+    path = tmp_path / "job.yaml"
+    path.write_text(json.dumps({
+        "name": "one-gpu", "trace": str(trace), "region": {"name": "train_step"},
+        "hardware": {"num_gpus": 1, "precision": "bf16", "peak_tflops": 50000},
+        "model": {"flops_per_step": 1e12}, "workload": {"mode": "training", "seq_len": 8, "global_batch": 1}}))
+    with pytest.raises(ConfigError) as err:
+        run_job(load_job(path))
+    assert err.value.problems[0].pointer == "/hardware/num_gpus"
+
+
+def test_ranges_have_length():
+    rows = [{"occurrence": 1, "rank": "100", "pid": 100, "cpu_range_ns": 1000},
+            {"occurrence": 2, "rank": "100", "pid": 100, "cpu_range_ns": 0},
+            {"occurrence": 3, "rank": "200", "pid": 200, "cpu_range_ns": -5}]
+    assert scope.ranges_have_length(rows[:1]) is None
+    reason = scope.ranges_have_length(rows)
+    assert "2 selected range(s) of NVTX_EVENTS" in reason and "occurrence 2 rank 100: zero length" in reason
+    assert "occurrence 3 rank 200: ends before it starts (-5 ns)" in reason
+    many = [{"occurrence": i, "rank": "100", "pid": 100, "cpu_range_ns": 0} for i in range(1, 13)]
+    reason = scope.ranges_have_length(many)
+    assert reason.startswith("12 selected range(s)") and "occurrence 10 rank 100: zero length (0 ns) and 2 more." in reason
+    assert "occurrence 11 " not in reason
+
+
+@pytest.mark.parametrize("end, words", [(900, "ends before it starts"), (1000, "zero length")])
+def test_ranges_have_length_is_a_trace_problem(tmp_path, end, words):
+    """A selected range ending before its start (today a negative step time, ok) is exit 4, naming it."""
+    e = Export()
+    main = gtid(100, 100)
+    e.range(1000, end, main, "step")
+    e.range(2000, 2800, main, "step")
+    e.launch(2100, main, 1)
+    e.kernel(2200, 2500, gpid(100), 1)
+    job = step_job(tmp_path, e)
+    with pytest.raises(TraceError) as err:
+        run_job(load_job(job))
+    assert err.value.code == 4 and f"occurrence 1 rank 100: {words}" in str(err.value)
+
+
+def test_ranges_have_length_inside_another_range_is_a_trace_problem(tmp_path):
+    """A range ending before its start that starts inside another range of the name (same process) is no nested
+    range to fold (SEMANTICS §6): it is a selected range with end < start, so exit 4, naming it, like any other."""
+    e = Export()
+    main = gtid(100, 100)
+    e.range(1000, 3000, main, "step")
+    e.range(1500, 1400, main, "step")                    # inside 1000..3000, ends 100 ns before it starts
+    e.launch(1100, main, 1)
+    e.kernel(1200, 2500, gpid(100), 1)
+    job = step_job(tmp_path, e)
+    with pytest.raises(TraceError) as err:
+        run_job(load_job(job))
+    assert err.value.code == 4
+    assert "1 selected range(s)" in str(err.value)
+    assert "occurrence 2 rank 100: ends before it starts (-100 ns)" in str(err.value)
+
+
+def test_repeated_files(tmp_path):
+    assert scope.repeated_files([]) == []
+    (w,) = scope.repeated_files([("link.sqlite", "t.sqlite")])
+    assert w["code"] == "trace_file_repeated" and "link.sqlite is t.sqlite" in w["message"]
+
+
+@pytest.mark.parametrize("given", [["t.sqlite", "link.sqlite"], ["t*.sqlite", "t.sqlite"]])
+def test_repeated_files_are_one_rank(synth_trace, tmp_path, given):
+    """A symlink, or a glob and a path, naming one file: one set of ranks, not twice the ranks."""
+    trace, truth = synth_trace()
+    (tmp_path / "t.sqlite").symlink_to(trace)
+    (tmp_path / "link.sqlite").symlink_to(trace)
+    job = write_job(tmp_path, tmp_path / "x", hardware={"peak_tflops": 50000})
+    data = json.loads(job.read_text())
+    data["trace"] = given
+    job.write_text(json.dumps(data))
+    res = run_job(load_job(job))
+    assert len(res["trace"]["files"]) == 1 and len({r["rank"] for r in res["ranks"]}) == truth["spec"]["ranks"]
+    assert [w["code"] for w in res["warnings"]].count("trace_file_repeated") == 1
+
+
+def test_gpu_outlasts_range_needs_kernels(tmp_path):
+    """Skew between two ranks' starts is not 'GPU work outlasting the range' when no kernel ran (#11 §2);
+    the occurrence's MFU is then no number (null, '—' in the report)."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(1500, 2500, gtid(200, 200), "step")          # wall 1000..2500 = 1.5 x the longest range, no kernels
+    e.range(3000, 4000, gtid(100, 100), "step")
+    e.range(3000, 4000, gtid(200, 200), "step")
+    e.launch(3100, gtid(100, 100), 1)
+    e.kernel(3200, 4600, gpid(100), 1)                   # occurrence 2: its kernel outlasts the range by 60 %
+    job = step_job(tmp_path, e, gpus=2)
+    res = run_job(load_job(job))
+    (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert "in 1 of 2 occurrences (2)" in late["message"]
+    first, second = res["occurrences"]
+    assert first["kernel_count"] == 0 and first["mfu_pct_wall"] is None and first["hfu_pct_wall"] is None
+    assert second["mfu_pct_wall"] == pytest.approx(100 * 1.0e3 / (1600e-9 * 2 * 1.0e12))   # wall 3000..4600
+    files = render_all(res)
+    row = next(line for line in files["report.md"].splitlines() if line.startswith("| 1 |"))
+    assert row.rstrip(" |").endswith("— | —")                        # MFU and HFU of occurrence 1
+    assert "report.html" in files
+
+
+def test_gpu_outlasts_range_is_per_rank(tmp_path):
+    """SEMANTICS §5: the tail is each rank's last kernel end past its own range end, over the longest range.
+    Start skew with every kernel inside its rank's range warns of nothing; a late kernel on the rank with the
+    shorter range warns although the occurrence's wall equals its longest range."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.range(1500, 2500, gtid(200, 200), "step")          # skew: wall 1000..2500 = 1.5 x the longest range
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1200, 1900, gpid(100), 1)
+    e.launch(1600, gtid(200, 200), 2)
+    e.kernel(1700, 2400, gpid(200), 2, device=1)
+    e.range(3000, 5000, gtid(100, 100), "step")
+    e.range(3000, 3500, gtid(200, 200), "step")          # shorter range; its kernel ends 300 ns after it
+    e.launch(3100, gtid(100, 100), 3)
+    e.kernel(3200, 4900, gpid(100), 3)
+    e.launch(3100, gtid(200, 200), 4)
+    e.kernel(3200, 3800, gpid(200), 4, device=1)         # tail 300 = 15 % of the longest range (2000)
+    job = step_job(tmp_path, e, gpus=2)
+    res = run_job(load_job(job))
+    first, second = res["occurrences"]
+    assert first["wall_time_s"] == pytest.approx(1500e-9) and second["wall_time_s"] == pytest.approx(2000e-9)
+    (late,) = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert "in 1 of 2 occurrences (2)" in late["message"] and "tail per occurrence: 15.0 % to 15.0 % of the CPU range" in late["message"]
+
+
+def test_occurrence_lists_in_warnings_are_runs():
+    """Warnings name occurrences as runs: [7, 1, 2, 3, 9, 10] -> '1-3, 7, 9-10'."""
+    from pipeline.analysis.trace_warnings import occurrence_runs
+    assert occurrence_runs([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
+    assert occurrence_runs([2, 4]) == "2, 4" and occurrence_runs([5]) == "5"
+
+
+def _drop_kernel_pid(path: Path) -> Path:
+    import sqlite3
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN globalPid")
+    con.commit()
+    con.close()
+    return path
+
+
+def test_kernels_without_process_id(tmp_path):
+    """No globalPid column: window attribution. One process owns every kernel of its ranges (counted once);
+    with two processes nothing says whose a kernel is, so the run is refused (exit 4), not counted per rank."""
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1200, 1800, gpid(100), 1)
+    e.kernel(1500, 2500, gpid(100), 2)                   # no launch row: still the window's, clipped at 2000
+    one = _drop_kernel_pid(e.write(tmp_path / "one.sqlite"))
+    spec = dict(region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                model={"flops_per_step": 1.0e3}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(write_job(tmp_path, one, **spec)))
+    assert "attribution_window" in {w["code"] for w in res["warnings"]}
+    (occ,) = res["occurrences"]
+    assert occ["kernel_count"] == 2 and round(occ["gpu_kernel_sum_s"] * 1e9) == 600 + 500
+    (rank,) = res["ranks"]
+    assert rank["kernel_count"] == 2
+    e.range(1000, 2000, gtid(200, 200), "step")
+    two = _drop_kernel_pid(e.write(tmp_path / "two.sqlite"))
+    with pytest.raises(TraceError) as err:
+        run_job(load_job(write_job(tmp_path, two, **{**spec, "hardware": {"num_gpus": 2, "peak_tflops": 1.0}})))
+    assert err.value.code == 4 and "no globalPid column" in str(err.value) and "2 processes (100, 200)" in str(err.value)
+
+
+@pytest.mark.parametrize("cpu_range, short_range, tail, warned", [
+    # one rank: 5 % of a 2000 ns range is exactly 100 ns
+    (2000, None, 100, False),
+    (2000, None, 101, True),
+    # a range of about one second, not a round number: 5 % of 987,654,320 ns is 49,382,716 ns
+    (987_654_320, None, 49_382_716, False),
+    (987_654_320, None, 49_382_717, True),
+    # two ranks: the tail of the rank with the 1000 ns range is measured against the longest range
+    # (2000 ns), not its own: 100 ns past it is 10 % of its own range but exactly 5 % of cpu_range_s
+    (2000, 1000, 100, False),
+    (2000, 1000, 101, True),
+])
+def test_gpu_outlasts_range_boundary(tmp_path: Path, cpu_range: int, short_range: int | None, tail: int,
+                                     warned: bool) -> None:
+    """SEMANTICS §5 warns when the last kernel ends *more than* 5 % of cpu_range_s after its rank's range end:
+    a tail of exactly 5 % is no warning, one nanosecond more is. Integer ns, so the boundary is exact."""
+    e = Export()
+    long_tid, short_tid = gtid(100, 100), gtid(200, 200)
+    start = 1000
+    e.range(start, start + cpu_range, long_tid, "step")
+    if short_range is None:                       # the one rank's kernel is the late one
+        e.launch(start + 10, long_tid, 1)
+        e.kernel(start + 20, start + cpu_range + tail, gpid(100), 1)
+    else:                                         # the long rank's kernel stays inside; the short rank's is late
+        e.launch(start + 10, long_tid, 1)
+        e.kernel(start + 20, start + cpu_range, gpid(100), 1)
+        e.range(start, start + short_range, short_tid, "step")
+        e.launch(start + 10, short_tid, 2)
+        e.kernel(start + 20, start + short_range + tail, gpid(200), 2, device=1)
+    res = run_job(load_job(step_job(tmp_path, e, gpus=1 if short_range is None else 2)))
+    (occ,) = res["occurrences"]
+    assert round(occ["cpu_range_s"] * 1e9) == cpu_range
+    late = [w for w in res["warnings"] if w["code"] == "gpu_outlasts_range"]
+    assert bool(late) is warned
+    if warned:
+        assert "in 1 of 1 occurrences (1)" in late[0]["message"]
+
+
+def test_every_rule_has_its_own_test():
+    assert untested_rules(scope, __name__) == []
