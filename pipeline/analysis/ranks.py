@@ -20,7 +20,6 @@ its own connection, the same queries) and collects the tables the tasks hand bac
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path

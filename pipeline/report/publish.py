@@ -30,7 +30,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.checks.job_file import RESERVED
 from pipeline.errors import UsageError
 
 STATUS_DIR = ".status"
