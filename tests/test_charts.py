@@ -69,10 +69,10 @@ def test_roofline_labels_do_not_overlap():
     for x in r["roofline"]:
         x.update(arithmetic_intensity=2000.0, achieved_tflops=None, attainable_tflops=989.4)
     svg = ET.fromstring(charts.roofline(r))
-    boxes = [charts._box(float(t.get("x")), float(t.get("y")), t.text, t.get("text-anchor"))
+    boxes = [drawing.label_box(float(t.get("x")), float(t.get("y")), t.text, t.get("text-anchor"))
              for t in svg.iter("text") if "lbl" in (t.get("class") or "").split()]
     assert len(boxes) == len(r["roofline"]) + 1
-    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if charts._overlaps(a, b)]
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if drawing.overlaps(a, b)]
 
 
 def test_step_chart_axis_and_median():
@@ -234,13 +234,13 @@ def test_history_without_thresholds_draws_no_threshold_line():
 
 def test_rank_file_devices_are_named_within_the_axis_margin():
     """'GPU ../traces/r0.sqlite:0' was right-aligned into a 90 px margin and showed as 'aces/r0.sqlite:0'."""
-    assert charts._gpu_name("3", 82) == "GPU 3"
-    assert charts._gpu_name("../traces/r0.sqlite:0", 82) == "GPU r0:0"              # the file's stem, the device
+    assert charts.gpu_name("3", 82) == "GPU 3"
+    assert charts.gpu_name("../traces/r0.sqlite:0", 82) == "GPU r0:0"              # the file's stem, the device
     # 82 px hold 10 characters of 7.8 px: the end (which file, which device) is kept
-    assert charts._gpu_name("/runs/rank_0000_of_node_a.sqlite:3", 82) == "…_node_a:3"
+    assert charts.gpu_name("/runs/rank_0000_of_node_a.sqlite:3", 82) == "…_node_a:3"
     # 'GPU rank0:0' is 11 characters: the word GPU goes before a cut would make it '…U rank0:0'
-    assert charts._gpu_name("runs/rank0.sqlite:0", 82) == "rank0:0"
-    assert charts._gpu_name("runs/rank0.sqlite:0", 92) == "GPU rank0:0"
+    assert charts.gpu_name("runs/rank0.sqlite:0", 82) == "rank0:0"
+    assert charts.gpu_name("runs/rank0.sqlite:0", 92) == "GPU rank0:0"
     r = copy.deepcopy(DEMO)
     r["devices"][0]["label"] = "../traces/r0.sqlite:0"
     svg = charts.devices(r, render.device_label)

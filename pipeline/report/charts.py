@@ -4,7 +4,7 @@ Pure functions from result data to SVG text: deterministic (fixed decimals, no i
 memory addresses), no JavaScript, no fonts or images to fetch. Colours are presentation
 attributes, not page CSS, so the same text works inline in HTML and as a sidecar .svg file
 next to report.md (GitHub shows `![..](x.svg)`, not inline <svg>); `drawing.standalone` adds the
-namespace a file needs. Values sit in <title> tooltips; labels never overlap (`drawing._place`).
+namespace a file needs. Values sit in <title> tooltips; labels never overlap (`drawing.place_label`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.analysis.timeline import PLOT_PX
-from pipeline.report.drawing import (CHAR_W, CHART_W, COLORS, FONT, PHONE_W, _box, _e, _fit, _legend, _legend_rows,
-                                     _line, _log_grid, _overlaps, _place, _rect, _scale, _svg, _text, nice_ticks,
-                                     tick_labels)
+from pipeline.report.drawing import (CHART_W, CHAR_W, COLORS, FONT, PHONE_W, chart_svg, esc, fit_text, label_box,
+                                     legend, legend_rows, log_grid, nice_ticks, overlaps, pixel_scale, place_label,
+                                     svg_line, svg_rect, svg_text, tick_labels)
 from pipeline.report.fmt import NBSP, column, fmt_num, fmt_pct, fmt_seconds
 
 
@@ -33,28 +33,28 @@ def roofline(r: dict[str, Any]) -> str | None:
     ais = [x["arithmetic_intensity"] for x in rows] + [ridge]
     x_lo, x_hi = min(ais) / 4, max(ais) * 4
     y_lo, y_hi = max(min(ys + [x_lo * bw / 1000]) / 4, 1e-6), peak * 4
-    sx, sy = _scale(x_lo, x_hi, left, w - right, log=True), _scale(y_lo, y_hi, top + plot_h, top, log=True)
-    body = _log_grid(sx, sy, (x_lo, x_hi), (y_lo, y_hi), (left, top, w - right, top + plot_h))
+    sx, sy = pixel_scale(x_lo, x_hi, left, w - right, log=True), pixel_scale(y_lo, y_hi, top + plot_h, top, log=True)
+    body = log_grid(sx, sy, (x_lo, x_hi), (y_lo, y_hi), (left, top, w - right, top + plot_h))
     points = [(sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])) for x in rows]
     taken = [(cx - 6, cy - 6, cx + 6, cy + 6) for cx, cy in points]
     body += _roofs(hw, sx, sy, max(x_lo, y_lo * 1000 / bw), x_hi, w - right, taken)
     bounds = (left + 2, top, w - right, top + plot_h - 2)
     for i, (x, (cx, cy)) in enumerate(zip(rows, points), 1):
-        body.append(f"<g><title>{_e(_roof_tip(i, x))}</title>{_marker(cx, cy, x['achieved_tflops'] is not None)}</g>")
-        lx, ly, anchor, dist = _place(cx, cy, str(i), taken, bounds)
+        body.append(f"<g><title>{esc(_roof_tip(i, x))}</title>{_marker(cx, cy, x['achieved_tflops'] is not None)}</g>")
+        lx, ly, anchor, dist = place_label(cx, cy, str(i), taken, bounds)
         if dist > 9:
-            body.append(_line(cx, cy, lx, ly - FONT * 0.35, COLORS["axis"], ' stroke-width="0.7"'))
-        body.append(_text(lx, ly, str(i), anchor, "lbl"))
-    body.append(_text((left + w - right) / 2, top + plot_h + 34, "arithmetic intensity (FLOP/byte, log)", "middle"))
+            body.append(svg_line(cx, cy, lx, ly - FONT * 0.35, COLORS["axis"], ' stroke-width="0.7"'))
+        body.append(svg_text(lx, ly, str(i), anchor, "lbl"))
+    body.append(svg_text((left + w - right) / 2, top + plot_h + 34, "arithmetic intensity (FLOP/byte, log)", "middle"))
     cy = top + plot_h / 2
-    body.append(_text(16, cy, "TFLOP/s per GPU (log)", "middle", "", f' transform="rotate(-90 16 {cy:.1f})"'))
+    body.append(svg_text(16, cy, "TFLOP/s per GPU (log)", "middle", "", f' transform="rotate(-90 16 {cy:.1f})"'))
     legend_top = top + plot_h + 58
-    body.append(_marker(left + 6, legend_top - 4, True) + _text(left + 16, legend_top, "measured: achieved TFLOP/s"))
+    body.append(_marker(left + 6, legend_top - 4, True) + svg_text(left + 16, legend_top, "measured: achieved TFLOP/s"))
     body.append(_marker(left + 236, legend_top - 4, False)
-                + _text(left + 246, legend_top, "analytic only: drawn on its roof, no measured time"))
+                + svg_text(left + 246, legend_top, "analytic only: drawn on its roof, no measured time"))
     for i, x in enumerate(rows, 1):
-        body.append(_text(left, legend_top + 18 * i, f"{i}  {_roof_tip(i, x, short=True)}"))
-    return _svg("roofline", w, legend_top + 18 * len(rows) + 8, "roofline, log-log", body)
+        body.append(svg_text(left, legend_top + 18 * i, f"{i}  {_roof_tip(i, x, short=True)}"))
+    return chart_svg("roofline", w, legend_top + 18 * len(rows) + 8, "roofline, log-log", body)
 
 
 def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float], float], x_start: float,
@@ -70,18 +70,19 @@ def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float
         (x_right - 4, sy(peak) - 6, "end"), (sx(ridge) - 8, sy(peak) - 6, "end"),   # left of the ridge: above
         (sx(ridge) + 6, sy(peak) - 6, "start"), (x_right - 4, sy(peak) + 16, "end"),   # the slope, nothing drawn
         (sx(ridge) + 6, sy(peak) + 16, "start"))
-        if _box(px, py, peak_label, anchor)[2] <= x_right]            # never cut off at the right edge
-    px, py, anchor = next((s for s in spots if not any(_overlaps(_box(s[0], s[1], peak_label, s[2]), t)
+        if label_box(px, py, peak_label, anchor)[2] <= x_right]            # never cut off at the right edge
+    px, py, anchor = next((s for s in spots if not any(overlaps(label_box(s[0], s[1], peak_label, s[2]), t)
                                                        for t in taken)), spots[0])
-    body.append(_text(px, py, peak_label, anchor, "lbl roof-label"))
-    taken.append(_box(px, py, peak_label, anchor))
+    body.append(svg_text(px, py, peak_label, anchor, "lbl roof-label"))
+    taken.append(label_box(px, py, peak_label, anchor))
     mid = math.sqrt(x_start * ridge)
     angle = math.degrees(math.atan2(sy(mid * 10) - sy(mid), sx(mid * 10) - sx(mid)))
     bw_label = f"HBM {fmt_num(bw, 0)}{NBSP}GB/s"
     mx, my = sx(mid), sy(mid * bw / 1000) - 6
-    body.append(_text(mx, my, bw_label, "middle", "roof-label", f' transform="rotate({angle:.1f} {mx:.1f} {my:.1f})"'))
+    body.append(svg_text(mx, my, bw_label, "middle", "roof-label",
+                         f' transform="rotate({angle:.1f} {mx:.1f} {my:.1f})"'))
     body.append(f'<circle cx="{sx(ridge):.1f}" cy="{sy(peak):.1f}" r="3.5" fill="#222"><title>ridge '
-                f'{_e(fmt_num(ridge))} FLOP/byte</title></circle>')
+                f'{esc(fmt_num(ridge))} FLOP/byte</title></circle>')
     return body
 
 
@@ -116,29 +117,29 @@ def steps(r: dict[str, Any], phone: bool = False) -> str | None:
     col = column(vals, "s")
     ticks = nice_ticks(min(vals), max(vals), 4)
     w, left, top, plot_h, right = PHONE_W if phone else CHART_W, 70, 14, 150, 16
-    sy = _scale(ticks[0], ticks[-1], top + plot_h, top)
+    sy = pixel_scale(ticks[0], ticks[-1], top + plot_h, top)
     step = (w - left - right) / max(len(occ), 1)
-    body = [_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + _text(left - 5, sy(t) + 4, text, "end")
+    body = [svg_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + svg_text(left - 5, sy(t) + 4, text, "end")
             for t, text in zip(ticks, tick_labels(ticks, col.scale))]
-    body.append(_line(left, top, left, top + plot_h, COLORS["axis"]))
+    body.append(svg_line(left, top, left, top + plot_h, COLORS["axis"]))
     med = r["step_time"]["median_s"]
-    body.append(_line(left, sy(med), w - right, sy(med), COLORS["exposed"], ' stroke-dasharray="5 3"'))
-    body.append(_text(w - right, sy(med) - 5, f"median {fmt_seconds(med)}", "end", "lbl"))
+    body.append(svg_line(left, sy(med), w - right, sy(med), COLORS["exposed"], ' stroke-dasharray="5 3"'))
+    body.append(svg_text(w - right, sy(med) - 5, f"median {fmt_seconds(med)}", "end", "lbl"))
     every = max(1, math.ceil(len(occ) / (6 if phone else 12)))
     for i, o in enumerate(occ):
         cx = left + step * (i + 0.5)
         wall = "" if o["wall_time_s"] == o["step_time_s"] else f" (wall {fmt_seconds(o['wall_time_s'])})"
         body.append(f'<circle cx="{cx:.1f}" cy="{sy(o["step_time_s"]):.1f}" r="3.5" fill="{COLORS["compute"]}">'
-                    f'<title>occurrence {o["index"]}: {_e(fmt_seconds(o["step_time_s"]) + wall)}</title></circle>')
+                    f'<title>occurrence {o["index"]}: {esc(fmt_seconds(o["step_time_s"]) + wall)}</title></circle>')
         if i % every == 0:
-            body.append(_text(cx, top + plot_h + 16, str(o["index"]), "middle"))
-    body.append(_text((left + w - right) / 2, top + plot_h + 34, "occurrence", "middle"))
+            body.append(svg_text(cx, top + plot_h + 16, str(o["index"]), "middle"))
+    body.append(svg_text((left + w - right) / 2, top + plot_h + 34, "occurrence", "middle"))
     cy = top + plot_h / 2
-    body.append(_text(14, cy, col.head("step time"), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
-    return _svg("steps-phone" if phone else "steps", w, top + plot_h + 44, "step time per occurrence", body)
+    body.append(svg_text(14, cy, col.head("step time"), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
+    return chart_svg("steps-phone" if phone else "steps", w, top + plot_h + 44, "step time per occurrence", body)
 
 
-def _gpu_name(full: str, room_px: float) -> str:
+def gpu_name(full: str, room_px: float) -> str:
     """A device's axis label within `room_px`: 'GPU 3', or for a rank file 'GPU r0:3' (the file's
     name without folder and extension), without 'GPU' if that fits, else cut at the front ('…');
     the full label stays in the tooltip."""
@@ -152,7 +153,7 @@ def _gpu_name(full: str, room_px: float) -> str:
 
 
 def _axis_name(x: float, y: float, full: str, room_px: float) -> str:
-    return f'<g><title>GPU {_e(full)}</title>{_text(x, y, _gpu_name(full, room_px), "end")}</g>'
+    return f'<g><title>GPU {esc(full)}</title>{svg_text(x, y, gpu_name(full, room_px), "end")}</g>'
 
 
 def devices(r: dict[str, Any], label, phone: bool = False) -> str | None:
@@ -168,13 +169,13 @@ def devices(r: dict[str, Any], label, phone: bool = False) -> str | None:
         body.append(_axis_name(left - 6, y + bar * 0.7, label(r, d["device_id"]), left - 8))
         for key, part in (("compute_s", "compute"), ("exposed_s", "exposed"), ("idle_s", "idle")):
             width = (w - left - right) * d[key] / wall
-            body.append(f'<g><title>GPU {_e(label(r, d["device_id"]))} {part}: {fmt_pct(100 * d[key] / wall, 1)} '
-                        f'of wall</title>{_rect(x, y, width, bar, COLORS[part])}</g>')
+            body.append(f'<g><title>GPU {esc(label(r, d["device_id"]))} {part}: {fmt_pct(100 * d[key] / wall, 1)} '
+                        f'of wall</title>{svg_rect(x, y, width, bar, COLORS[part])}</g>')
             x += width
     parts = (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle"))
-    legend, y = _legend_rows(left, 8 + len(rows) * (bar + 6) + 10, parts, w - right)
-    return _svg("devices-phone" if phone else "devices", w, y + 10,
-                "compute, exposed communication and idle share of wall per device", body + legend)
+    swatches, y = legend_rows(left, 8 + len(rows) * (bar + 6) + 10, parts, w - right)
+    return chart_svg("devices-phone" if phone else "devices", w, y + 10,
+                     "compute, exposed communication and idle share of wall per device", body + swatches)
 
 
 TIMELINE_LANES = (("compute", 9), ("communication", 9), ("memory", 5), ("idle", 5))
@@ -200,36 +201,36 @@ def timeline(r: dict[str, Any], label) -> str | None:
     if not t or not t["devices"]:
         return None
     w, left, right, top = 100 + PLOT_PX + 16, 100, 16, 40
-    sx = _scale(0.0, t["wall_s"], left, left + PLOT_PX)
+    sx = pixel_scale(0.0, t["wall_s"], left, left + PLOT_PX)
     ticks = [v for v in nice_ticks(0.0, t["wall_s"], 6) if v <= t["wall_s"] * 1.0001]
     col = column([t["wall_s"]], "s")
     group = sum(h + 1 for _, h in TIMELINE_LANES) + 8
     height = top + 22 + group * len(t["devices"])
-    body = _legend(left, 16, tuple((k, k) for k, _ in TIMELINE_LANES))
-    body += [_line(sx(v), top, sx(v), height, COLORS["grid"]) for v in ticks]
-    body.append(_text(left - 6, top + 12, "NVTX range", "end"))
+    body = legend(left, 16, tuple((k, k) for k, _ in TIMELINE_LANES))
+    body += [svg_line(sx(v), top, sx(v), height, COLORS["grid"]) for v in ticks]
+    body.append(svg_text(left - 6, top + 12, "NVTX range", "end"))
     body.append(timeline_range(r, sx, top + 3))
-    body.append(_line(sx(t["wall_s"]), top, sx(t["wall_s"]), height, COLORS["ink"], ' stroke-dasharray="3 2"'))
+    body.append(svg_line(sx(t["wall_s"]), top, sx(t["wall_s"]), height, COLORS["ink"], ' stroke-dasharray="3 2"'))
     y = top + 22
     for d in t["devices"]:
         full = label(r, d["device_id"])
         body.append(_axis_name(left - 6, y + group / 2, full, left - 8))
         body += timeline_lanes(f"GPU {full}", d, t["wall_s"], sx, y)
         y += group
-    body += [_text(sx(v), height + 16, text, "middle") for v, text in zip(ticks, tick_labels(ticks, col.scale))]
-    body.append(_text(left + PLOT_PX / 2, height + 34, col.head(f"time from the start of occurrence {t['occurrence']}"),
-                      "middle"))
+    body += [svg_text(sx(v), height + 16, text, "middle") for v, text in zip(ticks, tick_labels(ticks, col.scale))]
+    body.append(svg_text(left + PLOT_PX / 2, height + 34,
+                         col.head(f"time from the start of occurrence {t['occurrence']}"), "middle"))
     title = f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time"
-    return _svg("timeline", w, height + 42, title, body)
+    return chart_svg("timeline", w, height + 42, title, body)
 
 
 def timeline_range(r: dict[str, Any], sx: Callable[[float], float], y: float) -> str:
     """The step's NVTX range as a bar 12 px high from `y`, its length in the tooltip."""
     t = r["timeline"]
     a, b = t["range_s"]
-    return (f'<g><title>{_e(r["region"]["name"])}, occurrence {t["occurrence"]}: '
-            f'{_e(fmt_seconds(b - a))} (envelope across processes)</title>'
-            f'{_rect(sx(a), y, sx(b) - sx(a), 12, COLORS["nvtx"])}</g>')
+    return (f'<g><title>{esc(r["region"]["name"])}, occurrence {t["occurrence"]}: '
+            f'{esc(fmt_seconds(b - a))} (envelope across processes)</title>'
+            f'{svg_rect(sx(a), y, sx(b) - sx(a), 12, COLORS["nvtx"])}</g>')
 
 
 def timeline_lanes(name: str, d: dict[str, Any], wall_s: float, sx: Callable[[float], float], y: float) -> list[str]:
@@ -238,8 +239,8 @@ def timeline_lanes(name: str, d: dict[str, Any], wall_s: float, sx: Callable[[fl
     body = []
     for lane, h in TIMELINE_LANES:
         share = 100 * d["lane_time_s"][lane] / wall_s if wall_s else 0.0
-        rects = "".join(_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in d[lane])
-        body.append(f"<g><title>{_e(name)} {lane}: {_e(fmt_pct(share, 1))} of the step</title>{rects}</g>")
+        rects = "".join(svg_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in d[lane])
+        body.append(f"<g><title>{esc(name)} {lane}: {esc(fmt_pct(share, 1))} of the step</title>{rects}</g>")
         y += h + 1
     return body
 
@@ -282,37 +283,37 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     pad = (hi - lo) * 0.15 or abs(hi) * 0.02 or 1.0
     ticks = nice_ticks(lo - pad if lo - pad > 0 or lo < 0 else 0.0, hi + pad, 4)     # no negative MFU axis
     w, left, right, top, plot_h = 620, 70, 16, 14 + 18 * ((len(series) + 2) // 3), 170
-    sy = _scale(ticks[0], ticks[-1], top + plot_h, top)
+    sy = pixel_scale(ticks[0], ticks[-1], top + plot_h, top)
     slot = (w - left - right) / len(numbers)
     sx = {n: left + slot * (i + 0.5) for i, n in enumerate(numbers)}
-    body = [_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + _text(left - 5, sy(t) + 4, text, "end")
+    body = [svg_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + svg_text(left - 5, sy(t) + 4, text, "end")
             for t, text in zip(ticks, tick_labels(ticks, col.scale))]
-    body.append(_line(left, top, left, top + plot_h, COLORS["axis"]))
+    body.append(svg_line(left, top, left, top + plot_h, COLORS["axis"]))
     every = max(1, math.ceil(len(numbers) / 10))
     for i, n in enumerate(numbers):
         if i % every == 0:
-            body.append(_text(sx[n], top + plot_h + 16, str(n), "middle"))
+            body.append(svg_text(sx[n], top + plot_h + 16, str(n), "middle"))
             if labels[n]:
                 short = labels[n] if len(labels[n]) <= 10 else labels[n][:9] + "…"
-                body.append(_text(sx[n], top + plot_h + 31, short, "middle", "", ' font-size="11"'))
+                body.append(svg_text(sx[n], top + plot_h + 31, short, "middle", "", ' font-size="11"'))
     taken: list[tuple[float, ...]] = []
     slot_w = (w - left - right) / 3                      # three legend entries a row, each within its slot
     for k, (name, parts, limit) in enumerate(series):
         color, lx, ly = PALETTE[k % len(PALETTE)], left + slot_w * (k % 3), 14 + 18 * (k // 3)
         if limit is not None:
-            body.append(_limit_line(f"{_fit(name, 22 * CHAR_W)} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
+            body.append(_limit_line(f"{fit_text(name, 22 * CHAR_W)} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
                                     (left, top, w - right, top + plot_h), color, taken))
-        body.append(f"<g><title>{_e(name)}</title>" + _line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"')
-                    + _text(lx + 21, ly, _fit(name, slot_w - 21 - 8)) + "</g>")
+        body.append(f"<g><title>{esc(name)}</title>" + svg_line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"')
+                    + svg_text(lx + 21, ly, fit_text(name, slot_w - 21 - 8)) + "</g>")
         body += [f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
                  + " ".join(f"{sx[n]:.1f},{sy(v):.1f}" for n, v in pts) + '"/>' for pts in parts]
-        body += [f'<circle cx="{sx[n]:.1f}" cy="{sy(v):.1f}" r="3.5" fill="{color}"><title>{_e(name)}, run {n}'
-                 f'{" (" + _e(labels[n]) + ")" if labels[n] else ""}: {_e(col(v))} {_e(col.unit)}</title></circle>'
+        body += [f'<circle cx="{sx[n]:.1f}" cy="{sy(v):.1f}" r="3.5" fill="{color}"><title>{esc(name)}, run {n}'
+                 f'{" (" + esc(labels[n]) + ")" if labels[n] else ""}: {esc(col(v))} {esc(col.unit)}</title></circle>'
                  for pts in parts for n, v in pts]
-    body.append(_text((left + w - right) / 2, top + plot_h + 46, "run (label)", "middle"))
+    body.append(svg_text((left + w - right) / 2, top + plot_h + 46, "run (label)", "middle"))
     cy = top + plot_h / 2
-    body.append(_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
-    return _svg(kind, w, top + plot_h + 54, f"{title} per run", body)
+    body.append(svg_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
+    return chart_svg(kind, w, top + plot_h + 54, f"{title} per run", body)
 
 
 def _segments(job: dict[str, Any], key: str) -> list[list[tuple[int, float]]]:
@@ -344,8 +345,9 @@ def _limit_line(text: str, y: float, plot: tuple[float, float, float, float], co
     _limit_spot: inside the plot and over no other threshold's label."""
     x1, x2 = plot[0], plot[2]
     tx, ty, anchor = _limit_spot(text, y, plot, taken)
-    return (f'<g class="threshold"><title>{_e(text)}</title>' + _line(x1, y, x2, y, color, ' stroke-dasharray="6 4"')
-            + _text(tx, ty, text, anchor, "lbl", f' fill="{color}"') + "</g>")
+    return (f'<g class="threshold"><title>{esc(text)}</title>'
+            + svg_line(x1, y, x2, y, color, ' stroke-dasharray="6 4"')
+            + svg_text(tx, ty, text, anchor, "lbl", f' fill="{color}"') + "</g>")
 
 
 def _limit_spot(text: str, y: float, plot: tuple[float, float, float, float],
@@ -360,11 +362,11 @@ def _limit_spot(text: str, y: float, plot: tuple[float, float, float, float],
     rows = [first + sign * k * row for k in range(int((hi - lo) / row) + 1) for sign in ((1,) if k == 0 else (1, -1))]
     for tx, anchor in ((x1 - 4, "end"), (x0 + 4, "start")):
         for ty in (r for r in rows if lo <= r <= hi):
-            box = _box(tx, ty, text, anchor)
-            if not any(_overlaps(box, t) for t in taken):
+            box = label_box(tx, ty, text, anchor)
+            if not any(overlaps(box, t) for t in taken):
                 taken.append(box)
                 return tx, ty, anchor
-    taken.append(_box(x1 - 4, first, text, "end"))
+    taken.append(label_box(x1 - 4, first, text, "end"))
     return x1 - 4, first, "end"
 
 

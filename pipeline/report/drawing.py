@@ -1,8 +1,9 @@
 """The SVG every chart is drawn with: elements, scales, log axes, ticks, legends and label placement.
 
 Knows no report field: charts.py turns result data into charts with these, so the geometry (where a
-label fits, which ticks are round) is written once and tested apart from any one chart. The
-underscore names are the primitives charts.py draws with, not for use outside report/.
+label fits, which ticks are round) is written once and tested apart from any one chart. Its public
+names are what charts.py and phone_charts.py draw with: elements (`svg_text`, `svg_line`, `svg_rect`,
+`chart_svg`), scales and axes, legends, and label placement (`label_box`, `overlaps`, `place_label`, `fit_text`).
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ CHART_W = 620                       # a chart's width on a desktop page
 PHONE_W = 360                       # a phone drawing's (phone_charts.py): at full size on a 360-px phone and wider
 
 
-def _e(text: Any) -> str:
+def esc(text: Any) -> str:
     return escape(str(text), quote=True)
 
 
-def _svg(kind: str, w: float, h: float, label: str, body: list[str]) -> str:
+def chart_svg(kind: str, w: float, h: float, label: str, body: list[str]) -> str:
     return (f'<svg class="chart chart-{kind}" viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" height="{h:.0f}" '
-            f'role="img" aria-label="{_e(label)}" font-family="Helvetica, Arial, sans-serif" font-size="{FONT}" '
-            f'fill="{COLORS["ink"]}">\n<title>{_e(label)}</title>\n' + "\n".join(body) + "\n</svg>")
+            f'role="img" aria-label="{esc(label)}" font-family="Helvetica, Arial, sans-serif" font-size="{FONT}" '
+            f'fill="{COLORS["ink"]}">\n<title>{esc(label)}</title>\n' + "\n".join(body) + "\n</svg>")
 
 
 def standalone(svg: str) -> str:
@@ -40,20 +41,20 @@ def standalone(svg: str) -> str:
     return f'{head}</title>\n<rect width="100%" height="100%" fill="{PAPER}"/>{rest}\n'
 
 
-def _text(x: float, y: float, text: str, anchor: str = "start", css: str = "", extra: str = "") -> str:
+def svg_text(x: float, y: float, text: str, anchor: str = "start", css: str = "", extra: str = "") -> str:
     cls = f' class="{css}"' if css else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{cls}{extra}>{_e(text)}</text>'
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{cls}{extra}>{esc(text)}</text>'
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, color: str, extra: str = "") -> str:
+def svg_line(x1: float, y1: float, x2: float, y2: float, color: str, extra: str = "") -> str:
     return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}"{extra}/>'
 
 
-def _rect(x: float, y: float, w: float, h: float, color: str) -> str:
+def svg_rect(x: float, y: float, w: float, h: float, color: str) -> str:
     return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.5):.1f}" height="{h:.1f}" fill="{color}"/>'
 
 
-def _scale(lo: float, hi: float, a: float, b: float, log: bool = False):
+def pixel_scale(lo: float, hi: float, a: float, b: float, log: bool = False):
     """Map [lo, hi] onto pixels [a, b], linearly or on log10."""
     f = math.log10 if log else (lambda v: v)
     flo, fhi = f(lo), f(hi)
@@ -77,17 +78,17 @@ def tick_labels(ticks: list[float], scale: float) -> list[str]:
     return [f"{t / scale:,.{decimals}f}" for t in ticks]
 
 
-def _box(x: float, y: float, text: str, anchor: str) -> tuple[float, float, float, float]:
+def label_box(x: float, y: float, text: str, anchor: str) -> tuple[float, float, float, float]:
     w = CHAR_W * len(text) + 2
     left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
     return (left, y - FONT * 0.95, left + w, y + FONT * 0.3)
 
 
-def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+def overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _place(px: float, py: float, text: str, taken: list[tuple[float, ...]], bounds: tuple[float, ...]):
+def place_label(px: float, py: float, text: str, taken: list[tuple[float, ...]], bounds: tuple[float, ...]):
     """A label position near (px, py) that overlaps nothing placed so far and stays in bounds.
 
     Tries eight directions at growing distances, deterministic order; the caller draws a leader
@@ -96,12 +97,12 @@ def _place(px: float, py: float, text: str, taken: list[tuple[float, ...]], boun
         for dx, dy, anchor in ((1, -1, "start"), (1, 1, "start"), (-1, -1, "end"), (-1, 1, "end"),
                                (0, -1, "middle"), (0, 1, "middle"), (1, 0, "start"), (-1, 0, "end")):
             x, y = px + dx * dist, py + dy * dist + (FONT * 0.35 if dy >= 0 else 0)
-            box = _box(x, y, text, anchor)
+            box = label_box(x, y, text, anchor)
             inside = bounds[0] <= box[0] and box[2] <= bounds[2] and bounds[1] <= box[1] and box[3] <= bounds[3]
-            if inside and not any(_overlaps(box, t) for t in taken):
+            if inside and not any(overlaps(box, t) for t in taken):
                 taken.append(box)
                 return x, y, anchor, dist
-    box = _box(px + 9, py, text, "start")
+    box = label_box(px + 9, py, text, "start")
     taken.append(box)
     return px + 9, py, "start", 9
 
@@ -110,16 +111,16 @@ def _decade_label(v: float) -> str:
     return f"{v:,.0f}" if v >= 1 else f"{v:g}"
 
 
-def _log_grid(sx: Callable[[float], float], sy: Callable[[float], float], xs: tuple[float, float],
-              ys: tuple[float, float], box: tuple[float, float, float, float]) -> list[str]:
+def log_grid(sx: Callable[[float], float], sy: Callable[[float], float], xs: tuple[float, float],
+             ys: tuple[float, float], box: tuple[float, float, float, float]) -> list[str]:
     """Grid lines and labels at each decade of both log axes, and the two axes, inside box (x0, y0, x1, y1)."""
     x0, y0, x1, y1 = box
-    body = [_line(sx(v), y0, sx(v), y1, COLORS["grid"]) for v in _decades(*xs)]
-    body += [_line(x0, sy(v), x1, sy(v), COLORS["grid"]) for v in _decades(*ys)]
-    body += [_text(sx(v), y1 + 16, _decade_label(v), "middle") for v in _decades(*xs)]
-    body += [_text(x0 - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(*ys)]
-    body.append(_line(x0, y1, x1, y1, COLORS["axis"]))
-    body.append(_line(x0, y0, x0, y1, COLORS["axis"]))
+    body = [svg_line(sx(v), y0, sx(v), y1, COLORS["grid"]) for v in _decades(*xs)]
+    body += [svg_line(x0, sy(v), x1, sy(v), COLORS["grid"]) for v in _decades(*ys)]
+    body += [svg_text(sx(v), y1 + 16, _decade_label(v), "middle") for v in _decades(*xs)]
+    body += [svg_text(x0 - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(*ys)]
+    body.append(svg_line(x0, y1, x1, y1, COLORS["axis"]))
+    body.append(svg_line(x0, y0, x0, y1, COLORS["axis"]))
     return body
 
 
@@ -127,14 +128,14 @@ def _decades(lo: float, hi: float) -> list[float]:
     return [10.0 ** e for e in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
 
 
-def _legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]:
-    return _legend_rows(x, y, items, math.inf)[0]
+def legend(x: float, y: float, items: tuple[tuple[str, str], ...]) -> list[str]:
+    return legend_rows(x, y, items, math.inf)[0]
 
 
 LEGEND_ROW = 18                     # baseline to baseline of a wrapped legend
 
 
-def _legend_rows(x0: float, y: float, items: tuple[tuple[str, str], ...], right: float) -> tuple[list[str], float]:
+def legend_rows(x0: float, y: float, items: tuple[tuple[str, str], ...], right: float) -> tuple[list[str], float]:
     """A colour swatch and its name per item, in a row that wraps before an entry would pass `right`;
     with the last row's baseline. A phone-width drawing has no room for four entries on one line."""
     out, x = [], x0
@@ -142,12 +143,12 @@ def _legend_rows(x0: float, y: float, items: tuple[tuple[str, str], ...], right:
         width = 15 + CHAR_W * len(text)
         if x > x0 and x + width > right:
             x, y = x0, y + LEGEND_ROW
-        out.append(_rect(x, y - 10, 11, 11, COLORS[key]) + _text(x + 15, y, text))
+        out.append(svg_rect(x, y - 10, 11, 11, COLORS[key]) + svg_text(x + 15, y, text))
         x += width + 18
     return out, y
 
 
-def _fit(text: str, room_px: float) -> str:
+def fit_text(text: str, room_px: float) -> str:
     """`text` within `room_px`, cut at the end with '…' (the full text goes in a tooltip): a legend cut
     at a fixed 22 characters ran past the chart's right edge and ended mid-word with no sign of the cut."""
     fits = max(4, int(room_px / CHAR_W))

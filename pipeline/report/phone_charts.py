@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.report import charts
-from pipeline.report.charts import TIMELINE_LANES, _gpu_name, timeline_lanes, timeline_range, timeline_step
-from pipeline.report.drawing import (CHAR_W, COLORS, PHONE_W, _e, _fit, _legend_rows, _line, _scale, _svg,
-                                     _text, nice_ticks, tick_labels)
+from pipeline.report.charts import TIMELINE_LANES, gpu_name, timeline_lanes, timeline_range, timeline_step
+from pipeline.report.drawing import (CHAR_W, COLORS, PHONE_W, chart_svg, esc, fit_text, legend_rows, nice_ticks,
+                                     pixel_scale, svg_line, svg_text, tick_labels)
 from pipeline.report.fmt import column
 
 WIDTH = PHONE_W
@@ -32,25 +32,25 @@ def timeline(r: dict[str, Any], label) -> str | None:
     t = r.get("timeline")
     if not t or not t["devices"]:
         return None
-    sx = _scale(0.0, t["wall_s"], PAD, WIDTH - PAD)
-    body, last = _legend_rows(PAD, 16, tuple((k, k) for k, _ in TIMELINE_LANES), WIDTH - PAD)
+    sx = pixel_scale(0.0, t["wall_s"], PAD, WIDTH - PAD)
+    body, last = legend_rows(PAD, 16, tuple((k, k) for k, _ in TIMELINE_LANES), WIDTH - PAD)
     top = last + 12
     lanes_h = sum(h + 1 for _, h in TIMELINE_LANES)
     bottom = top + NAME_H + 12 + GAP + len(t["devices"]) * (NAME_H + lanes_h + GAP)
     ticks = [v for v in nice_ticks(0.0, t["wall_s"], 5) if v <= t["wall_s"] * 1.0001]
-    body += [_line(sx(v), top, sx(v), bottom, COLORS["grid"]) for v in ticks]
-    body.append(_text(PAD, top + 12, "NVTX range"))
+    body += [svg_line(sx(v), top, sx(v), bottom, COLORS["grid"]) for v in ticks]
+    body.append(svg_text(PAD, top + 12, "NVTX range"))
     body.append(timeline_range(r, sx, top + NAME_H))
-    body.append(_line(sx(t["wall_s"]), top, sx(t["wall_s"]), bottom, COLORS["ink"], ' stroke-dasharray="3 2"'))
+    body.append(svg_line(sx(t["wall_s"]), top, sx(t["wall_s"]), bottom, COLORS["ink"], ' stroke-dasharray="3 2"'))
     y = top + NAME_H + 12 + GAP
     for d in t["devices"]:
         full = label(r, d["device_id"])
-        body.append(f'<g><title>GPU {_e(full)}</title>{_text(PAD, y + 12, _gpu_name(full, WIDTH - 2 * PAD))}</g>')
+        body.append(f'<g><title>GPU {esc(full)}</title>{svg_text(PAD, y + 12, gpu_name(full, WIDTH - 2 * PAD))}</g>')
         body += timeline_lanes(f"GPU {full}", d, t["wall_s"], sx, y + NAME_H)
         y += NAME_H + lanes_h + GAP
     body += _time_axis(t, ticks, sx, bottom)
     title = f"timeline of occurrence {t['occurrence']}, {timeline_step(r)} by wall time"
-    return _svg("timeline-phone", WIDTH, bottom + 42, title, body)
+    return chart_svg("timeline-phone", WIDTH, bottom + 42, title, body)
 
 
 def _time_axis(t: dict[str, Any], ticks: list[float], sx: Callable[[float], float], bottom: float) -> list[str]:
@@ -60,9 +60,10 @@ def _time_axis(t: dict[str, Any], ticks: list[float], sx: Callable[[float], floa
     body = []
     for v, text in zip(ticks, tick_labels(ticks, col.scale)):
         half = (CHAR_W * len(text) + 2) / 2
-        body.append(_text(min(max(sx(v), half), WIDTH - half), bottom + 16, text, "middle"))
+        body.append(svg_text(min(max(sx(v), half), WIDTH - half), bottom + 16, text, "middle"))
     name = col.head(f"time from the start of occurrence {t['occurrence']}")
-    body.append(f"<g><title>{_e(name)}</title>{_text(WIDTH / 2, bottom + 34, _fit(name, WIDTH - 8), 'middle')}</g>")
+    shown = svg_text(WIDTH / 2, bottom + 34, fit_text(name, WIDTH - 8), "middle")
+    body.append(f"<g><title>{esc(name)}</title>{shown}</g>")
     return body
 
 
