@@ -381,12 +381,12 @@ def test_synth_onto_a_full_disk_is_exit_2_and_leaves_nothing(tmp_path, capsys, m
     """`mfu synth` (the quickstart's first command) onto a full disk was SQLite's OperationalError with a
     traceback (exit 5), leaving a half-written trace."""
     from pipeline.trace import synth
-    write = synth._write
+    write = synth.write_export
 
     def full(spec, tables, out):
         write(spec, tables, out)
         raise sqlite3.OperationalError("database or disk is full")
-    monkeypatch.setattr(synth, "_write", full)
+    monkeypatch.setattr(synth, "write_export", full)
     code, _, err = run_cli(capsys, "synth", tmp_path / "t.sqlite")
     assert (code, err) == (2, f"error: {tmp_path}/t.sqlite: cannot write the synthetic trace (database or disk is full)\n")
     assert list(tmp_path.iterdir()) == []

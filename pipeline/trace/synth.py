@@ -78,7 +78,9 @@ class SynthSpec:
 
 
 @dataclass
-class _Tables:
+class Tables:
+    """The export's rows, collected before write_export writes them (synth_scaled writes the strings only)."""
+
     strings: dict[str, int] = field(default_factory=dict)
     nvtx: list[tuple] = field(default_factory=list)
     runtime: list[tuple] = field(default_factory=list)
@@ -105,7 +107,7 @@ def union_ns(intervals: list[tuple[int, int]]) -> int:
 def generate(spec: SynthSpec, out: Path) -> dict:
     """Write `out` (SQLite) and `out` + '.truth.json'; return the ground truth."""
     rng = random.Random(spec.seed)
-    t = _Tables()
+    t = Tables()
     truth_steps: dict[int, list[dict]] = {}
     for rank in range(spec.ranks):
         for step, planted in _rank(spec, rank, t, rng):
@@ -119,12 +121,12 @@ def generate(spec: SynthSpec, out: Path) -> dict:
                            "warmup_occurrences": spec.warmup_steps, "devices": spec.ranks, "processes": spec.ranks,
                            "gpu_name": spec.gpu_name},
              "occurrences": [_truth(k, v, dropped) for k, v in sorted(truth_steps.items())]}
-    _write(spec, t, out)
+    write_export(spec, t, out)
     Path(str(out) + ".truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
     return truth
 
 
-def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterator[tuple[int, dict]]:
+def _rank(spec: SynthSpec, rank: int, t: Tables, rng: random.Random) -> Iterator[tuple[int, dict]]:
     pid = spec.first_pid + rank
     gpid = HOST | (pid << 24)
     main_tid, grad_tid = gpid | pid, gpid | (pid + 1)
@@ -162,7 +164,7 @@ def _rank(spec: SynthSpec, rank: int, t: _Tables, rng: random.Random) -> Iterato
         yield step + 1, planted
 
 
-def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, stream_free, step_ns) -> dict:
+def _step_kernels(spec, t: Tables, rng, rank, gpid, tids, corr, names, window, stream_free, step_ns) -> dict:
     start, cpu_end = window
     n = spec.kernels_per_step
     start += spec.lead_ns
@@ -200,7 +202,7 @@ def _step_kernels(spec, t: _Tables, rng, rank, gpid, tids, corr, names, window, 
             "main_thread_kernels": main_only, "dropped": dropped, "comm_kernels": comm}
 
 
-def _graph_step(spec, t: _Tables, rng, rank, gpid, tid, c, window, stream_free, step_ns) -> dict:
+def _graph_step(spec, t: Tables, rng, rank, gpid, tid, c, window, stream_free, step_ns) -> dict:
     """The step's compute kernels as one CUDA graph launch (one cudaGraphLaunch row, correlationId c).
 
     Nodes run in order on stream 7, graph_gap_ns apart. Node mode writes them as kernel rows
@@ -314,7 +316,7 @@ _GRAPH_TRACE = ("start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER 
                 "graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL")
 
 
-def _write(spec: SynthSpec, t: _Tables, out: Path) -> None:
+def write_export(spec: SynthSpec, t: Tables, out: Path) -> None:
     """Create the export in one transaction, rows in the column order of _SCHEMA."""
     out.unlink(missing_ok=True)
     con = sqlite3.connect(out)

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline.trace import queries
-from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, _Tables, _write
+from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, Tables, write_export
 from pipeline.trace.open import connect, literal
 
 # Kernels written per statement: DuckDB held about 60 MB per 0.3 M kernels written by one INSERT
@@ -28,10 +28,10 @@ CHUNK_KERNELS = 1_000_000
 
 def generate_scaled(spec: SynthSpec, out: Path) -> dict:
     """Write `out` (SQLite) and `out` + '.truth.json' with counts only; return that truth."""
-    t = _Tables()
+    t = Tables()
     for text in (spec.region, "cudaLaunchKernel", "cudaLaunchKernel_v7000", NCCL_NAME, *COMPUTE_NAMES):
         t.sid(text)                       # ids 1.. in this order, as synth_scaled.sql expects
-    _write(spec, t, out)                  # schema, strings, GPUs, processes, metadata; no events yet
+    write_export(spec, t, out)            # schema, strings, GPUs, processes, metadata; no events yet
     con = connect()
     try:
         con.execute("SET preserve_insertion_order = true")
