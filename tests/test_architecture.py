@@ -81,6 +81,32 @@ def test_imports_point_one_way():
     assert wrong == []
 
 
+def private_uses(path: Path) -> set[str]:
+    """Another pipeline module's underscore names a file uses: `from pipeline.x import _n`, or `x._n` where x is
+    a pipeline module (or a name) it imported. Dunder names (__version__) are no private helpers."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, bound = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pipeline"):
+            for a in node.names:
+                bound[a.asname or a.name] = f"{node.module}.{a.name}"
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    found.add(f"{node.module}.{a.name}")
+        elif isinstance(node, ast.Import):
+            bound.update({a.asname or a.name: a.name for a in node.names if a.name.startswith("pipeline")})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound \
+                and node.attr.startswith("_") and not node.attr.startswith("__"):
+            found.add(f"{bound[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    """A name another module uses is part of its module's interface, so it has no underscore (tests may
+    still reach into a private helper on purpose)."""
+    assert sorted(f"{m} uses {n}" for m, path in modules().items() for n in private_uses(path)) == []
+
+
 def test_module_map_lists_every_module():
     text = DOC.read_text(encoding="utf-8")
     section = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
