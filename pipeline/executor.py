@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:                  # imported where a pool starts: a one-worker run needs no process pool
     from concurrent.futures import ProcessPoolExecutor
 
-from pipeline import interrupts
+from pipeline import interrupts, nopandas
 from pipeline.errors import UsageError
 from pipeline.trace.open import remove_orphaned_spills
 
@@ -90,7 +90,7 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     no longer running are removed, as after a Dask cluster.
     """
     from concurrent.futures import ProcessPoolExecutor
-    ex = ProcessPoolExecutor(max_workers=workers, initializer=interrupts.worker_init)
+    ex = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
     try:
         yield ex
     except BaseException:
@@ -105,6 +105,13 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ex.shutdown(wait=True)
     finally:
         remove_orphaned_spills()
+
+
+def _worker_init() -> None:
+    """A local worker stops cleanly on a signal (interrupts) and never imports pandas (nopandas), however it
+    was started: a forked worker inherits the command's block, a spawned or forkserver one would not."""
+    interrupts.worker_init()
+    nopandas.block()
 
 
 SCHEDULER_TIMEOUT_S = 10

@@ -10,10 +10,8 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-from pipeline import interrupts
+from pipeline import interrupts, nopandas
 from pipeline.cli.parser import build_parser
 from pipeline.errors import ExitCode, MfuError, environment_error
 
@@ -21,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    with _without_pandas():
+    with nopandas.blocked():         # DuckDB's client would import it for nothing mfu reads
         return _command(argv)
 
 
@@ -60,27 +58,6 @@ def _command(argv: list[str] | None) -> int:
         print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
-
-
-@contextmanager
-def _without_pandas() -> Iterator[None]:
-    """While the command runs, make `import pandas` fail at once (a None entry in sys.modules), unless it is loaded.
-
-    DuckDB's Python client (1.5) imports pandas before binding every statement that has parameters, to
-    recognise pandas values among them; mfu passes none and reads results as numpy or tuples. With
-    pandas installed, a cold run paid its whole import (0.2-0.4 s, 40 MB); without it, a failed import
-    (a search of sys.path) per statement, about 230 a run. In the command only, and only while it runs:
-    a program that imports pipeline, or calls main() and then imports pandas, keeps its pandas. Batch
-    workers forked from this process inherit it.
-    """
-    added = "pandas" not in sys.modules
-    if added:
-        sys.modules["pandas"] = None
-    try:
-        yield
-    finally:
-        if added and "pandas" in sys.modules and sys.modules["pandas"] is None:
-            del sys.modules["pandas"]
 
 
 def _stdout_to_devnull() -> None:
