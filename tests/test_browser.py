@@ -30,7 +30,7 @@ TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (c
 PHONE_TIMELINE_MAX = (360, 1020)
 # charts with a phone drawing, which shows on screens narrower than (_style.html.j2): where the desktop drawing's
 # 13-px labels would be under 9 px (timeline, 1016 px) or 11.9 px (620 px: they span the screen under 600 px)
-PHONE_BELOW = {"chart-timeline": 741, "chart-devices": 601, "chart-steps": 601}
+PHONE_BELOW = {"chart-timeline": 741, "chart-devices": 601, "chart-steps": 601, "chart-history": 601}
 
 
 def _job(folder: Path, name: str, trace: Path, **over) -> Path:
@@ -94,10 +94,11 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
     # every chart is shown but one of the two drawings of a chart with a phone one: that on a narrow screen
     hidden = [s["cls"].split()[-1] for s in found["svgs"] if not s["shown"]]
-    if page in ("demo", "wide"):
-        assert hidden == [k if width < below else f"{k}-phone" for k, below in PHONE_BELOW.items()], hidden
-    else:
-        assert hidden == []
+    paired = {"demo": ["chart-timeline", "chart-devices", "chart-steps"], "wide": ["chart-timeline", "chart-devices",
+              "chart-steps"], "history": [s["cls"].split()[-1] for s in found["svgs"] if s["cls"].endswith("history")]}
+    if page == "history":
+        assert len(paired["history"]) >= 2
+    assert hidden == [k if width < PHONE_BELOW[k] else f"{k}-phone" for k in paired.get(page, [])], hidden
     drawn = [s for s in found["svgs"] if s["shown"]]
     for svg in drawn:
         assert svg["box"]["w"] > 0 and svg["box"]["h"] > 0, f"{svg['cls']} has no size"
@@ -161,6 +162,19 @@ def test_one_drawing_of_each_chart_at_each_width_with_readable_labels(pages, wid
         assert shown["cls"].split()[-1] == f"chart-{chart}" + ("-phone" if phone else "")
         assert min(shown["fontPx"]) == pytest.approx(size, abs=0.05), chart
         assert min(shown["fontPx"]) >= (11 if phone else 9)
+
+
+@pytest.mark.parametrize("width, smallest", [(320, 11 * 320 / 360), (390, 11.0), (601, 11 * (601 - 32) / 620),
+                                             (1280, 11.0)])           # the run labels are 11 px, the rest 13
+def test_one_drawing_of_each_history_chart_at_each_width(pages, width, smallest, tmp_path):
+    """The history page's charts were 620 px: their run labels drew at 11 * 390 / 620 = 6.9 px on a phone."""
+    found = browser.probe(pages["history"], width, tmp_path)
+    desk = [s for s in found["svgs"] if s["cls"].split()[-1] == "chart-history"]
+    phone = [s for s in found["svgs"] if s["cls"].split()[-1] == "chart-history-phone"]
+    assert len(desk) == len(phone) >= 2
+    shown = phone if width < PHONE_BELOW["chart-history"] else desk
+    assert all(s["shown"] for s in shown) and not any(s["shown"] for s in desk + phone if s not in shown)
+    assert min(min(s["fontPx"]) for s in shown) == pytest.approx(smallest, abs=0.05)
 
 
 DIM_MARKS = {"#e4e4e4": "grid lines", "#c8c8c8": "idle time, faint on purpose as in the light theme",

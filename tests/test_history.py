@@ -47,7 +47,10 @@ def test_appended_twice_and_rendered(synth_trace, tmp_path, capsys):
     step = 100 * (second["step_time"]["median_s"] / first["step_time"]["median_s"] - 1)
     assert f"| {step:+.1f} |" in md                                            # column "change (%)"
     # MFU of every job on one chart, then this job's step time; the same drawings as sidecars for history.md
-    assert (tmp_path / "h/history.html").read_text().count("<svg") == 2
+    # (the page also carries each at phone width: phone_charts.py)
+    page = (tmp_path / "h/history.html").read_text()
+    assert page.count("<svg") == 4
+    assert page.count('class="chart chart-history"') == page.count('class="chart chart-history-phone"') == 2
     assert "](history-mfu.svg)" in md and "](history-step-1.svg)" in md
     assert (tmp_path / "h/history-mfu.svg").is_file() and (tmp_path / "h/history-step-1.svg").is_file()
     assert main(["history", str(db), "--out", str(tmp_path / "h2")]) == 0

@@ -148,6 +148,33 @@ def test_phone_step_chart_draws_the_same_points_on_a_narrower_axis():
     assert numbers == ["1", "8", "15", "22", "29", "36"]
 
 
+def test_phone_history_chart_draws_the_same_runs_on_a_narrower_axis():
+    """The MFU trend at 360 px: the same points, run i of n at x = 70 + 274 / n * (i + 0.5), two legend entries a
+    row in slots of 274 / 2 = 137 px (a name gets 137 - 21 - 8 = 108 px: 13 characters of 7.8 px), a threshold
+    labelled with 10 characters of its job's name, at most 4 run numbers under the axis (10 runs: every
+    ceil(10 / 4) = 3rd), and every label inside."""
+    names = ["multi-rank-llama-3-8b-bf16", "warnings-everywhere-job", "files-4ranks-llama"]
+    doc = {"jobs": [{"name": name, "runs": [{"run": n, "label": f"v{n}", "status": "ok", "mfu_pct_wall": 30.0 + i + n,
+                                             "step_time_median_s": 1.0, "mfu_pct_wall_min": 35.0 if i == 1 else None}
+                                            for n in range(1, 11)]}
+                    for i, name in enumerate(names)]}
+    desk = ET.fromstring(charts.history_charts(doc)["history-mfu.svg"])
+    phone = ET.fromstring(phone_charts.history_charts(doc)["history-mfu.svg"])
+    assert phone.get("viewBox").split()[2] == "360" and phone.get("class") == "chart chart-history-phone"
+    dots = list(phone.iter("circle"))
+    assert [c.find("title").text for c in dots] == [c.find("title").text for c in desk.iter("circle")]
+    assert [float(c.get("cx")) for c in dots] == pytest.approx([70 + 274 / 10 * (i + 0.5) for i in range(10)] * 3,
+                                                               abs=0.051)
+    legend = [g for g in phone.iter("g") if g.find("title") is not None and g.find("title").text in names]
+    assert [g.find("text").text for g in legend] == ["multi-rank-l…", "warnings-eve…", "files-4ranks…"]
+    assert [float(g.find("text").get("y")) for g in legend] == [14, 14, 32]
+    [limit] = [g.find("text").text for g in phone.iter("g") if g.get("class") == "threshold"]
+    assert limit == "warnings-… threshold 35.00\u00a0%"
+    numbers = [t.text for t in phone.iter("text") if t.get("text-anchor") == "middle" and t.text.isdigit()]
+    assert numbers == ["1", "4", "7", "10"]
+    assert _texts_inside(phone, 360) == []
+
+
 def test_phone_timeline_cuts_a_long_axis_name_and_keeps_it_whole_on_hover():
     r = copy.deepcopy(DEMO)
     r["timeline"]["occurrence"] = 12345678901234
@@ -194,13 +221,14 @@ def _display(rules: list[tuple[str, str, str]], svg_class: str, medium: str, wid
     return shown
 
 
-@pytest.mark.parametrize("chart, phone_below", [("chart-timeline", 741), ("chart-devices", 601), ("chart-steps", 601)])
+@pytest.mark.parametrize("chart, phone_below", [("chart-timeline", 741), ("chart-devices", 601), ("chart-steps", 601),
+                                                ("chart-history", 601)])
 def test_style_shows_one_drawing_of_a_chart_on_a_screen_and_the_desktop_one_in_print(chart, phone_below):
     """The phone drawing shows on a screen narrower than `phone_below`, the desktop one from there on: exactly one
     of them at any width (Chromium checks it in test_browser). Print matches no `screen` query: only the desktop
     drawing is printed, also on paper narrower than the break. The breaks, by hand: the 1016-px timeline's
     13-px labels are 13 * (741 - 32) / 1016 = 9.07 px at 741 px; a 620-px chart's 13 * (601 - 32) / 620 = 11.9 px."""
-    html = render_all(DEMO)["report.html"]
+    html = render_all(DEMO)["report.html"]               # the history page includes the same style
     rules = _rules(html.split("<style>")[1].split("</style>")[0])
     for width in (320, 390, 600, 601, 740, 741, 768, 1280):
         on_screen = (_display(rules, chart, "screen", width), _display(rules, f"{chart}-phone", "screen", width))

@@ -262,15 +262,19 @@ def _run_axis(runs: list[dict[str, Any]]) -> tuple[list[int], dict[int, str]]:
     return numbers, labels
 
 
+# a trend chart's width, legend entries a row, run numbers under the axis at most, threshold label's job name chars
+TREND_GEOMETRY = {False: (CHART_W, 3, 10, 22), True: (PHONE_W, 2, 4, 10)}
+
+
 def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str,
-          limit_key: str | None = None) -> str | None:
+          limit_key: str | None = None, phone: bool = False) -> str | None:
     """One figure over the runs, one line per job (overlaid), on labelled axes: x = run number with
     its label under it, y = the figure with round ticks; points carry their value in a tooltip.
     With `limit_key`, a job whose latest run has that threshold gets a dashed line at it in its colour.
     Invalid runs are not drawn (no measurement: one 258 % would flatten every real line); the table lists them.
     The line breaks before a run whose figure is not comparable with the run before (history not_comparable):
     a line across it would read as a change the history refuses to measure. It breaks at a run in which the
-    job failed (no result): a line across it would read as a job that ran."""
+    job failed (no result): a line across it would read as a job that ran. `phone`: PHONE_W wide, by TREND_GEOMETRY."""
     series = [(j["name"], _segments(j, key), _latest_limit(j, limit_key)) for j in jobs]
     series = [s for s in series if s[1]]
     if not series:
@@ -282,14 +286,15 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     lo, hi = min(vals), max(vals)
     pad = (hi - lo) * 0.15 or abs(hi) * 0.02 or 1.0
     ticks = nice_ticks(lo - pad if lo - pad > 0 or lo < 0 else 0.0, hi + pad, 4)     # no negative MFU axis
-    w, left, right, top, plot_h = 620, 70, 16, 14 + 18 * ((len(series) + 2) // 3), 170
+    w, per_row, runs_shown, name_chars = TREND_GEOMETRY[phone]
+    left, right, top, plot_h = 70, 16, 14 + 18 * ((len(series) + per_row - 1) // per_row), 170
     sy = pixel_scale(ticks[0], ticks[-1], top + plot_h, top)
     slot = (w - left - right) / len(numbers)
     sx = {n: left + slot * (i + 0.5) for i, n in enumerate(numbers)}
     body = [svg_line(left, sy(t), w - right, sy(t), COLORS["grid"]) + svg_text(left - 5, sy(t) + 4, text, "end")
             for t, text in zip(ticks, tick_labels(ticks, col.scale))]
     body.append(svg_line(left, top, left, top + plot_h, COLORS["axis"]))
-    every = max(1, math.ceil(len(numbers) / 10))
+    every = max(1, math.ceil(len(numbers) / runs_shown))
     for i, n in enumerate(numbers):
         if i % every == 0:
             body.append(svg_text(sx[n], top + plot_h + 16, str(n), "middle"))
@@ -297,12 +302,12 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
                 short = labels[n] if len(labels[n]) <= 10 else labels[n][:9] + "…"
                 body.append(svg_text(sx[n], top + plot_h + 31, short, "middle", "", ' font-size="11"'))
     taken: list[tuple[float, ...]] = []
-    slot_w = (w - left - right) / 3                      # three legend entries a row, each within its slot
+    slot_w = (w - left - right) / per_row                # legend entries in a row, each within its slot
     for k, (name, parts, limit) in enumerate(series):
-        color, lx, ly = PALETTE[k % len(PALETTE)], left + slot_w * (k % 3), 14 + 18 * (k // 3)
+        color, lx, ly = PALETTE[k % len(PALETTE)], left + slot_w * (k % per_row), 14 + 18 * (k // per_row)
         if limit is not None:
-            body.append(_limit_line(f"{fit_text(name, 22 * CHAR_W)} threshold {col(limit)}{NBSP}{col.unit}", sy(limit),
-                                    (left, top, w - right, top + plot_h), color, taken))
+            text = f"{fit_text(name, name_chars * CHAR_W)} threshold {col(limit)}{NBSP}{col.unit}"
+            body.append(_limit_line(text, sy(limit), (left, top, w - right, top + plot_h), color, taken))
         body.append(f"<g><title>{esc(name)}</title>" + svg_line(lx, ly - 4, lx + 16, ly - 4, color, ' stroke-width="3"')
                     + svg_text(lx + 21, ly, fit_text(name, slot_w - 21 - 8)) + "</g>")
         body += [f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
@@ -313,7 +318,7 @@ def trend(jobs: list[dict[str, Any]], key: str, kind: str, title: str, unit: str
     body.append(svg_text((left + w - right) / 2, top + plot_h + 46, "run (label)", "middle"))
     cy = top + plot_h / 2
     body.append(svg_text(14, cy, col.head(title), "middle", "", f' transform="rotate(-90 14 {cy:.1f})"'))
-    return chart_svg(kind, w, top + plot_h + 54, f"{title} per run", body)
+    return chart_svg(f"{kind}-phone" if phone else kind, w, top + plot_h + 54, f"{title} per run", body)
 
 
 def _segments(job: dict[str, Any], key: str) -> list[list[tuple[int, float]]]:
@@ -370,11 +375,12 @@ def _limit_spot(text: str, y: float, plot: tuple[float, float, float, float],
     return x1 - 4, first, "end"
 
 
-def history_charts(doc: dict[str, Any]) -> dict[str, str]:
+def history_charts(doc: dict[str, Any], phone: bool = False) -> dict[str, str]:
     """MFU of every job on one chart with each job's threshold line, then each job's median step time
-    (jobs differ in scale)."""
+    (jobs differ in scale); `phone`: their phone-width drawings, by the same names."""
     made = {"history-mfu.svg": trend(doc["jobs"], "mfu_pct_wall", "history", "MFU, wall", "%",
-                                       "mfu_pct_wall_min")}
+                                       "mfu_pct_wall_min", phone)}
     for i, j in enumerate(doc["jobs"], 1):
-        made[f"history-step-{i}.svg"] = trend([j], "step_time_median_s", "history", "step time, median", "s")
+        made[f"history-step-{i}.svg"] = trend([j], "step_time_median_s", "history", "step time, median", "s",
+                                                phone=phone)
     return {name: svg for name, svg in made.items() if svg}

@@ -1,12 +1,13 @@
-"""Phone-width drawings of the report's charts: the HTML page shows them instead of the desktop ones
-on a narrow screen (_style.html.j2's media queries), so their labels keep their size.
+"""Phone-width drawings of the report's and history page's charts: the HTML page shows them instead of the
+desktop ones on a narrow screen (_style.html.j2's media queries), so their labels keep their size.
 
-The desktop timeline is 1016 px wide: on a 390-px phone it was scaled to 0.37 and its 13-px labels to
-about 5 px. These are WIDTH px wide at the same font size, so they are drawn at full size on a screen
-of WIDTH px or more (the page's charts span the whole screen on a phone) and at 320 / WIDTH of it, above
-11 px, on the narrowest phones. Lanes are named above their bars instead of in a left margin, and the
-legend wraps. The marks, colours and tooltips are charts.py's; only the page carries these (a Markdown
-view shows the sidecar file, which is the desktop drawing).
+On a 390-px phone the 1016-px desktop timeline was scaled to 0.38, its 13-px labels to 5 px; the 620-px
+charts' to 8.2 px (their 11-px run labels to 6.9 px). These are WIDTH px wide at the same font sizes, so
+they are drawn at full size on a screen of WIDTH px or more (the page's charts span the whole screen on a
+phone) and at 320 / WIDTH of it on the narrowest phones. The timeline's lanes are named above their bars
+instead of in a left margin and its legend wraps (drawn here); the devices, steps and history charts are
+charts.py's own at this width. Only the pages carry these: a Markdown view shows the sidecar files, the
+desktop drawings.
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ def _time_axis(t: dict[str, Any], ticks: list[float], sx: Callable[[float], floa
     shown = svg_text(WIDTH / 2, bottom + 34, fit_text(name, WIDTH - 8), "middle")
     body.append(f"<g><title>{esc(name)}</title>{shown}</g>")
     return body
+
+
+def history_charts(doc: dict[str, Any]) -> dict[str, str]:
+    """The history page's charts at phone width, by their sidecar names."""
+    return charts.history_charts(doc, phone=True)
 
 
 def report_charts(r: dict[str, Any], label) -> dict[str, str]:

@@ -169,7 +169,8 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
     env = environment()
     svgs = (charts.report_charts(result, device_label) if kind == "report"
             else charts.history_charts(result) if kind == "history" else {})
-    phone = phone_charts.report_charts(result, device_label) if kind == "report" else {}
+    phone = (phone_charts.report_charts(result, device_label) if kind == "report"
+             else phone_charts.history_charts(result) if kind == "history" else {})
     return {
         f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
         f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, indexed=indexed),
