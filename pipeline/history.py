@@ -100,15 +100,18 @@ def failures_of(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> li
     """The jobs of a batch (batch rows) that ended without a result, as history rows: job name, exit code,
     the error's first line (paths relative to the job file's folder, as the index says them), config and
     trace hashes when known. A job file that did not load is named as it names itself, unless a job of the
-    run has that name (two rows of one job in one run); failing that, as the file given."""
-    taken = {r["job"]["name"] for r in results}
+    run has that name (two rows of one job in one run), whether that job has a result or failed too, and
+    wherever it comes in the run; failing that, as the file given."""
+    taken = {r["job"]["name"] for r in results} | {r["name"] for r in rows if r["name"] is not None}
     out = []
     for row in rows:
         if "metrics" in row or row["status"] == "skipped":
             continue
-        name = row["name"] or row.get("name_in_file")
-        name = row["job"] if name is None or name in taken else name
-        taken.add(name)
+        name = row["name"]              # a loaded job's: unique in the run (batch.plan), already taken
+        if name is None:
+            name = row.get("name_in_file")
+            name = row["job"] if name is None or name in taken else name
+            taken.add(name)
         out.append({"job": name, "exit_code": row["exit_code"], "error": _one_line(row),
                     "config_sha256": row.get("config_sha256"), "trace_sha256": row.get("trace_sha256")})
     return out

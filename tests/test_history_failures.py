@@ -101,6 +101,24 @@ def test_failures_of_a_batch_name_each_job_once(tmp_path):
     ]
 
 
+def test_a_job_file_that_did_not_load_never_takes_the_name_of_a_failed_job_given_after_it():
+    """jobs/0copy.yaml (did not load, names itself 'a') comes before jobs/a.yaml (job a, failed at its trace):
+    job a's failure is a's row, the copy is named by its file. It was the other way round: the copy took 'a'
+    first, and job a's own failure was filed under 'jobs/a.yaml', a job that never existed."""
+    rows = [
+        {"job": "jobs/0copy.yaml", "name": None, "status": "error", "exit_code": 3, "config_sha256": "f" * 64,
+         "trace_sha256": None, "name_in_file": "a", "reason": "jobs/0copy.yaml:1:1: /region: required"},
+        {"job": "jobs/a.yaml", "name": "a", "status": "error", "exit_code": 4, "config_sha256": "c" * 64,
+         "trace_sha256": "d" * 64, "name_in_file": None, "reason": "jobs/t.sqlite: no NVTX range matches 'x'"},
+    ]
+    assert failures_of(rows, []) == [
+        {"job": "jobs/0copy.yaml", "exit_code": 3, "error": "0copy.yaml:1:1: /region: required",
+         "config_sha256": "f" * 64, "trace_sha256": None},
+        {"job": "a", "exit_code": 4, "error": "t.sqlite: no NVTX range matches 'x'", "config_sha256": "c" * 64,
+         "trace_sha256": "d" * 64},
+    ]
+
+
 def test_a_failed_run_is_no_change_and_no_baseline(tmp_path, capsys):
     """Runs: ok (MFU 40 %, step 1.25 s), failed (exit 4), ok (32 %, 1.5625 s). Without failed rows the history
     showed runs 1 and 3 only, as if the job had not been scheduled for run 2."""
