@@ -141,8 +141,8 @@ def load_checked(job_file: Path) -> Job:
             resolved_model(job)
         except ConfigError as exc:
             problems += exc.problems
-    if problems:
-        raise ConfigError(problems, job.name, job.sha256)
+    if problems:            # the name, as load_job gives it: only when no problem is about the name itself
+        raise ConfigError(problems, None if any(p.pointer == "/name" for p in problems) else job.name, job.sha256)
     return job
 
 

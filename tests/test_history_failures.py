@@ -17,6 +17,7 @@ from pipeline.errors import ConfigError
 from pipeline.history import append, failures_of
 from pipeline.job.config import load_job
 from pipeline.job.documents import validator
+from pipeline.run import load_checked
 from pipeline.report import render
 from pipeline.report.charts import history_charts
 from tests.test_batch import write
@@ -45,6 +46,20 @@ def test_a_job_file_that_does_not_load_says_its_name_and_hash(tmp_path, text, na
     with pytest.raises(ConfigError) as info:
         load_job(path)
     assert (info.value.job_name, info.value.config_sha256) == (name, sha(text.encode()))
+
+
+def test_a_job_whose_name_breaks_a_job_rule_is_not_taken_by_that_name(tmp_path):
+    """Schema-valid, but 'history' is the output folder's own (job_file.name_is_a_folder, a rule load_checked
+    applies after load_job): the name is a problem, so, as load_job says it, not the name of the failed job.
+    It was 'history'; a problem elsewhere (the region's occurrences out of order) leaves the name standing."""
+    body = "trace: t.sqlite\nregion: {name: step%s}\nhardware: {num_gpus: 1, precision: bf16}\n" \
+           "model: {flops_per_step: 1.0e+12}\nworkload: {mode: training, seq_len: 8, global_batch: 1}\n"
+    for name, region, taken in (("history", "", None), ("c", ", occurrences: {first: 3, last: 2}", "c")):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"name: {name}\n" + body % region)
+        with pytest.raises(ConfigError) as info:
+            load_checked(path)
+        assert (info.value.job_name, info.value.config_sha256) == (taken, sha(path.read_bytes()))
 
 
 def test_the_hash_of_a_job_file_that_extends_a_base_covers_the_base(tmp_path):
