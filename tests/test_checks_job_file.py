@@ -157,6 +157,29 @@ def test_fp8_fraction_needs_fp8(tmp_path):
     assert p.pointer == "/hardware/fp8_fraction"
 
 
+def test_gpu_in_catalog(tmp_path):
+    """A named GPU is looked up without the trace; `auto` waits for the trace (GOOD names no GPU)."""
+    def named(gpu: str) -> str:
+        return GOOD.replace("num_gpus: 8", f"gpu: {gpu}\n  num_gpus: 8")
+
+    (p,) = problems(tmp_path, named("h100-sxmm"))
+    assert (p.pointer, p.line) == ("/hardware/gpu", 7) and "'h100-sxmm' is not in" in p.message
+    assert problems(tmp_path, named("h100-sxm")) == []
+    assert problems(tmp_path, named("auto")) == []
+    # a V100 has no bf16 tensor-core peak (`mfu gpus` shows "—"): the precision is what to change
+    (p,) = problems(tmp_path, named("v100-sxm2-16gb"))
+    assert p.pointer == "/hardware/precision" and "no dense bf16 peak" in p.message
+    # an explicit peak needs no catalog entry, as in `mfu run`
+    assert problems(tmp_path, named("my-gpu").replace("precision: bf16", "precision: bf16\n  peak_tflops: 100")) == []
+    # fp8_fraction on bf16 is reported once, by its own rule
+    (p,) = problems(tmp_path, named("h100-sxm").replace("precision: bf16", "precision: bf16\n  fp8_fraction: 0.5"))
+    assert p.pointer == "/hardware/fp8_fraction"
+    path = tmp_path / "job.yaml"
+    path.write_text(named("h100-sxmm"))
+    with pytest.raises(ConfigError, match="h100-sxmm"):       # `mfu validate`, which reads no trace
+        validate_file(path)
+
+
 def test_job_rules_run_before_anything_else(tmp_path):
     """validate and run refuse a scope error with exit 3, before any trace is opened (t.sqlite does not exist)."""
     path = tmp_path / "job.yaml"

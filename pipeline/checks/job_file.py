@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pipeline.analysis.classes import pattern_problems
-from pipeline.errors import Problem
+from pipeline.errors import HardwareError, Problem
+from pipeline.hardware.catalog import load_catalog
+from pipeline.hardware.detect import resolve_peak
 from pipeline.job.config import Job
 from pipeline.trace import re2
 
@@ -158,6 +160,20 @@ def fp8_fraction_needs_fp8(doc: Doc) -> list[Problem]:
     return []
 
 
+def gpu_in_catalog(doc: Doc) -> list[Problem]:
+    """A GPU the job names (not `auto`) must be a catalog entry with a peak at the job's precision: the trace
+    cannot change that, so `mfu validate` (and the pre-commit hook) refuse a mistyped key as `mfu run` does.
+    With peak_tflops given, run needs no entry either. fp8_fraction is left to fp8_fraction_needs_fp8."""
+    hardware = {k: v for k, v in doc["hardware"].items() if k != "fp8_fraction"}
+    if (hardware.get("gpu") or "auto") == "auto":
+        return []                       # identified from the trace: only `mfu run` can tell
+    try:
+        resolve_peak(load_catalog(), hardware, None)
+    except HardwareError as exc:
+        return [Problem(str(exc), exc.pointer)]
+    return []
+
+
 def _model_parallel(par: Doc) -> int:
     return par.get("tensor", 1) * par.get("pipeline", 1) * par.get("context", 1)
 
@@ -165,7 +181,7 @@ def _model_parallel(par: Doc) -> int:
 JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
     name_is_a_folder, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training,
     decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product, batch_arithmetic,
-    fp8_fraction_needs_fp8)
+    fp8_fraction_needs_fp8, gpu_in_catalog)
 
 
 def job_problems(job: Job) -> list[Problem]:
