@@ -239,6 +239,24 @@ def test_an_unknown_option_shows_the_command_usage(capsys):
     assert "mfu gpus: error: unrecognized arguments: --bogus\n(see `mfu gpus --help`)" in err
 
 
+def test_options_may_stand_between_the_job_files(tmp_path, capsys):
+    """`mfu run a.yaml --out DIR b.yaml` (an option typed after the first file, or a glob expanded before it):
+    argparse gave JOB... only the files before the first option and refused b.yaml as unrecognized (exit 2)."""
+    a, b, out = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "out"
+    for base in (a, b):                       # base files: skipped with a note, no trace needed
+        base.write_text("kind: base\nhardware: {num_gpus: 8}\n")
+    code, _, err = run_cli(capsys, "run", a, "--out", out, b, "-j", "1")
+    assert code == 0
+    assert f"note: {a}: skipped" in err and f"note: {b}: skipped" in err
+    assert (out / "index.md").is_file()       # the option between them was applied
+    code, _, err = run_cli(capsys, "validate", a, b)
+    assert code == 0
+    with pytest.raises(SystemExit) as info:   # a real unknown option is still one, wherever it stands
+        main(["run", str(a), "--bogus", str(b)])
+    assert info.value.code == 2
+    assert "mfu run: error: unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
 def test_a_run_where_no_job_ran_says_it_appended_nothing_to_the_history(tmp_path, capsys):
     """It said 'appended 0 results as run 1' (and created the DuckDB file): no run 1 exists, the next run is run 1.
     A run whose jobs all failed now appends their failures (test_history_failures); only a run of base files,

@@ -7,6 +7,7 @@ never a traceback; anything else is a bug (exit 5) and shows everything needed t
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import traceback
@@ -26,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
 def _command(argv: list[str] | None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
+    if unknown:                          # options between positionals: `mfu run a.yaml -j 2 b.yaml`
+        args, unknown = _intermixed(args, sys.argv[1:] if argv is None else list(argv))
     if unknown:                          # the command's usage and --help, not the top level's
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     for stream in (sys.stdout, sys.stderr):  # names from a trace in an ASCII or Latin-1 locale: escaped, not a crash
@@ -58,6 +61,13 @@ def _command(argv: list[str] | None) -> int:
         print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _intermixed(args: argparse.Namespace, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The command's arguments parsed again with options and positionals mixed: argparse gives a command's
+    JOB... or INPUT... only the names before the first option, and called the later ones unrecognized."""
+    own, unknown = args.parser.parse_known_intermixed_args(argv[argv.index(args.command) + 1:])
+    return argparse.Namespace(**{**vars(args), **vars(own)}), unknown
 
 
 def _stdout_to_devnull() -> None:
