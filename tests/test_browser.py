@@ -30,7 +30,8 @@ TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (c
 PHONE_TIMELINE_MAX = (360, 1020)
 # charts with a phone drawing, which shows on screens narrower than (_style.html.j2): where the desktop drawing's
 # 13-px labels would be under 9 px (timeline, 1016 px) or 11.9 px (620 px: they span the screen under 600 px)
-PHONE_BELOW = {"chart-timeline": 741, "chart-devices": 601, "chart-steps": 601, "chart-history": 601}
+PHONE_BELOW = {"chart-timeline": 741, "chart-devices": 601, "chart-steps": 601, "chart-roofline": 601,
+               "chart-history": 601}
 
 
 def _job(folder: Path, name: str, trace: Path, **over) -> Path:
@@ -94,8 +95,8 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
     # every chart is shown but one of the two drawings of a chart with a phone one: that on a narrow screen
     hidden = [s["cls"].split()[-1] for s in found["svgs"] if not s["shown"]]
-    paired = {"demo": ["chart-timeline", "chart-devices", "chart-steps"], "wide": ["chart-timeline", "chart-devices",
-              "chart-steps"], "history": [s["cls"].split()[-1] for s in found["svgs"] if s["cls"].endswith("history")]}
+    report = ["chart-timeline", "chart-devices", "chart-steps", "chart-roofline"]
+    paired = {"demo": report, "wide": report, "history": [s["cls"].split()[-1] for s in found["svgs"] if s["cls"].endswith("history")]}
     if page == "history":
         assert len(paired["history"]) >= 2
     assert hidden == [k if width < PHONE_BELOW[k] else f"{k}-phone" for k in paired.get(page, [])], hidden
@@ -120,7 +121,7 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
                 assert browser.rgb(attr) == browser.rgb(shown), f"{page}: a chart mark drawn {attr} shows {shown}"
     kinds = {(s["cls"].split() or [""])[-1]: s for s in drawn}
     if page in ("demo", "wide"):
-        roof = kinds["chart-roofline"]
+        roof = kinds["chart-roofline" if width >= PHONE_BELOW["chart-roofline"] else "chart-roofline-phone"]
         assert len(roof["labels"]) >= 3                        # peak label and numbered operators
         boxes = [(b["x"], b["y"], b["x"] + b["w"], b["y"] + b["h"]) for b in roof["labels"]]
         clashes = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
@@ -142,16 +143,19 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
 
 
 @pytest.mark.parametrize("width, smallest", [       # by hand: the label size as drawn (font size × drawing's scale)
-    (320, {"timeline": 13 * 320 / 360, "devices": 13 * 320 / 360, "steps": 13 * 320 / 360}),   # 360 px in 320
-    (390, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),     # at 360 px; desktop's were 5.0, 8.2 and 8.2 px
-    (600, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),
-    (601, {"timeline": 13.0, "devices": 13 * (601 - 32) / 620, "steps": 13 * (601 - 32) / 620}),   # 11.9 px
-    (740, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),
-    (741, {"timeline": 13 * (741 - 32) / 1016, "devices": 13.0, "steps": 13.0}),  # 1016 px in 741 - 2 * 16: 9.07 px
-    (1280, {"timeline": 13.0, "devices": 13.0, "steps": 13.0}),    # a 1068-px page: each at its own width
+    (320, {"timeline": 13 * 320 / 360, "devices": 13 * 320 / 360, "steps": 13 * 320 / 360,       # 360 px in 320
+           "roofline": 13 * 320 / 360}),
+    (390, {"timeline": 13.0, "devices": 13.0, "steps": 13.0, "roofline": 13.0}),   # at 360 px; desktop's: 5.0, 8.2 px
+    (600, {"timeline": 13.0, "devices": 13.0, "steps": 13.0, "roofline": 13.0}),
+    (601, {"timeline": 13.0, "devices": 13 * (601 - 32) / 620, "steps": 13 * (601 - 32) / 620,   # 11.9 px
+           "roofline": 13 * (601 - 32) / 620}),
+    (740, {"timeline": 13.0, "devices": 13.0, "steps": 13.0, "roofline": 13.0}),
+    (741, {"timeline": 13 * (741 - 32) / 1016, "devices": 13.0, "steps": 13.0,    # 1016 px in 741 - 2 * 16: 9.07 px
+           "roofline": 13.0}),
+    (1280, {"timeline": 13.0, "devices": 13.0, "steps": 13.0, "roofline": 13.0}),  # a 1068-px page: at own width
 ])
 def test_one_drawing_of_each_chart_at_each_width_with_readable_labels(pages, width, smallest, tmp_path):
-    """The report carries the timeline, devices and steps charts twice, for a desktop and for a phone; the page shows
+    """The report carries each chart twice, for a desktop and for a phone; the page shows
     exactly one of each at any width (the phone one below PHONE_BELOW), its labels at the size written here."""
     found = browser.probe(pages["demo"], width, tmp_path)
     for chart, size in smallest.items():

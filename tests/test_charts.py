@@ -36,10 +36,8 @@ def test_report_charts_inline_and_as_sidecars(synth_trace, tmp_path, model, name
     files = render_all(res)
     assert sorted(n for n in files if n.endswith(".svg")) == sorted(names)
     inline = _svgs(files["report.html"])
-    # the page also carries phone-width drawings of the timeline, devices and steps charts, each right after
-    # the chart (no sidecar: pages only)
-    drawn = [k for n in names for k in ["chart-" + n[:-4]] + (["chart-" + n[:-4] + "-phone"] if n != "roofline.svg"
-                                                                 else [])]
+    # the page also carries a phone-width drawing of each chart, right after it (no sidecar: pages only)
+    drawn = [k for n in names for k in ("chart-" + n[:-4], "chart-" + n[:-4] + "-phone")]
     assert [s.get("class").split()[1] for s in inline] == drawn
     for name in names:
         assert ET.fromstring(files[name]).tag == "{http://www.w3.org/2000/svg}svg"     # a file needs the namespace

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report import charts, phone_charts
+from pipeline.report import charts, drawing, phone_charts, roofline_chart
 from pipeline.report.render import device_label, render_all
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,6 +175,46 @@ def test_phone_history_chart_draws_the_same_runs_on_a_narrower_axis():
     assert _texts_inside(phone, 360) == []
 
 
+def test_phone_roofline_draws_the_same_operators_and_wraps_its_key():
+    """The roofline at 360 px: the same markers with the same tooltips, and the key's lines (measured, analytic,
+    one per operator at 620 px) wrapped at spaces within the width: joined again they are the desktop's lines."""
+    desk = ET.fromstring(roofline_chart.roofline(DEMO))
+    phone = ET.fromstring(roofline_chart.roofline(DEMO, phone=True))
+    assert phone.get("viewBox").split()[2] == "360" and phone.get("class") == "chart chart-roofline-phone"
+    tips = [g.find("title").text for g in phone.iter("g") if g.find("title") is not None]
+    assert tips == [g.find("title").text for g in desk.iter("g") if g.find("title") is not None]
+    assert len(tips) == len([x for x in DEMO["roofline"] if x["arithmetic_intensity"]]) == 12
+    desk_key = [t.text for t in desk.iter("text") if float(t.get("y")) >= 18 + 300 + 58]
+    phone_key = [t.text for t in phone.iter("text") if float(t.get("y")) >= 18 + 260 + 58]
+    assert len(desk_key) == 14 and " ".join(phone_key) == " ".join(desk_key)       # the same words in order
+    starts = [t for t in phone_key if re.match(r"\d+  ", t)]                    # each operator starts a line
+    assert [t.split()[0] for t in starts] == [str(i) for i in range(1, 13)]
+    wrapped = [t for t in phone.iter("text") if float(t.get("y")) >= 18 + 260 + 58]
+    assert len(wrapped) > 14                                             # some did wrap
+    for t in wrapped:
+        assert float(t.get("x")) + GLYPH * len(t.text) <= 360 - 16, t.text
+
+
+def test_wrap_text_breaks_at_spaces_within_the_room():
+    assert drawing.wrap_text("aa bb cc", 5 * 7.8) == ["aa bb", "cc"]                 # 'aa bb' is 5 glyphs of 7.8 px
+    assert drawing.wrap_text("aa bb cc", 4.9 * 7.8) == ["aa", "bb", "cc"]
+    assert drawing.wrap_text("1  QKV projection", float("inf")) == ["1  QKV projection"]   # two spaces kept
+    assert drawing.wrap_text("averyveryverylongword x", 3 * 7.8) == ["averyveryverylongword", "x"]
+
+
+def test_log_axis_leaves_out_a_decade_label_that_would_touch_the_one_before():
+    """Decades 0.1 to 10,000 on 100 px, 20 px apart: labels 7.8 px a glyph + 2 wide, centred. Kept: 0.1 (-12.7 to
+    12.7); 1 (15.1) is within 4 px of it, out; 10 (31.2 to 48.8) in; 100 (47.3) out; 1,000 (59.5 to 100.5) in;
+    10,000 (75.6) out. On the desktop charts (544 px for the demo's decades) every label stays."""
+    sx = drawing.pixel_scale(0.1, 10000, 0, 100, log=True)
+    body = drawing.log_grid(sx, lambda v: 0.0, (0.1, 10000), (1, 1), (0, 0, 100, 100))
+    labels = [ET.fromstring(e).text for e in body if e.startswith("<text") and 'text-anchor="middle"' in e]
+    assert labels == ["0.1", "10", "1,000"]
+    desk = ET.fromstring(roofline_chart.roofline(DEMO))
+    assert [t.text for t in desk.iter("text") if t.get("text-anchor") == "middle" and t.get("y") == "334.0"] == [
+        "0.1", "1", "10", "100", "1,000", "10,000"]
+
+
 def test_phone_timeline_cuts_a_long_axis_name_and_keeps_it_whole_on_hover():
     r = copy.deepcopy(DEMO)
     r["timeline"]["occurrence"] = 12345678901234
@@ -190,7 +230,7 @@ def test_phone_drawing_is_in_the_page_only():
     files = render_all(DEMO)
     assert sorted(n for n in files if n.endswith(".svg")) == ["devices.svg", "roofline.svg", "steps.svg",
                                                                "timeline.svg"]
-    for chart in ("timeline", "devices", "steps"):
+    for chart in ("timeline", "devices", "steps", "roofline"):
         assert f"{chart}-phone" not in files["report.md"] and f"{chart}-phone" not in files[f"{chart}.svg"]
         assert files["report.html"].count(f'class="chart chart-{chart}-phone"') == 1
         assert files["report.html"].count(f'class="chart chart-{chart}"') == 1
@@ -222,7 +262,7 @@ def _display(rules: list[tuple[str, str, str]], svg_class: str, medium: str, wid
 
 
 @pytest.mark.parametrize("chart, phone_below", [("chart-timeline", 741), ("chart-devices", 601), ("chart-steps", 601),
-                                                ("chart-history", 601)])
+                                                ("chart-roofline", 601), ("chart-history", 601)])
 def test_style_shows_one_drawing_of_a_chart_on_a_screen_and_the_desktop_one_in_print(chart, phone_below):
     """The phone drawing shows on a screen narrower than `phone_below`, the desktop one from there on: exactly one
     of them at any width (Chromium checks it in test_browser). Print matches no `screen` query: only the desktop

@@ -117,7 +117,12 @@ def log_grid(sx: Callable[[float], float], sy: Callable[[float], float], xs: tup
     x0, y0, x1, y1 = box
     body = [svg_line(sx(v), y0, sx(v), y1, COLORS["grid"]) for v in _decades(*xs)]
     body += [svg_line(x0, sy(v), x1, sy(v), COLORS["grid"]) for v in _decades(*ys)]
-    body += [svg_text(sx(v), y1 + 16, _decade_label(v), "middle") for v in _decades(*xs)]
+    shown: list[tuple[float, ...]] = []           # a label that would touch the one before is left out (narrow)
+    for v in _decades(*xs):
+        box = label_box(sx(v), y1 + 16, _decade_label(v), "middle")
+        if not shown or not overlaps(shown[-1], (box[0] - 4, box[1], box[2], box[3])):
+            body.append(svg_text(sx(v), y1 + 16, _decade_label(v), "middle"))
+            shown.append(box)
     body += [svg_text(x0 - 5, sy(v) + 4, _decade_label(v), "end") for v in _decades(*ys)]
     body.append(svg_line(x0, y1, x1, y1, COLORS["axis"]))
     body.append(svg_line(x0, y0, x0, y1, COLORS["axis"]))
@@ -146,6 +151,18 @@ def legend_rows(x0: float, y: float, items: tuple[tuple[str, str], ...], right: 
         out.append(svg_rect(x, y - 10, 11, 11, COLORS[key]) + svg_text(x + 15, y, text))
         x += width + 18
     return out, y
+
+
+def wrap_text(text: str, room_px: float) -> list[str]:
+    """`text` broken at spaces into lines of at most `room_px` (a word longer than that has a line of its own):
+    a phone-width drawing has no room for a legend line written for 620 px."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and CHAR_W * len(lines[-1] + " " + word) <= room_px:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def fit_text(text: str, room_px: float) -> str:

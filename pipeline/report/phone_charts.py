@@ -5,8 +5,8 @@ On a 390-px phone the 1016-px desktop timeline was scaled to 0.38, its 13-px lab
 charts' to 8.2 px (their 11-px run labels to 6.9 px). These are WIDTH px wide at the same font sizes, so
 they are drawn at full size on a screen of WIDTH px or more (the page's charts span the whole screen on a
 phone) and at 320 / WIDTH of it on the narrowest phones. The timeline's lanes are named above their bars
-instead of in a left margin and its legend wraps (drawn here); the devices, steps and history charts are
-charts.py's own at this width. Only the pages carry these: a Markdown view shows the sidecar files, the
+instead of in a left margin and its legend wraps (drawn here); the devices, steps, roofline and history
+charts are their own modules' at this width. Only the pages carry these: a Markdown view shows the sidecar files, the
 desktop drawings.
 """
 
@@ -20,6 +20,7 @@ from pipeline.report.charts import TIMELINE_LANES, gpu_name, timeline_lanes, tim
 from pipeline.report.drawing import (CHAR_W, COLORS, PHONE_W, chart_svg, esc, fit_text, legend_rows, nice_ticks,
                                      pixel_scale, svg_line, svg_text, tick_labels)
 from pipeline.report.fmt import column
+from pipeline.report.roofline_chart import roofline
 
 WIDTH = PHONE_W
 PAD = 16               # margin left and right, the page's own padding: bars line up with the text above
@@ -76,5 +77,5 @@ def history_charts(doc: dict[str, Any]) -> dict[str, str]:
 def report_charts(r: dict[str, Any], label) -> dict[str, str]:
     """The phone drawings by the sidecar file name of the desktop chart they stand in for."""
     made = {"timeline.svg": timeline(r, label), "devices.svg": charts.devices(r, label, phone=True),
-            "steps.svg": charts.steps(r, phone=True)}
+            "steps.svg": charts.steps(r, phone=True), "roofline.svg": roofline(r, phone=True)}
     return {name: svg for name, svg in made.items() if svg}

@@ -9,19 +9,20 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.report.drawing import (COLORS, FONT, chart_svg, esc, label_box, log_grid, overlaps, pixel_scale,
-                                     place_label, svg_line, svg_text)
+from pipeline.report.drawing import (CHAR_W, CHART_W, COLORS, FONT, PHONE_W, chart_svg, esc, label_box, log_grid,
+                                     overlaps, pixel_scale, place_label, svg_line, svg_text, wrap_text)
 from pipeline.report.fmt import NBSP, fmt_num, fmt_pct
 
 
-def roofline(r: dict[str, Any]) -> str | None:
-    """Log-log roofline: labelled roofs, numbered operators (legend below), measured ones filled."""
+def roofline(r: dict[str, Any], phone: bool = False) -> str | None:
+    """Log-log roofline: labelled roofs, numbered operators (legend below), measured ones filled. `phone`: PHONE_W
+    wide (phone_charts.py), a lower plot, the legend from the drawing's left edge and wrapped."""
     hw = r["hardware"]
     peak, bw, ridge = hw["peak_tflops"], hw["hbm_gbps"], hw["ridge_flop_per_byte"]
     rows = [x for x in r["roofline"] if x["arithmetic_intensity"]]
     if not bw or not ridge or not rows:
         return None
-    w, left, top, plot_h, right = 620, 60, 18, 300, 16
+    w, left, top, plot_h, right = PHONE_W if phone else CHART_W, 60, 18, 260 if phone else 300, 16
     ys = [x["achieved_tflops"] or x["attainable_tflops"] for x in rows]
     ais = [x["arithmetic_intensity"] for x in rows] + [ridge]
     x_lo, x_hi = min(ais) / 4, max(ais) * 4
@@ -41,13 +42,25 @@ def roofline(r: dict[str, Any]) -> str | None:
     body.append(svg_text((left + w - right) / 2, top + plot_h + 34, "arithmetic intensity (FLOP/byte, log)", "middle"))
     cy = top + plot_h / 2
     body.append(svg_text(16, cy, "TFLOP/s per GPU (log)", "middle", "", f' transform="rotate(-90 16 {cy:.1f})"'))
-    legend_top = top + plot_h + 58
-    body.append(_marker(left + 6, legend_top - 4, True) + svg_text(left + 16, legend_top, "measured: achieved TFLOP/s"))
-    body.append(_marker(left + 236, legend_top - 4, False)
-                + svg_text(left + 246, legend_top, "analytic only: drawn on its roof, no measured time"))
+    key, bottom = _key(rows, top + plot_h + 58, 16 if phone else left, w - right if phone else math.inf)
+    return chart_svg("roofline-phone" if phone else "roofline", w, bottom + 8, "roofline, log-log", body + key)
+
+
+def _key(rows: list[dict[str, Any]], y: float, x0: float, right: float) -> tuple[list[str], float]:
+    """The two markers' meaning and the numbered operators, one a line from baseline `y` at `x0`; with a finite
+    `right` (a phone drawing) the markers on two lines and each text wrapped at spaces before `right`, its
+    further lines indented. Returns the elements and the last baseline."""
+    ax, ay = (x0 + 236, y) if right == math.inf else (x0 + 6, y + 18)
+    analytic = wrap_text("analytic only: drawn on its roof, no measured time", right - ax - 10)
+    body = [_marker(x0 + 6, y - 4, True) + svg_text(x0 + 16, y, "measured: achieved TFLOP/s"),
+            _marker(ax, ay - 4, False) + "".join(svg_text(ax + 10, ay + 18 * k, t) for k, t in enumerate(analytic))]
+    y = ay + 18 * (len(analytic) - 1)
+    indent = 3 * CHAR_W
     for i, x in enumerate(rows, 1):
-        body.append(svg_text(left, legend_top + 18 * i, f"{i}  {_roof_tip(i, x, short=True)}"))
-    return chart_svg("roofline", w, legend_top + 18 * len(rows) + 8, "roofline, log-log", body)
+        for k, line in enumerate(wrap_text(f"{i}  {_roof_tip(i, x, short=True)}", right - x0 - indent)):
+            y += 18
+            body.append(svg_text(x0 + (indent if k else 0), y, line))
+    return body, y
 
 
 def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float], float], x_start: float,
