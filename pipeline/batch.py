@@ -70,10 +70,14 @@ def plan(job_files: list[Path]) -> tuple[list[list[Job]], list[Row]]:
                 raise ConfigError([Problem(f"job name '{job.name}' is also used by {names[job.name]}; both would "
                                            "write the same report folder", "/name", str(path), 1, 1,
                                            "give every job its own name")], job.name, job.sha256)
-            names[job.name] = path
-            key = tuple(str(p) for p in job.trace_files())
         except MfuError as exc:
             failed.append(_failed(path, exc))
+            continue
+        names[job.name] = path
+        try:        # a loaded job whose trace pattern matches nothing: its row has its name and config hash
+            key = tuple(str(p) for p in job.trace_files())
+        except MfuError as exc:
+            failed.append(_failed(path, exc, job))
             continue
         groups.setdefault(key, []).append(replace(job, path=Path(path).resolve()))
     return list(groups.values()), failed

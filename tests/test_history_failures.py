@@ -261,3 +261,24 @@ def test_mfu_run_appends_its_failed_jobs(synth_trace, tmp_path, capsys):
     assert (c2["run"], c2["exit_code"], c2["config_sha256"], c2["trace_sha256"]) == (2, 3, sha(c.read_bytes()), None)
     assert c2["error"].startswith("c.yaml:") and c2["error"].endswith("more lines)")
     assert [r["compared_with_run"] for r in jobs["b"]["runs"]] == [None, 1, 1]
+
+
+def test_a_job_whose_trace_pattern_matches_nothing_fails_under_its_own_name(synth_trace, tmp_path, capsys):
+    """Run 1 measures job a over traces/r*.sqlite; by run 2 the traces are gone (a nightly capture that did not
+    happen): the job file loaded, so its failure is job a's run 2 (exit 4, its config hash, no trace hash). It was
+    filed under the job file's path, a second job beside a, and without the hash of a file that was read."""
+    t, _ = synth_trace()
+    (tmp_path / "traces").mkdir()
+    rank = tmp_path / "traces" / "r0.sqlite"
+    rank.write_bytes(Path(t).read_bytes())
+    job = write(tmp_path, "a", tmp_path / "traces" / "r*.sqlite")
+    folder = tmp_path / "hist"
+    assert main(["run", str(job), "--out", str(tmp_path / "r1"), "--history", str(folder)]) == 0
+    rank.unlink()
+    assert main(["run", str(job), "--out", str(tmp_path / "r2"), "--history", str(folder)]) == 4
+    capsys.readouterr()
+    [a] = history.trend(folder)["jobs"]
+    assert (a["name"], a["failed_runs"]) == ("a", [2])
+    failed = a["runs"][1]
+    assert (failed["exit_code"], failed["config_sha256"], failed["trace_sha256"]) == (4, sha(job.read_bytes()), None)
+    assert "matches no file" in failed["error"]
