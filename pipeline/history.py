@@ -23,13 +23,15 @@ and the trend applies compare's rules to them (compare.input_reasons) before tes
 of batch, precision, GPUs, model or scope makes the figures resting on it "not comparable", never a
 regression or improvement, and that run is the one the next is compared with. Rows written before
 format 3 (migrated) have no inputs: unknown, so their figures are not comparable, as compare treats an
-unknown input. An older mfu-pipeline refuses a format-3 history (`check`), so no row without inputs
-is appended to it later.
+unknown input. An older mfu-pipeline refuses to read a format-3 history, and to append to a DuckDB file
+of it (`check`); to a folder it appends its own runs (no file is read to append), rows without inputs that
+a newer one reads as it reads migrated ones.
 
 Format 4 also records the jobs of a run that failed without a result (`failures_of`: status 'failed', the
 exit code, the error's first line, the config and trace hashes when known), so a job broken for a week reads
 as failing, not as not scheduled. A failed run, like an invalid one, is no change and no baseline. An older
-mfu-pipeline would take it for a baseline (it skips 'invalid' rows only), hence the new format it refuses.
+mfu-pipeline would take it for a baseline (it skips 'invalid' rows only), hence the new format it refuses
+to read (an older one appending to a folder adds format-3 rows, which hold no failure to misread).
 """
 
 from __future__ import annotations
