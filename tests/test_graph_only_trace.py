@@ -160,3 +160,22 @@ def test_a_graph_table_without_globalpid_falls_back_to_the_window_and_says_which
     [said] = [w["message"] for w in res["warnings"] if w["code"] == "attribution_window"]
     assert said.startswith("the CUDA graph launch table has no globalPid column, so launches cannot be matched")
     assert [ns(o["gpu_kernel_sum_s"]) for o in res["occurrences"]] == [500, 1100]     # clipped, as above
+
+
+@pytest.mark.parametrize("kernels", [False, True])
+def test_inspect_names_a_graph_table_lacking_a_column_as_run_does(tmp_path, capsys, kernels):
+    """`mfu run` refuses the trace naming the table (export again); inspect said "no GPU kernels were captured ...
+    capture with ..." (graph rows only), or nothing but a note (with a kernel table beside them), for the same file."""
+    e = graph_only()
+    if kernels:
+        e.kernel(1250, 1300, KEY, None, device=0)
+    trace = e.write(tmp_path / "bad.sqlite")
+    with sqlite3.connect(trace) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE RENAME COLUMN "start" TO renamed')
+    code, err, _ = run(capsys, tmp_path, trace)
+    said = ("its CUPTI_ACTIVITY_KIND_GRAPH_TRACE table lacks columns ['start'], which every Nsight Systems export has "
+            "(a file edited or written by another tool?); export the report again with `nsys export --type sqlite`")
+    assert code == 4 and said in err
+    assert main(["inspect", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert f"  - `mfu run` refuses this trace: {said}\n" in out and "no GPU kernels were captured" not in out

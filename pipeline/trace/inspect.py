@@ -16,7 +16,7 @@ from pipeline.trace import chain, discovery, integrity, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
-from pipeline.trace.open import RAW_TABLES, Trace, open_trace
+from pipeline.trace.open import GPU_WORK, RAW_TABLES, Trace, open_trace
 
 
 def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, Any]:
@@ -105,10 +105,13 @@ def _detection(gpus: list[dict] | None, used: list[int]) -> dict[str, Any]:
 def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
     """Plain-words consequences of what is present (SEMANTICS §2: a missing table means no such events)."""
     tables, work, out = trace.tables, trace.gpu_work(), []
-    if "raw_nvtx" not in tables or not counts["nvtx_ranges"]:
+    lacking = [raw for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking]
+    if lacking:             # as `mfu run` refuses it (measure._require_tables): export again, not capture again
+        out.append("`mfu run` refuses this trace: " + "; ".join(trace.lacking[raw] for raw in lacking))
+    if ("raw_nvtx" not in tables or not counts["nvtx_ranges"]) and "raw_nvtx" not in lacking:
         out.append("no NVTX ranges: no region can be selected, so `mfu run` cannot measure a step here; mark each "
                    f"step with an NVTX range and capture with {discovery.CAPTURE}")
-    if not work:
+    if not work and not set(GPU_WORK) & set(lacking):
         out.append("no CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels were captured, so there is no GPU work to "
                    f"measure; capture with {discovery.CAPTURE}")
     elif "raw_kernel" not in tables:
