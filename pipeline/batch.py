@@ -17,6 +17,7 @@ code of the batch is the worst one.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from dataclasses import replace
@@ -201,12 +202,24 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
 
 
 def _as_given(row: Row, job_files: list[Path], out_root: Path) -> Row:
-    """Name the job file and report folder as the user wrote them, not as the worker saw them."""
-    given = {str(Path(f).resolve()): str(f) for f in job_files}
-    row["job"] = given.get(row["job"], row["job"])
+    """Name the job file and report folder as the user wrote them, not as the worker saw them; so too the
+    paths in the reason under the job file's folder (the job file itself, a trace beside it): an error
+    found once the trace was read reads `jobs/a.yaml:4:17: ...`, as `mfu validate` says it, not with
+    this machine's folders."""
+    given = {str(Path(f).resolve()): f for f in job_files}
+    seen = row["job"]
+    if seen in given:
+        row["job"] = str(given[seen])
+        row["reason"] = _folder_as_given(row["reason"], Path(seen).parent, Path(given[seen]).parent)
     if row.get("report") and not Path(out_root).is_absolute():
         row["report"] = os.path.relpath(row["report"])
     return row
+
+
+def _folder_as_given(text: str, resolved: Path, typed: Path) -> str:
+    """`text` with each path under `resolved` (a whole path, not the tail of another) starting as `typed` does."""
+    prefix = "" if typed == Path(".") else f"{typed}{os.sep}"
+    return re.sub(r"(?<![\w.~/-])" + re.escape(f"{resolved}{os.sep}"), lambda _: prefix, text)
 
 
 def worst(rows: list[Row]) -> int:

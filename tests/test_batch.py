@@ -220,3 +220,23 @@ def test_index_reads_rows_kept_before_warnings_were_counted(synth_trace, tmp_pat
     record.write_text(json.dumps(kept))
     write_index(out)
     assert f"| [old](old/report.md) | {shown} |" in (out / "index.md").read_text()
+
+
+def test_errors_name_paths_as_the_user_gave_them(synth_trace, tmp_path, monkeypatch):
+    """Errors found by the worker named the job file and its trace by the absolute paths the worker saw
+    ('/home/me/proj/jobs/e.yaml:1:1: /hardware/gpu: ...'), where `mfu validate` and a job file that fails
+    to load say 'jobs/e.yaml': one mistake spelled two ways, and this machine's folders in a CI log."""
+    trace, _ = synth_trace(gpu_name="NVIDIA Mystery GPU")       # gpu: auto cannot identify it: exit 3
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jobs").mkdir()
+    write(tmp_path / "jobs", "d", "missing.sqlite")
+    write(tmp_path / "jobs", "e", trace)
+    rows = run_batch([Path("jobs/d.yaml"), Path("jobs/e.yaml")], Path("out"), workers=1, progress=io.StringIO())
+    assert [(r["job"], r["exit_code"]) for r in rows] == [("jobs/d.yaml", 4), ("jobs/e.yaml", 3)]
+    assert rows[0]["reason"].startswith("jobs/missing.sqlite: trace file not found")
+    assert rows[1]["reason"].startswith("jobs/e.yaml:1:")
+    assert "/hardware/gpu" in rows[1]["reason"]
+    assert all(str(tmp_path) not in r["reason"] for r in rows)
+    # given by its absolute path, a job is named so, as the user wrote it
+    (row,) = run_batch([tmp_path / "jobs/d.yaml"], Path("out"), workers=1, progress=io.StringIO())
+    assert row["reason"].startswith(f"{tmp_path}/jobs/missing.sqlite: trace file not found")
