@@ -274,7 +274,8 @@ def _progress(stream: TextIO, total: int) -> Callable[[Row], None]:
 
 def summary_table(rows: list[Row]) -> str:
     """The batch summary: one row per job with its status, exit code and reason or headline."""
-    lines = [f"{'job':<32} {'status':<14} {'exit':>4}  detail"]
+    width = max([32, *(len(r["name"] or r["job"]) for r in rows)])   # a job's name in full: it names its folder
+    lines = [f"{'job':<{width}} {'status':<14} {'exit':>4}  detail"]
     for r in rows:
         if r["status"] in ("ok", "threshold", "invalid"):
             m = r["metrics"]
@@ -284,5 +285,5 @@ def summary_table(rows: list[Row]) -> str:
                 detail += f"; {r['reason']}"
         else:
             detail = r["reason"].splitlines()[0] if r["exit_code"] != ExitCode.INTERNAL else r["reason"]
-        lines.append(f"{(r['name'] or r['job'])[:32]:<32} {r['status']:<14} {r['exit_code']:>4}  {detail}")
+        lines.append(f"{r['name'] or r['job']:<{width}} {r['status']:<14} {r['exit_code']:>4}  {detail}")
     return "\n".join(lines)

@@ -240,3 +240,15 @@ def test_errors_name_paths_as_the_user_gave_them(synth_trace, tmp_path, monkeypa
     # given by its absolute path, a job is named so, as the user wrote it
     (row,) = run_batch([tmp_path / "jobs/d.yaml"], Path("out"), workers=1, progress=io.StringIO())
     assert row["reason"].startswith(f"{tmp_path}/jobs/missing.sqlite: trace file not found")
+
+
+def test_the_summary_shows_each_job_name_whole():
+    """Names were cut at 32 characters ('hpcgroup__pipit__saxpy-mpi-cuda_', the name `mfu init` gives a job from
+    its trace's file name): the name is the report folder and what `mfu compare --baseline` takes."""
+    long = "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0"                     # 48 characters
+    rows = [{"job": "a.yaml", "name": long, "status": "error", "exit_code": 4, "reason": "trace file not found"},
+            {"job": "b.yaml", "name": "b", "status": "error", "exit_code": 3, "reason": "bad"}]
+    header, first, second = summary_table(rows).splitlines()
+    assert first.startswith(long + " error")
+    assert second.startswith("b" + " " * 48 + "error")             # the columns still line up
+    assert header.index("status") == first.index("error") == second.index("error") == 49
