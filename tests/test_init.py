@@ -67,6 +67,24 @@ def test_todos_fail_validate_at_their_lines_until_filled(synth_trace, tmp_path, 
     assert res["region"]["first"] == 2 and res["region"]["last"] == truth["spec"]["steps"]
 
 
+def test_a_flops_per_step_skeleton_is_told_its_token_counts_may_go(synth_trace, tmp_path, capsys):
+    """The skeleton's model line says `... or flops_per_step`; written so, its seq_len and global_batch TODOs
+    were still 'replace TODO with a value', though such a job needs neither (an HPC kernel has no tokens)."""
+    trace, _ = synth_trace(steps=6, warmup_steps=1)
+    job, text = init(capsys, tmp_path, trace)
+    job.write_text(text.replace("preset: TODO", "flops_per_step: 2.0e+13").replace("mode: TODO", "mode: inference"))
+    code, _, err = cli(capsys, "validate", job)
+    problems = err.strip().splitlines()
+    assert code == 3 and [p.split(": ")[1] for p in problems] == ["/workload/seq_len", "/workload/global_batch"]
+    assert all("with model.flops_per_step it is optional: delete the line" in p for p in problems)
+    job.write_text("".join(line for line in job.read_text().splitlines(keepends=True)
+                           if not re.match(r"\s+(seq_len|global_batch): TODO", line)))
+    assert cli(capsys, "validate", job)[0] == 0                     # as the hint says
+    # with an architecture, the token counts are needed: the hint stays "replace TODO"
+    job.write_text(text)
+    assert "with model.flops_per_step" not in cli(capsys, "validate", job)[2]
+
+
 def test_preset_is_written_and_not_a_todo(synth_trace, tmp_path, capsys):
     trace, _ = synth_trace()
     _, text = init(capsys, tmp_path, trace, "--preset", "llama-3-8b")

@@ -13,12 +13,28 @@ from pipeline.errors import Problem
 MARK = "TODO"
 
 
-def todo_problems(data: Any, file: str, pointer: str = "") -> list[Problem]:
-    """One problem per value written as TODO, pointing at it."""
+# Token counts an explicit model.flops_per_step does without (checks.job_file.token_counts_given): tokens/s only.
+TOKEN_COUNTS = ("/workload/seq_len", "/workload/global_batch")
+
+
+def todo_problems(data: Any, file: str) -> list[Problem]:
+    """One problem per value written as TODO, pointing at it. A skeleton whose model became a flops_per_step
+    still holds `mfu init`'s seq_len and global_batch TODOs: the fix there is also to delete the line."""
+    found = _todos(data, file, "")
+    model = data.get("model") if isinstance(data, dict) else None
+    if isinstance(model, dict) and "flops_per_step" in model:
+        for p in found:
+            if p.pointer in TOKEN_COUNTS:
+                p.hint = ("with model.flops_per_step it is optional: delete the line, or replace TODO with a "
+                          "value (seq_len and global_batch together give tokens/s)")
+    return found
+
+
+def _todos(data: Any, file: str, pointer: str) -> list[Problem]:
     if isinstance(data, dict):
-        return [p for k, v in data.items() for p in todo_problems(v, file, f"{pointer}/{k}")]
+        return [p for k, v in data.items() for p in _todos(v, file, f"{pointer}/{k}")]
     if isinstance(data, list):
-        return [p for i, v in enumerate(data) for p in todo_problems(v, file, f"{pointer}/{i}")]
+        return [p for i, v in enumerate(data) for p in _todos(v, file, f"{pointer}/{i}")]
     if isinstance(data, str) and data.strip() == MARK:
         return [Problem("not filled in yet (TODO)", pointer, file,
                         hint="replace TODO with a value; the comment on this line says what it needs")]
