@@ -466,3 +466,15 @@ def test_each_figure_is_refused_by_the_inputs_compare_says_it_rests_on(tmp_path,
     assert [(g["metrics"], g["reasons"]) for g in run["not_comparable"]] == [(metrics, [reason])]
     assert [c["metric"] for c in run["changes"]] == [m for m in ("mfu_pct_wall", "step_time_median_s")
                                                      if m not in metrics]
+
+
+def test_the_summary_links_a_flagged_job_to_its_own_section(tmp_path):
+    """Jobs a (steady) and b (MFU 40 -> 32 %, step 1.25 -> 1.5625 s on 5 samples a side: flagged) are sections
+    job-1 and job-2; the summary's link to b pointed at #job-1, a's section (its place among the flagged jobs)."""
+    path = tmp_path / "h"
+    append(path, [fake("a", 40.0, 1.0, [1.0] * 5), fake("b", 40.0, 1.25, [1.25] * 5)])
+    append(path, [fake("a", 40.0, 1.0, [1.0] * 5), fake("b", 32.0, 1.5625, [1.5625] * 5)])
+    doc = history.trend(path)
+    assert [(j["name"], j["flagged_runs"]) for j in doc["jobs"]] == [("a", []), ("b", [2])]
+    html = render.render_all(doc, kind="history")["history.html"]
+    assert 'changes flagged in <a href="#job-2">b</a> (run 2)' in html and '<h2 id="job-2">b</h2>' in html
