@@ -46,6 +46,23 @@ def test_every_option_a_row_names_exists():
     assert unknown == {}
 
 
+def test_a_row_without_a_placeholder_names_every_option():
+    """A row is the README's whole synopsis of its command unless it says `[options]` or `[architecture flags]`:
+    compare's row lacked --allow-incomparable and --job-file (the one the action passes), so a reader of the
+    README could not know them."""
+    missing = {}
+    for name, usage in _readme_rows().items():
+        if "[options]" in usage or "flags]" in usage:
+            continue
+        named = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", usage))
+        absent = [a.option_strings[-1] for a in _commands()[name]._actions
+                  if a.option_strings and a.help != argparse.SUPPRESS and "-h" not in a.option_strings
+                  and not set(a.option_strings) & named]
+        if absent:
+            missing[name] = absent
+    assert missing == {}
+
+
 def test_every_option_has_help_text():
     bare = [f"mfu {name} {action.option_strings or action.dest}" for name, p in _commands().items()
             for action in p._actions if not action.help]
