@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.job.config import load_job
+from pipeline.analysis.measure import MissingOccurrences, occurrence_range_of
+from pipeline.job.config import Region, load_job
 from pipeline.job.documents import validator
 from pipeline.errors import TraceError
 from pipeline.report.render import render_all
@@ -408,3 +409,17 @@ def test_misaligned_is_more_than_half_a_period(offset, misaligned):
             _rank(1, "b", offset, 1000, period=10000), _rank(2, "b", 10000 + offset, 1000)]
     codes = [w["code"] for w in rankstats.alignment_warnings(rows, 1, 2)]
     assert codes == (["rank_misaligned", "rank_misaligned"] if misaligned else [])
+
+
+def test_missing_occurrences_say_what_was_asked():
+    """`occurrences: {first: 200}` on a region with 34 occurrences was reported as asking for '(200..34)', a
+    range the user never wrote and that runs backwards; without `last`, the message quotes `first` alone."""
+    def asked(first: int, last: int | None) -> str:
+        region = Region("step", "exact", None, first, last, "process", "step")
+        with pytest.raises(MissingOccurrences) as err:
+            occurrence_range_of("t.sqlite", region, {"144": 33, "145": 34}, "pid ")
+        return str(err.value)
+
+    assert asked(200, None) == ("t.sqlite: region 'step' has fewer occurrences than asked (first: 200); per process: "
+                                "pid 144: 33, pid 145: 34. Fix region.occurrences in the job")
+    assert "than asked (30..40);" in asked(30, 40)

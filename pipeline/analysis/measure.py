@@ -167,9 +167,9 @@ def occurrence_range_of(where: str, region: Region, counts: dict[str, int], pref
     last = region.last if region.last is not None else most
     if region.first > most or last > most:
         per = ", ".join(f"{prefix}{p}: {n}" for p, n in sorted(counts.items()))
+        asked = f"{region.first}..{last}" if region.last is not None else f"first: {region.first}"
         raise MissingOccurrences(f"{where}: region '{region.name}' has fewer occurrences than asked "
-                                 f"({region.first}..{last}); per process: {per}. Fix region.occurrences in the job",
-                                 most)
+                                 f"({asked}); per process: {per}. Fix region.occurrences in the job", most)
     return region.first, last
 
 
