@@ -1,7 +1,7 @@
 """Trace contents the export schema does not allow, named by table, column and row count (exit 4).
 
-Nsight Systems writes integer nanoseconds into every start and end column, no kernel,
-runtime call or memory operation without both, and no NVTX event without a start (an
+Nsight Systems writes integer nanoseconds into every start and end column, no kernel, CUDA
+graph launch, runtime call or memory operation without both, and no NVTX event without a start (an
 end may be NULL: marks, and pushes never popped, which the views skip). A file
 that breaks this (hand-edited, written by another tool, damaged) was measured silently
 wrong (NULLs) or stopped a query with DuckDB's type error, an internal error (exit 5).
@@ -32,13 +32,14 @@ CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
     "CUPTI_ACTIVITY_KIND_RUNTIME": (("start", False), ("end", False)),
     "CUPTI_ACTIVITY_KIND_MEMCPY": (("start", False), ("end", False)),
     "CUPTI_ACTIVITY_KIND_MEMSET": (("start", False), ("end", False)),
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": (("start", False), ("end", False)),     # GPU work too (SEMANTICS §4)
     "NVTX_EVENTS": (("start", False), ("end", True)),   # NULL end: a mark, or a push never popped
 }
 # export table -> text columns names are read from: a blob or a number there stops DuckDB's scanner
 TEXT_CHECKED: dict[str, tuple[str, ...]] = {"StringIds": ("value",), "NVTX_EVENTS": ("text",)}
 
 
-_BIG = ("raw_kernel", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
+_BIG = ("raw_kernel", "raw_graph_trace", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
 
 
 def check(trace: Trace) -> None:
