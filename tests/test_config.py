@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from pipeline.cli import main
 from pipeline.job.config import load_job
 from pipeline.run import load_checked
 from pipeline.job.documents import parse_yaml
@@ -123,6 +127,37 @@ def test_readme_job_example_is_valid(tmp_path):
     job = load_checked(write(tmp_path, example))           # schema and every job-file rule of checks/job_file.py
     wl = job.workload
     assert wl["global_batch"] == wl["micro_batch"] * wl["grad_accum"] * job.hardware["num_gpus"]
+
+
+def test_readme_job_example_runs_on_the_trace_readme_says(tmp_path, monkeypatch, capsys):
+    """Copied as written, the README's job had no trace (exit 4), and on a trace of `mfu synth`'s default 50-ms
+    steps its 64 x 8192-token step was MFU 6800 % (invalid). The README now gives the trace to generate and the
+    MFU it reports; the figure is computed here by hand: Llama-3-8B's Megatron FLOPs over the union of the
+    selected occurrences' envelopes from the generator's truth."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## The job file", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    synth = shlex.split(re.search(r"`(mfu synth runs/step\.sqlite [^`]*)`", section).group(1))
+    shown = float(re.search(r"reports\s+MFU ([\d.]+) %", section).group(1))
+    monkeypatch.chdir(tmp_path)
+    Path("runs").mkdir()
+    Path("job.yaml").write_text(example)
+    assert main(synth[1:]) == 0
+    assert main(["run", "job.yaml"]) == 0                     # ok, and its threshold (35 %) passed
+    capsys.readouterr()
+    res = json.loads(Path("reports/llama3-8b-bf16-8xh100/result.json").read_text())
+    # forward FLOPs per token, per layer: q and out 2h^2 each, kv 2h(2 x 8 x 128), scores and context s*h each
+    # (causal: half of 2sh), SwiGLU 3 x 2h x ffn; then the LM head 2h x vocab; training is 3x forward
+    h, s, ffn, vocab = 4096, 8192, 14336, 128256
+    layer = 2 * h * h * 2 + 2 * h * 2 * 8 * 128 + 2 * s * h + 3 * 2 * h * ffn
+    flops_per_step = 3 * (32 * layer + 2 * h * vocab) * s * 64
+    truth = json.loads(Path("runs/step.sqlite.truth.json").read_text())
+    occ = [o for o in truth["occurrences"] if 3 <= o["index"] <= 7]
+    assert all(a["start_ns"] + a["wall_ns"] >= b["start_ns"] for a, b in zip(occ, occ[1:]))   # one span
+    wall_s = (max(o["start_ns"] + o["wall_ns"] for o in occ) - min(o["start_ns"] for o in occ)) / 1e9
+    mfu = 100 * 5 * flops_per_step / (wall_s * 8 * 989.4e12)   # H100 SXM dense bf16 (catalog, whitepaper)
+    assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == pytest.approx(mfu, rel=1e-9)
+    assert f"{mfu:.2f}" == f"{shown:.2f}"
 
 
 def test_an_hfu_minimum_above_100_is_refused_as_the_mfu_one_is(tmp_path):
