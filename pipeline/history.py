@@ -8,7 +8,7 @@ config or trace is visible next to a change of MFU. Runs are numbered in order i
 of time-stamped, so the rendered history is byte-identical for the same rows, in
 either form.
 
-Format 2 (FORMAT_VERSION) stores with each row the run's optional label (e.g. a commit)
+Format 2 stores with each row the run's optional label (e.g. a commit)
 and the per-occurrence samples, and marks the row with the format it was written in;
 `table_version` tells a format from the columns. A format-1 DuckDB file is migrated in
 place when a run is appended, and in memory when it is read; format-1 Parquet files are
