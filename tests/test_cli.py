@@ -500,3 +500,11 @@ def test_help_says_which_options_need_another(capsys, monkeypatch, command, opti
         main([command, "--help"])
     [line] = [ln for ln in capsys.readouterr().out.splitlines() if ln.lstrip().startswith(option + " ")]
     assert f"needs {needs}" in line
+
+
+def test_a_missing_trace_given_to_inspect_is_not_blamed_on_a_job(tmp_path, capsys):
+    """`mfu inspect missing.sqlite` said "check `trace:` in the job", though no job was involved."""
+    code, _, err = run_cli(capsys, "inspect", tmp_path / "missing.sqlite")
+    assert code == 4
+    assert err.strip() == (f"error: {tmp_path}/missing.sqlite: trace file not found; check the path (a job's `trace:` "
+                           "is relative to the job file, a path on the command line to the current folder)")

@@ -25,8 +25,8 @@ HEADER_BYTES = 100
 
 def check_file(path: Path) -> None:
     if not path.exists():
-        raise TraceError(f"{path}: trace file not found; check `trace:` in the job (relative "
-                         "to the job file) or the path given on the command line")
+        raise TraceError(f"{path}: trace file not found; check the path (a job's `trace:` is relative to the "
+                         "job file, a path on the command line to the current folder)")
     if not path.is_file():
         raise TraceError(f"{path}: is not a file")
     try:
