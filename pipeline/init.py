@@ -61,7 +61,7 @@ def _region(found: dict[str, Any]) -> list[str]:
     best = rows[0] if rows and rows[0]["step_like"] else None
     out = []
     if best is None:
-        hint = f"best candidate: {rows[0]['name_group']!r} (not step-like)" if rows else "no NVTX ranges"
+        hint = f"best candidate: {_named(rows[0])}, not step-like" if rows else "no NVTX ranges"
         out.append(_kv("  name", MARK, f"no range covers one step ({hint}); see the discovery line above"))
         out.append(_kv("  match", "exact", "prefix groups PyTorch's ', seq = N, op_id = M' names"))
     else:
@@ -79,8 +79,13 @@ def _region(found: dict[str, Any]) -> list[str]:
     others = [r for r in rows if r is not best][:4]
     if others:
         out.append("  # other candidates, by the GPU work they enclose:")
-        out += [f"  #   {r['name_group']!r}: {'; '.join(r['reasons'])}" for r in others]
+        out += [f"  #   {_named(r)}: {'; '.join(r['reasons'])}" for r in others]
     return out
+
+
+def _named(row: dict[str, Any]) -> str:
+    """A candidate as the job must name it: a group of suffixed PyTorch names matches only with prefix."""
+    return f"{row['name_group']!r}" + (" (match: prefix)" if row["has_suffix"] else "")
 
 
 def _hardware(info: dict[str, Any]) -> list[str]:

@@ -107,6 +107,24 @@ def test_guessing_trace_leaves_the_region_todo(real_trace, tmp_path, capsys):
     assert yaml.safe_load(text)["hardware"]["gpu"] == "TODO"           # no TARGET_INFO_GPU table
 
 
+
+def test_candidates_with_pytorch_suffixes_say_match_prefix(real_trace, tmp_path, capsys):
+    """The candidates were written as bare name groups ('aten::linear'); copied into region.name with the
+    skeleton's match: exact they matched nothing (exit 4), since every such range is 'aten::linear, op_id = N'.
+    Checked against the trace's own NVTX text with sqlite3: a group whose ranges all carry a suffix says so."""
+    import sqlite3
+    path = real_trace("nsysai__h100_2gpu_1s.sqlite")
+    _, text = init(capsys, tmp_path, path)
+    lines = [line for line in text.splitlines() if line.startswith("  #   '")]
+    assert len(lines) == 4 and "best candidate: 'aten::linear' (match: prefix), not step-like" in text
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    names = {row[0] for row in con.execute(
+        "SELECT coalesce(e.text, s.value) FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId")}
+    for line in lines:
+        group = line.split("'")[1]
+        suffixed = group not in names and any((n or "").startswith(group + ", ") for n in names)
+        assert line.startswith(f"  #   '{group}' (match: prefix): " if suffixed else f"  #   '{group}': "), line
+
 def test_never_overwrites_and_unknown_preset_names_the_flag(synth_trace, tmp_path, capsys):
     trace, _ = synth_trace()
     job = tmp_path / "job.yaml"
