@@ -87,6 +87,22 @@ def test_json_summary(synth_trace, tmp_path, capsys):
     assert code == 0 and row["exit_code"] == 0 and row["metrics"]["mfu_pct_wall"] > 0
 
 
+
+def test_json_summary_rows_hold_what_the_readme_lists(synth_trace, tmp_path, capsys):
+    """The rows of `mfu run --format json` differ by outcome and were documented nowhere (found following
+    README): a job with a result and a failed one, each row's keys against README's paragraph."""
+    trace, _ = synth_trace()
+    ok, bad = job(tmp_path, trace), job(tmp_path, tmp_path / "gone.sqlite", name="k")
+    code, out, _ = run_cli(capsys, "run", ok, bad, "--out", tmp_path / "o", "--format", "json", "--no-cache")
+    rows = {r["status"]: r for r in json.loads(out)}
+    base = {"job", "name", "status", "exit_code", "reason"}
+    assert code == 4 and set(rows) == {"ok", "error"} and "trace file not found" in rows["error"]["reason"]
+    assert set(rows["ok"]) == base | {"report", "metrics", "step_time_median_s", "failed_thresholds"}
+    assert set(rows["error"]) == base | {"config_sha256", "trace_sha256", "name_in_file"}
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    para = readme[readme.index("With `--format json` the summary"):][:700]
+    assert all(f"`{k}`" in para for r in rows.values() for k in r)
+
 @pytest.mark.parametrize("make, code, needle", [
     (lambda d: d / "missing.sqlite", 4, "trace file not found"),
     (lambda d: _text_file(d), 4, "not an SQLite file"),
