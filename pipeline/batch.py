@@ -17,7 +17,6 @@ code of the batch is the worst one.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import traceback
 from dataclasses import replace
@@ -210,16 +209,12 @@ def _as_given(row: Row, job_files: list[Path], out_root: Path) -> Row:
     seen = row["job"]
     if seen in given:
         row["job"] = str(given[seen])
-        row["reason"] = _folder_as_given(row["reason"], Path(seen).parent, Path(given[seen]).parent)
+        typed = Path(given[seen]).parent
+        row["reason"] = publish.under_folder(row["reason"], str(Path(seen).parent),
+                                             "" if typed == Path(".") else f"{typed}{os.sep}")
     if row.get("report") and not Path(out_root).is_absolute():
         row["report"] = os.path.relpath(row["report"])
     return row
-
-
-def _folder_as_given(text: str, resolved: Path, typed: Path) -> str:
-    """`text` with each path under `resolved` (a whole path, not the tail of another) starting as `typed` does."""
-    prefix = "" if typed == Path(".") else f"{typed}{os.sep}"
-    return re.sub(r"(?<![\w.~/-])" + re.escape(f"{resolved}{os.sep}"), lambda _: prefix, text)
 
 
 def worst(rows: list[Row]) -> int:

@@ -196,8 +196,14 @@ def job_relative(reason: str, job: Path) -> str:
     if job.parent != Path("."):
         folders.add(str(job.parent))                       # as typed, relative to the current directory
     for folder in sorted(folders, key=len, reverse=True):
-        reason = re.sub(r"(?<![\w.~/-])" + re.escape(folder.rstrip(os.sep) + os.sep), "", reason)
+        reason = under_folder(reason, folder, "")
     return reason
+
+
+def under_folder(text: str, folder: str, replacement: str) -> str:
+    """`text` with `folder` (and its separator) at the start of each path in it replaced by `replacement`: a
+    whole path only, not the tail of another ('/x/jobs/' is not replaced inside '/y/x/jobs/')."""
+    return re.sub(r"(?<![\w.~/-])" + re.escape(folder.rstrip(os.sep) + os.sep), lambda _: replacement, text)
 
 
 def read_records(out_root: Path) -> list[dict[str, Any]]:
