@@ -246,9 +246,9 @@ def input_reasons(needs: tuple[str, ...], base: dict[str, Any], other: dict[str,
     resting on `needs` cannot be compared; empty when it can."""
     out = []
     for name in needs:
-        key = "tokens per step" if name == "tokens known" else name
-        _, equal, required = INPUTS[key]
-        equal, required = (None, True) if name == "tokens known" else (equal, required)
+        # "tokens known": the tokens per step must be known on both sides, equal or not
+        key, (_, equal, required) = (("tokens per step", (None, None, True)) if name == "tokens known"
+                                     else (name, INPUTS[name]))
         a, b = other.get(key), base.get(key)
         if a is None or b is None:
             if required:
