@@ -191,6 +191,18 @@ def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, tmp_path,
     _same_reports(direct, _alone(one_window, tmp_path / "alone"), tmp_path / "direct", tmp_path / "alone")
 
 
+def _warned_together_as_alone(a: Path, b: Path, tmp_path: Path, code: str,
+                              statuses: list[str] | None = None) -> dict[str, list[str]]:
+    """Jobs a and b run in one batch (sharing a window) give the reports each gives alone; the messages of
+    warning `code` in each job's result."""
+    rows = run_batch([a, b], tmp_path / "both", workers=1, progress=io.StringIO())
+    alone = _alone([a, b], tmp_path / "alone")
+    if statuses is not None:
+        assert [r["status"] for r in rows] == statuses
+    _same_reports(rows, alone, tmp_path / "both", tmp_path / "alone")
+    return {job: [w["message"] for w in json.loads((tmp_path / "both" / job / "result.json").read_text())["warnings"]
+                  if w["code"] == code] for job in ("a", "b")}
+
 def test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job(tmp_path):
     """kernels_end_before_start was worded when the window was built, so every job sharing the window got it,
     also a job whose occurrences hold no such row (alone it had none). By hand: pid 100, `step` ranges
@@ -207,11 +219,7 @@ def test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job(tmp_path
             "model": {"flops_per_step": 100.0}}
     a, b = write(tmp_path, "a", trace, 1, 1, **over), write(tmp_path, "b", trace, 2, 3, **over)
     assert len(sharing.clusters([load_checked(a), load_checked(b)])) == 1
-    rows = run_batch([a, b], tmp_path / "both", workers=1, progress=io.StringIO())
-    alone = _alone([a, b], tmp_path / "alone")
-    _same_reports(rows, alone, tmp_path / "both", tmp_path / "alone")
-    warned = {job: [w["message"] for w in json.loads((tmp_path / "both" / job / "result.json").read_text())["warnings"]
-                    if w["code"] == "kernels_end_before_start"] for job in ("a", "b")}
+    warned = _warned_together_as_alone(a, b, tmp_path, "kernels_end_before_start")
     assert warned["b"] == []
     assert [m.split(":")[0] for m in warned["a"]] == [
         "1 attributed kernel or memory row(s) end before they start (occurrence 1"]
@@ -235,11 +243,6 @@ def test_a_device_shared_by_hosts_in_another_jobs_occurrence_stays_with_that_job
             "model": {"flops_per_step": 100.0}}
     a, b = write(tmp_path, "a", trace, 1, 1, **over), write(tmp_path, "b", trace, 2, 3, **over)
     assert len(sharing.clusters([load_checked(a), load_checked(b)])) == 1
-    rows = run_batch([a, b], tmp_path / "both", workers=1, progress=io.StringIO())
-    alone = _alone([a, b], tmp_path / "alone")
-    assert [r["status"] for r in rows] == ["ok", "ok"]
-    _same_reports(rows, alone, tmp_path / "both", tmp_path / "alone")
-    warned = {job: [w["message"] for w in json.loads((tmp_path / "both" / job / "result.json").read_text())["warnings"]
-                    if w["code"] == "devices_of_several_hosts"] for job in ("a", "b")}
+    warned = _warned_together_as_alone(a, b, tmp_path, "devices_of_several_hosts", ["ok", "ok"])
     assert warned["b"] == []
     assert [m.split(";")[0] for m in warned["a"]] == ["device(s) 0 ran kernels of processes on 2 hosts of one file"]
