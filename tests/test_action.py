@@ -37,12 +37,20 @@ def expand(text: str, inputs: dict[str, str]) -> str:
     return EXPR.sub(one, str(text))
 
 
-def condition(text: str | None, inputs: dict[str, str]) -> bool:
-    """The only `if:` action.yml uses: not cancelled and a baseline given."""
+# The `if:` expressions action.yml uses, as GitHub evaluates them (never cancelled here): the inputs, whether
+# every earlier step succeeded, and the outcome of each earlier step by id.
+CONDITIONS = {
+    "!cancelled() && inputs.baseline != ''": lambda inputs, ok, outcome: inputs["baseline"] != "",
+    "success() || (!cancelled() && inputs.history != '' && steps.validate.outcome == 'failure')":
+        lambda inputs, ok, outcome: ok or (inputs["history"] != "" and outcome.get("validate") == "failure"),
+}
+
+
+def condition(text: str | None, inputs: dict[str, str], ok: bool, outcome: dict[str, str]) -> bool:
+    """A step without `if:` runs only while every earlier step succeeded (GitHub's implicit success())."""
     if text is None:
-        return True
-    assert EXPR.fullmatch(text.strip()).group(1) == "!cancelled() && inputs.baseline != ''", text
-    return inputs["baseline"] != ""
+        return ok
+    return CONDITIONS[EXPR.fullmatch(text.strip()).group(1)](inputs, ok, outcome)
 
 
 def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[str, int, str, str]]:
@@ -56,10 +64,11 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
         f.write_text("")
     runner_temp = tmp / "runner"
     runner_temp.mkdir()
-    done, failed = [], False
+    done, failed, outcome = [], False, {}
     for step in action["runs"]["steps"]:
-        if (failed and not step.get("if")) or not condition(step.get("if"), inputs):
-            continue                 # GitHub skips a step without `if:` after a failure; `!cancelled()` runs
+        if not condition(step.get("if"), inputs, not failed, outcome):
+            outcome[step.get("id")] = "skipped"
+            continue
         extra = [line for line in files["GITHUB_PATH"].read_text().splitlines() if line]
         env = {**os.environ, **{k: str(p) for k, p in files.items()}, "RUNNER_TEMP": str(runner_temp),
                "GITHUB_ACTION_PATH": str(REPO), "PATH": os.pathsep.join(extra[::-1] + [os.environ["PATH"]]),
@@ -68,6 +77,7 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
         p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=workspace,
                            env=env, capture_output=True, text=True, timeout=300)
         done.append((step["name"], p.returncode, p.stdout, p.stderr))
+        outcome[step.get("id")] = "success" if p.returncode == 0 else "failure"
         failed = failed or p.returncode != 0
     return done
 
@@ -140,6 +150,27 @@ def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, synth_trac
                            "'SELECT job, status, exit_code, label FROM history ORDER BY job').fetchall())"],
                           cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
         "[('a', 'ok', None, '0123456789abcdef'), ('b', 'failed', 4, '0123456789abcdef')]"
+
+
+def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel, synth_trace, tmp_path):
+    """A job file failing `mfu validate` stopped the action before the run, so a scheduled run appended nothing:
+    a broken job read as one never scheduled. With a history the run step now runs anyway and records it as a
+    failed row (exit 3, a job-file problem) beside the other job's result; the action still fails at validation.
+    Without a history the run is still skipped (test_no_run_summary_is_no_passed_comparison)."""
+    ws = tmp_path / "repo"
+    (ws / "jobs").mkdir(parents=True)
+    fast, _ = synth_trace(step_ns=50_000_000)
+    write(ws / "jobs", "a", fast)
+    (ws / "jobs" / "b.yaml").write_text("name: b\n")                      # no trace, region, model, hardware
+    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel), "history": "history.duckdb"}, ws, tmp_path)
+    assert [(name, code) for name, code, _, _ in steps] == [
+        ("Install mfu-pipeline", 0), ("Validate job files", 3), ("Run jobs", 3)]
+    assert "history: appended 1 result and 1 failure as run 1 to history.duckdb" in steps[2][3]
+    assert subprocess.run([str(tmp_path / "runner" / "mfu-venv" / "bin" / "python"), "-c",
+                           "import duckdb; print(duckdb.connect('history.duckdb').execute("
+                           "'SELECT job, status, exit_code FROM history ORDER BY job').fetchall())"],
+                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
+        "[('a', 'ok', None), ('b', 'failed', 3)]"
 
 
 @pytest.mark.parametrize("break_it, failing_step", [
