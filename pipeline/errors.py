@@ -76,9 +76,16 @@ class ConfigError(MfuError):
     code = ExitCode.CONFIG
 
     def __init__(self, problems: list[Problem], job_name: str | None = None, config_sha256: str | None = None):
-        self.problems = problems
+        self.problems = in_file_order(problems)
         self.job_name, self.config_sha256 = job_name, config_sha256
-        super().__init__("\n".join(str(p) for p in problems))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def in_file_order(problems: list[Problem]) -> list[Problem]:
+    """Problems as a user fixes them, top to bottom: by file, line, column; in a file, those without a line
+    after those with one; ties in the order found. The checks that find them (parser, schema, scope rules,
+    model) run one after another, and listing them in that order sent the user up and down the file."""
+    return sorted(problems, key=lambda p: (p.file, p.line is None, p.line or 0, p.col or 0))
 
 
 class TraceError(MfuError):

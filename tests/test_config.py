@@ -168,3 +168,48 @@ def test_an_hfu_minimum_above_100_is_refused_as_the_mfu_one_is(tmp_path):
     assert "150 is greater than the maximum of 100" in found[0].message
     assert load_job(write(tmp_path, GOOD + "thresholds:\n  hfu_pct_wall_min: 100\n")).thresholds == \
         {"hfu_pct_wall_min": 100}
+
+
+ORDER_JOB = """\
+name: ordered
+trace: t.sqlite
+region:
+  name: train_step
+hardware:
+  num_gpus: 8
+  precision: bf16
+model:
+  preset: {preset}
+  {extra}
+workload:
+  mode: training
+  seq_len: {seq_len}
+  global_batch: 8
+  micro_batch: 3
+"""
+
+
+@pytest.mark.parametrize("preset, extra, seq_len, expected", [
+    # the parser's absurd number (line 13) was listed before the schema's unknown key (line 10)
+    ("llama-3-8b", "colour: red", "1e400", ["ordered.yaml:10:3: /model/colour:", "ordered.yaml:13:12: /workload/seq_len:"]),
+    # the scope rule's batch arithmetic (line 14) was listed before the model's unknown preset (line 9)
+    ("llama-9z", "", "2048", ["ordered.yaml:9:11: /model/preset:", "ordered.yaml:14:17: /workload/global_batch:"]),
+])
+def test_validate_and_run_list_problems_in_file_order(tmp_path, monkeypatch, capsys, preset, extra, seq_len, expected):
+    """A user fixing the file top to bottom reads its problems by line, whichever check found them."""
+    monkeypatch.chdir(tmp_path)
+    Path("ordered.yaml").write_text(ORDER_JOB.format(preset=preset, extra=extra, seq_len=seq_len))
+    assert main(["validate", "ordered.yaml"]) == 3
+    lines = capsys.readouterr().err.splitlines()
+    assert [ln[:len(want)] for ln, want in zip(lines, expected)] == expected and len(lines) == 2
+    assert main(["run", "ordered.yaml", "--format", "json", "--out", "out"]) == 3
+    [row] = json.loads(capsys.readouterr().out)
+    assert [ln[:len(want)] for ln, want in zip(row["reason"].splitlines(), expected)] == expected
+
+
+def test_problems_sort_by_file_line_column_with_unplaced_ones_last_in_their_file():
+    from pipeline.errors import Problem
+    given = [Problem("e", "/e", "b.yaml", 2, 1), Problem("unplaced", "/u", "a.yaml"), Problem("d", "/d", "a.yaml", 3, 9),
+             Problem("c", "/c", "a.yaml", 3, 2), Problem("tie1", "/t1", "a.yaml", 1, 5), Problem("tie2", "/t2", "a.yaml", 1, 5)]
+    assert [p.message for p in ConfigError(given).problems] == ["tie1", "tie2", "c", "d", "unplaced", "e"]
+    assert str(ConfigError(given)).splitlines()[0] == "a.yaml:1:5: /t1: tie1"
