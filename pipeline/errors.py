@@ -38,7 +38,9 @@ class Problem:
         where = self.file or "<job>"
         if self.line is not None:
             where += f":{self.line}:{self.col or 1}"
-        text = f"{where}: {self.pointer or '/'}: {self.message}"
+        if self.pointer or self.line is not None:
+            where += f": {self.pointer or '/'}"
+        text = f"{where}: {self.message}"
         if self.hint:
             text += f" (fix: {self.hint})"
         return text
@@ -106,6 +108,12 @@ class HardwareError(MfuError):
     def __init__(self, message: str, pointer: str = "/hardware/gpu"):
         self.pointer = pointer
         super().__init__(message)
+
+
+def from_current_folder() -> str:
+    """Where a relative path on the command line was looked for, said after it on the terminal; a report or a
+    history leaves it out (publish.job_relative): it names this machine's folders."""
+    return f" (relative to the current folder, {os.getcwd()})"
 
 
 def io_reason(exc: BaseException) -> str:

@@ -524,3 +524,20 @@ def test_a_missing_trace_given_to_inspect_is_not_blamed_on_a_job(tmp_path, capsy
     assert code == 4
     assert err.strip() == (f"error: {tmp_path}/missing.sqlite: trace file not found; check the path (a job's `trace:` "
                            "is relative to the job file, a path on the command line to the current folder)")
+
+
+@pytest.mark.parametrize("given", ["nosuch.yaml", "jobs/nosuch.yaml"])
+def test_a_missing_job_file_is_said_not_to_exist_and_where_it_was_looked_for(tmp_path, monkeypatch, capsys, given):
+    """`mfu validate nosuch.yaml` said 'nosuch.yaml: /: job file not found': a JSON pointer into a file that is
+    not there. A relative path names the current folder on the terminal, never in a report or a history."""
+    monkeypatch.chdir(tmp_path)
+    here = tmp_path.resolve()
+    code, _, err = run_cli(capsys, "validate", given)
+    assert code == 3 and err == f"{given}: no such job file (relative to the current folder, {here})\n"
+    code, _, err = run_cli(capsys, "run", given, "--out", "out", "--history", "hist")
+    assert code == 3 and f"error: {given}: no such job file (relative to the current folder, {here})\n" in err
+    assert "| nosuch.yaml | error (exit 3): nosuch.yaml: no such job file |" in (tmp_path / "out/index.md").read_text()
+    written = [p for p in [*(tmp_path / "out").rglob("*"), *(tmp_path / "hist").rglob("*")] if p.is_file()]
+    assert len(written) >= 4 and not [p for p in written if str(here).encode() in p.read_bytes()]
+    code, _, err = run_cli(capsys, "validate", here / "nosuch.yaml")
+    assert code == 3 and err == f"{here}/nosuch.yaml: no such job file\n"         # absolute: nothing to add

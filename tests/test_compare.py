@@ -418,7 +418,7 @@ def test_every_warning_code_is_documented_in_the_result_schema():
 @pytest.mark.parametrize("edit, problem", [
     ('"mfu_pct_wall": "32.5"', "/metrics/mfu_pct_wall: '32.5' is not of type 'number', 'null' (fix: the file was "
                                "edited or damaged: write it again with `mfu run`)"),
-    ('"mfu_pct_wall": NaN', "/: cannot read as result JSON (NaN is not a number JSON allows)"),
+    ('"mfu_pct_wall": NaN', "cannot read as result JSON (NaN is not a number JSON allows)"),
 ])
 def test_a_result_with_a_value_edited_to_another_type_is_named(pair, tmp_path, capsys, edit, problem):
     """A hand-edited result.json ('32.5' in quotes, or NaN) made compare fail with a TypeError or a
@@ -536,7 +536,7 @@ def test_a_folder_without_result_json_is_a_usage_error_and_a_folder_with_a_bad_o
     assert f"{empty}: a folder without result.json; give a job's report folder" in err and "Traceback" not in err
     assert main(["compare", str(damaged), str(empty), "--out", str(tmp_path / "c")]) == 3
     err = capsys.readouterr().err
-    assert "result.json: /: not an mfu-pipeline result.json (no schema_version/metrics)" in err
+    assert f"{damaged}/result.json: not an mfu-pipeline result.json (no schema_version/metrics)" in err
     assert not (tmp_path / "c").exists()
 
 

@@ -102,7 +102,7 @@ def test_not_a_mapping(tmp_path):
 
 
 def test_missing_job_file(tmp_path):
-    with pytest.raises(ConfigError, match="not found"):
+    with pytest.raises(ConfigError, match="no such job file"):
         load_job(tmp_path / "nope.yaml")
 
 

@@ -78,7 +78,7 @@ def test_one_level_only(tmp_path):
 
 
 def test_missing_base_is_located(tmp_path):
-    with pytest.raises(ConfigError, match="job file not found.*extends: nope.yaml"):
+    with pytest.raises(ConfigError, match="no such job file.*extends: nope.yaml"):
         load_job(files(tmp_path, "name: a\nextends: nope.yaml\n"))
 
 

@@ -9,7 +9,8 @@ Exit codes (the same table is in README.md):
        not answer; a full disk while writing; memory exhausted; the current folder removed
   3    anything wrong in a job, catalog, preset or kernel-class file (configs/hardware.yaml,
        configs/models.yaml, configs/kernel_classes.yaml): every problem listed with file:line:col
-       and JSON pointer, in file order (by file, line, column)
+       and JSON pointer, in file order (by file, line, column); a job file that does not exist:
+       'FILE: no such job file' and, for a relative path, the current folder it was looked for in
   4    trace problem (missing, unreadable, truncated, not an Nsight Systems export, region or
        occurrences not found, contents the export schema does not allow, a leftover -wal/-journal
        beside it, locked by another program, cut short or rewritten while being read)

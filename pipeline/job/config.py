@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.job.documents import ValueProblem, locate, parse_yaml, schema_problems, with_defaults
 from pipeline.job.todo import covered, todo_problems
-from pipeline.errors import ConfigError, Problem, TraceError
+from pipeline.errors import ConfigError, Problem, TraceError, from_current_folder
 
 @dataclass(frozen=True)
 class Region:
@@ -108,13 +108,17 @@ class Job:
         return relocate(locate(problem, self.positions), self.positions, self.base)
 
 
-def read_job_text(path: Path, hint: str = "check the path") -> tuple[bytes, str]:
-    """The file's bytes (for its hash) and text; unreadable or non-UTF-8 files are config problems."""
+def read_job_text(path: Path, hint: str = "") -> tuple[bytes, str]:
+    """The file's bytes (for its hash) and text; unreadable or non-UTF-8 files are config problems.
+
+    A file that does not exist is said so, with the folder a relative path was looked for in, unless `hint`
+    says where it came from (`extends:`): a JSON pointer or a line would point into a file there is not."""
     file = str(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError([Problem("job file not found", "", file, hint=hint)]) from None
+        where = from_current_folder() if not hint and not path.is_absolute() else ""
+        raise ConfigError([Problem(f"no such job file{where}", "", file, hint=hint)]) from None
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read job file ({exc.strerror})", "", file)]) from None
     try:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import UsageError
+from pipeline.errors import UsageError, from_current_folder
 
 STATUS_DIR = ".status"
 LOCK_FILE = ".lock"
@@ -191,7 +191,9 @@ def record_job_file(out_root: Path, rec: dict[str, Any]) -> Path:
 def job_relative(reason: str, job: Path) -> str:
     """`reason` with the job file's folder left out of the paths in it, however it was reached (as
     typed, absolute, through symlinks): 'jobs/a.yaml:2:1' and '/home/x/jobs/traces/t.sqlite' become
-    'a.yaml:2:1' and 'traces/t.sqlite', paths relative to the job file's folder as its trace paths are."""
+    'a.yaml:2:1' and 'traces/t.sqlite', paths relative to the job file's folder as its trace paths are. The
+    current folder a missing job file was looked for in (errors.from_current_folder) is left out too."""
+    reason = reason.replace(from_current_folder(), "")
     folders = {str(job.resolve().parent), os.path.abspath(job.parent)}
     if job.parent != Path("."):
         folders.add(str(job.parent))                       # as typed, relative to the current directory
