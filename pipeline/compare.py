@@ -18,6 +18,7 @@ says so at alpha 0.01. Several --baseline results are pooled (run-to-run noise).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -221,8 +222,32 @@ def _text(v: Any) -> str:
 
 
 def _labels(inputs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Column headings: the job name; inputs sharing one told apart by where each came from, the shortest end
+    of the path given that differs ('step (baseline/step)', 'step (pr/step)'), not '#1'/'#2', which the
+    reader had to map back to the command line. A path's root is never shown (no machine's folders); the
+    same file given twice keeps its position."""
     names = [r["job"]["name"] for _, r in inputs]
-    return [n if names.count(n) == 1 else f"{n} #{i + 1}" for i, n in enumerate(names)]
+    places = [_place(src) for src, _ in inputs]
+    labels = []
+    for i, name in enumerate(names):
+        others = [places[j] for j in range(len(inputs)) if j != i and names[j] == name]
+        labels.append(f"{name} ({_distinct_end(places[i], others)})" if others else name)
+    return [lbl if labels.count(lbl) == 1 else f"{lbl} #{i + 1}" for i, lbl in enumerate(labels)]
+
+
+def _place(src: str) -> tuple[str, ...]:
+    """Where an input came from, as path parts without the root: a result.json stands for its report folder."""
+    parts = Path(os.path.normpath(src)).parts
+    parts = parts[1:] if parts and Path(parts[0]).anchor == parts[0] else parts
+    return parts[:-1] if len(parts) > 1 and parts[-1] == "result.json" else parts
+
+
+def _distinct_end(place: tuple[str, ...], others: list[tuple[str, ...]]) -> str:
+    """The fewest trailing parts of `place` that no other place ends with (all of it when none do)."""
+    for k in range(1, len(place) + 1):
+        if all(other[-k:] != place[-k:] for other in others):
+            return "/".join(place[-k:])
+    return "/".join(place)
 
 
 def inputs_of(r: dict[str, Any]) -> dict[str, Any]:

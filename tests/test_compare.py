@@ -264,7 +264,7 @@ def test_several_baselines_pool_samples_and_absorb_run_to_run_noise(tmp_path, ca
     assert main(["compare", str(tmp_path / "n.json"), *base, "--max-regression", "2%", "--out", str(tmp_path / "c")]) == 0
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
-    assert doc["baselines"] == ["job #1", "job #2"] and [c["baseline"] for c in doc["columns"]] == [True, True, False]
+    assert doc["baselines"] == ["job (b0.json)", "job (b1.json)"] and [c["baseline"] for c in doc["columns"]] == [True, True, False]
     step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
     ref = (1.0 + 1.08) / 2                                              # median of the two baseline medians
     assert step["baseline"] == pytest.approx(ref) and step["samples"]["n_baseline"] == 12
@@ -547,3 +547,29 @@ def test_an_input_invalid_on_both_sides_is_said_so():
                    ("new", fake.result("new", STEADY, {"status": "invalid"}))])
     assert figures(doc, 1)["mfu_pct_wall"] == (False, ["status invalid (both)"])
     assert figures(doc, 1)["step_time_median_s"] == (False, ["status invalid (both)"])
+
+
+def test_inputs_of_one_job_are_labelled_by_where_they_came_from(tmp_path, monkeypatch, capsys):
+    """Two runs of one job were headed 'step #1' and 'step #2', which the reader had to map back to the command
+    line: now each by the shortest end of its path that the other's lacks, the same given relative or
+    absolute, as a folder or its result.json, and never with this machine's folders."""
+    for run in ("main", "pr"):
+        (tmp_path / "runs" / run / "step").mkdir(parents=True)
+        (tmp_path / "runs" / run / "step/result.json").write_text(json.dumps(fake.result("step", STEADY)))
+    monkeypatch.chdir(tmp_path)
+    given = [["runs/main/step", "runs/pr/step"], [str(tmp_path / "runs/main/step/result.json"), str(tmp_path / "runs/pr/step")]]
+    for n, inputs in enumerate(given):
+        assert main(["compare", *inputs, "--out", f"c{n}"]) == 0
+        doc = json.loads((tmp_path / f"c{n}/compare.json").read_text())
+        assert [c["label"] for c in doc["columns"]] == ["step (main/step)", "step (pr/step)"]
+        md = (tmp_path / f"c{n}/compare.md").read_text()
+        assert "| | step (main/step) (baseline) | step (pr/step) |" in md
+        assert not [f for f in (tmp_path / f"c{n}").iterdir() if str(tmp_path) in f.read_text()]
+    assert "against step (main/step) ->" in capsys.readouterr().out
+    # a third run of another job keeps its plain name; the baseline can be chosen by its new label
+    (tmp_path / "other.json").write_text(json.dumps(fake.result("other", STEADY)))
+    assert main(["compare", "runs/main/step", "other.json", "runs/pr/step", "--baseline", "step (pr/step)",
+                 "--out", "c2"]) == 0
+    doc = json.loads((tmp_path / "c2/compare.json").read_text())
+    assert [c["label"] for c in doc["columns"]] == ["step (main/step)", "other", "step (pr/step)"]
+    assert doc["baseline"] == "step (pr/step)"

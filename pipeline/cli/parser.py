@@ -143,7 +143,8 @@ def _compare_options(sub: Any) -> None:
                     help="job file (run now), result.json, or report folder holding one; at least two "
                          "counting --baseline results")
     sp.add_argument("--baseline", action="append", default=[], metavar="BASE",
-                    help="an input's job name, the input as written or its 1-based position, or another "
+                    help="an input's column heading (its job name; for runs of one job, e.g. 'step (pr/step)'), "
+                         "the input as written or its 1-based position, or another "
                          "result.json / report folder (default: the first input). Repeat it for several "
                          "baseline runs of the same job: their samples are pooled and a value inside the "
                          "range they span is never called a regression (per-occurrence samples of one run "
