@@ -267,11 +267,39 @@ def _progress(stream: TextIO, total: int) -> Callable[[Row], None]:
     return tick
 
 
+def job_names(rows: list[Row]) -> list[str]:
+    """The name each job of a batch goes by in its summary and in a history. A loaded job's is its `name:`,
+    whatever folder the run starts in; so a job file that did not load is named by what it holds, not by the
+    path typed (run from another folder, the same file was another job): the name it gives itself, else its
+    file's name, as the index shows it; when a job of the run already goes by that, the shortest end of the
+    file's path that none does ('b/x.yaml'). A base file's row is named by its file and takes no name."""
+    taken = {r["name"] for r in rows if r["name"] is not None}
+    out = []
+    for r in rows:
+        name = r["name"]
+        if r["status"] == "skipped":
+            name = Path(r["job"]).name
+        elif name is None:
+            claimed = r.get("name_in_file")
+            name = claimed if claimed is not None and claimed not in taken else _free_end(Path(r["job"]), taken)
+            taken.add(name)
+        out.append(name)
+    return out
+
+
+def _free_end(path: Path, taken: set[str]) -> str:
+    """The fewest trailing parts of the file's path (never its root) that are not a name already taken."""
+    parts = path.resolve().parts[1:]
+    ends = ["/".join(parts[-k:]) for k in range(1, len(parts) + 1)]
+    return next((end for end in ends if end not in taken), ends[-1])
+
+
 def summary_table(rows: list[Row]) -> str:
     """The batch summary: one row per job with its status, exit code and reason or headline."""
-    width = max([32, *(len(r["name"] or r["job"]) for r in rows)])   # a job's name in full: it names its folder
+    names = job_names(rows)
+    width = max([32, *(len(n) for n in names)])          # a job's name in full: it names its folder
     lines = [f"{'job':<{width}} {'status':<14} {'exit':>4}  detail"]
-    for r in rows:
+    for r, name in zip(rows, names):
         if r["status"] in ("ok", "threshold", "invalid"):
             m = r["metrics"]
             mfu = "—" if m["mfu_pct_wall"] is None else f"{m['mfu_pct_wall']:.2f} %"
@@ -280,5 +308,5 @@ def summary_table(rows: list[Row]) -> str:
                 detail += f"; {r['reason']}"
         else:
             detail = r["reason"].splitlines()[0] if r["exit_code"] != ExitCode.INTERNAL else r["reason"]
-        lines.append(f"{r['name'] or r['job']:<{width}} {r['status']:<14} {r['exit_code']:>4}  {detail}")
+        lines.append(f"{name:<{width}} {r['status']:<14} {r['exit_code']:>4}  {detail}")
     return "\n".join(lines)

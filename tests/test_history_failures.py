@@ -79,7 +79,7 @@ def test_a_job_file_that_cannot_be_read_has_neither(tmp_path):
 
 
 def test_failures_of_a_batch_name_each_job_once(tmp_path):
-    """Rows as batch.run_batch makes them (by hand); results already hold job 'a'."""
+    """Rows as batch.run_batch makes them (by hand); job 'a' has a result."""
     job = tmp_path / "jobs" / "b.yaml"
     rows = [
         {"job": "jobs/a.yaml", "name": "a", "status": "ok", "exit_code": 0, "metrics": {}},
@@ -99,17 +99,17 @@ def test_failures_of_a_batch_name_each_job_once(tmp_path):
          "reason": "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'mfu'"},
         {"job": "jobs/base.yaml", "name": None, "status": "skipped", "exit_code": 0, "reason": "a base file"},
     ]
-    assert failures_of(rows, [fake("a", 40.0)]) == [
+    assert failures_of(rows) == [
         # the trace path relative to the job file's folder, as the index says it
         {"job": "b", "exit_code": 4, "error": "traces/t.sqlite: no NVTX range matches 'x'", "config_sha256": "c" * 64,
          "trace_sha256": "d" * 64},
         # a file that did not load: the name it gives itself; its first problem and how many more
         {"job": "c", "exit_code": 3, "error": "c.yaml:2:1: /model: required (+2 more lines)",
          "config_sha256": "e" * 64, "trace_sha256": None},
-        # claims the name of job a, which has a result in this run: named by its file
-        {"job": "jobs/a2.yaml", "exit_code": 3, "error": "a2.yaml:1:1: /region: required", "config_sha256": "f" * 64,
+        # claims the name of job a, which has a result in this run: named by its file's name, not the path typed
+        {"job": "a2.yaml", "exit_code": 3, "error": "a2.yaml:1:1: /region: required", "config_sha256": "f" * 64,
          "trace_sha256": None},
-        {"job": "jobs/x.yaml", "exit_code": 3, "error": "x.yaml: job file not found", "config_sha256": None,
+        {"job": "x.yaml", "exit_code": 3, "error": "x.yaml: job file not found", "config_sha256": None,
          "trace_sha256": None},
         # a bug: the traceback's last line, the exception
         {"job": "e", "exit_code": 5, "error": "KeyError: 'mfu'", "config_sha256": "0" * 64, "trace_sha256": None},
@@ -118,7 +118,7 @@ def test_failures_of_a_batch_name_each_job_once(tmp_path):
 
 def test_a_job_file_that_did_not_load_never_takes_the_name_of_a_failed_job_given_after_it():
     """jobs/0copy.yaml (did not load, names itself 'a') comes before jobs/a.yaml (job a, failed at its trace):
-    job a's failure is a's row, the copy is named by its file. It was the other way round: the copy took 'a'
+    job a's failure is a's row, the copy is named by its file's name. It was the other way round: the copy took 'a'
     first, and job a's own failure was filed under 'jobs/a.yaml', a job that never existed."""
     rows = [
         {"job": "jobs/0copy.yaml", "name": None, "status": "error", "exit_code": 3, "config_sha256": "f" * 64,
@@ -126,8 +126,8 @@ def test_a_job_file_that_did_not_load_never_takes_the_name_of_a_failed_job_given
         {"job": "jobs/a.yaml", "name": "a", "status": "error", "exit_code": 4, "config_sha256": "c" * 64,
          "trace_sha256": "d" * 64, "name_in_file": None, "reason": "jobs/t.sqlite: no NVTX range matches 'x'"},
     ]
-    assert failures_of(rows, []) == [
-        {"job": "jobs/0copy.yaml", "exit_code": 3, "error": "0copy.yaml:1:1: /region: required",
+    assert failures_of(rows) == [
+        {"job": "0copy.yaml", "exit_code": 3, "error": "0copy.yaml:1:1: /region: required",
          "config_sha256": "f" * 64, "trace_sha256": None},
         {"job": "a", "exit_code": 4, "error": "t.sqlite: no NVTX range matches 'x'", "config_sha256": "c" * 64,
          "trace_sha256": "d" * 64},
@@ -282,3 +282,24 @@ def test_a_job_whose_trace_pattern_matches_nothing_fails_under_its_own_name(synt
     failed = a["runs"][1]
     assert (failed["exit_code"], failed["config_sha256"], failed["trace_sha256"]) == (4, sha(job.read_bytes()), None)
     assert "matches no file" in failed["error"]
+
+
+def test_a_job_file_that_did_not_load_has_one_name_from_any_folder(tmp_path, monkeypatch, capsys):
+    """A broken job file was recorded under the path as typed: `mfu run jobs/bad.yaml` from the checkout and
+    `mfu run bad.yaml` from jobs/ made two jobs of one file in the history and the summary. Now it is named
+    by its file's name, as the index shows it (a valid job by its `name:`, wherever it is run from), and a
+    second file of that name by the shortest end of its path that is free."""
+    (tmp_path / "jobs/other").mkdir(parents=True)
+    for path in ("jobs/bad.yaml", "jobs/other/bad.yaml"):
+        (tmp_path / path).write_text("name: [unclosed\n")          # not YAML: it names itself nothing
+    runs = [(tmp_path, ["jobs/bad.yaml", "jobs/other/bad.yaml"], "."),
+            (tmp_path / "jobs", ["bad.yaml", "other/bad.yaml"], ".."),
+            (tmp_path / "jobs/other", ["../bad.yaml", "bad.yaml"], "../..")]
+    for folder, given, up in runs:
+        monkeypatch.chdir(folder)
+        assert main(["run", *given, "--out", f"{up}/out", "--history", f"{up}/hist.duckdb"]) == 3
+        table = capsys.readouterr().out.splitlines()
+        assert [line.split()[:3] for line in table[1:]] == [["bad.yaml", "error", "3"], ["other/bad.yaml", "error", "3"]]
+    with duckdb.connect(str(tmp_path / "hist.duckdb"), read_only=True) as con:
+        found = con.execute("SELECT run, job FROM history ORDER BY run, job").fetchall()
+    assert found == [(run, job) for run in (1, 2, 3) for job in ("bad.yaml", "other/bad.yaml")]

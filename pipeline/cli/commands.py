@@ -72,7 +72,7 @@ def _to_history(path: Path, rows: list[dict[str, Any]], label: str | None) -> No
     from pipeline.history import append, failures_of
     done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
             for r in rows if "metrics" in r]
-    failed = failures_of(rows, done)
+    failed = failures_of(rows)
     if not done and not failed:
         print(f"history: nothing appended to {path}: no job of this run ran", file=sys.stderr)
         return
