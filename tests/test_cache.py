@@ -162,3 +162,53 @@ def test_a_cache_that_cannot_be_written_means_a_run_without_it(trace, tmp_path, 
         err.endswith(f"(No such file or directory); reading {trace} without the cache\n"), err
     assert list(store.iterdir()) == []
     assert (tmp_path / "out/cached/result.json").read_text() == (tmp_path / "direct/cached/result.json").read_text()
+
+
+def test_bytes_edited_in_place_with_size_and_mtime_kept_are_read_from_the_trace(tmp_path):
+    """A kernel's end rewritten inside the file, away from the hashed first and last MiB, with the size
+    unchanged and the modification time put back (`touch -r`): the entry built before must not answer.
+    The warm open reads the new end, and the SHA-256 it reports is that of the file as it now is."""
+    import hashlib
+    import sqlite3
+
+    from nsys_export import Export, gpid, gtid
+    path = tmp_path / "edited.sqlite"
+    with sqlite3.connect(path) as con:            # 1.5 MiB before the export's pages and after them
+        con.execute("CREATE TABLE padding_before (b BLOB)")
+        con.execute("INSERT INTO padding_before VALUES (zeroblob(1536 * 1024))")
+    e = Export()
+    e.range(999_000_000, 1_002_000_000, gtid(100, 100), "train_step")
+    e.launch(999_500_000, gtid(100, 100), 1)
+    e.kernel(1_000_000_000, 1_000_500_000, gpid(100), 1)
+    e.write(path)
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE padding_after (b BLOB)")
+        con.execute("INSERT INTO padding_after VALUES (zeroblob(1536 * 1024))")
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+        root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
+    con.close()
+
+    t = cache.open_cached(path, tmp_path / "c")
+    assert t.con.execute('SELECT "end" FROM raw_kernel').fetchall() == [(1_000_500_000,)]
+    t.con.close()
+
+    before = path.stat()
+    data = bytearray(path.read_bytes())
+    page = (root - 1) * page_size                 # the kernel table's one page, in the middle of the file
+    assert cache.EDGE_BYTES <= page and page + page_size <= len(data) - cache.EDGE_BYTES
+    old, new = (1_000_500_000).to_bytes(4, "big"), (1_000_900_000).to_bytes(4, "big")
+    assert data[page:page + page_size].count(old) == 1
+    at = data.index(old, page)
+    data[at:at + 4] = new                         # the same 4-byte integer serial type: SQLite reads it as is
+    time.sleep(0.05)                              # past the clock tick the file times were taken in
+    with path.open("r+b") as fh:
+        fh.seek(at)
+        fh.write(new)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    t = cache.open_cached(path, tmp_path / "c")
+    assert t.con.execute('SELECT "end" FROM raw_kernel').fetchall() == [(1_000_900_000,)]
+    assert t.sha256 == hashlib.sha256(bytes(data)).hexdigest()
+    t.con.close()
+    assert len(list((tmp_path / "c").iterdir())) == 1             # the stale entry is gone

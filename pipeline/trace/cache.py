@@ -9,9 +9,11 @@ time window, and a batch of jobs on one trace shares that single read.
 Copying costs about two scans of the file, so a single run without a cache reads
 the SQLite file directly (trace.open_trace). With `--cache DIR` (the default for a
 batch) the Parquet is kept under DIR, one entry per trace, keyed by the file's size,
-modification time and a hash of its first and last pages (the SQLite header with its
-change counter, and the tail where appends land) — cheap to check, unlike hashing
-gigabytes. An entry is built in a temporary folder and renamed into place, so two
+modification time, change time and a hash of its first and last pages (the SQLite header
+with its change counter, and the tail where appends land) — cheap to check, unlike hashing
+gigabytes. The change time is what catches bytes written in place with size and
+modification time put back (`touch -r`): every write and utime moves it to the clock's time,
+and no file tool sets it. An entry is built in a temporary folder and renamed into place, so two
 processes building at once never see a half-written entry; the loser uses the
 winner's. Entries whose key no longer matches their trace are rebuilt; older entries
 of the same trace are removed. An entry with a Parquet file missing or unreadable (its
@@ -52,11 +54,18 @@ class TraceKey:
 
     size: int
     mtime_ns: int
+    ctime_ns: int
     edge_sha256: str
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(f"{FORMAT}:{self.size}:{self.mtime_ns}:{self.edge_sha256}".encode()).hexdigest()[:16]
+        return hashlib.sha256(f"{FORMAT}:{self.size}:{self.mtime_ns}:{self.ctime_ns}:{self.edge_sha256}"
+                              .encode()).hexdigest()[:16]
+
+    def fields(self) -> dict[str, Any]:
+        """The key as the manifest records it."""
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "ctime_ns": self.ctime_ns,
+                "edge_sha256": self.edge_sha256}
 
 
 def default_cache_dir() -> Path:
@@ -73,7 +82,9 @@ def default_cache_dir() -> Path:
 
 
 def trace_key(path: Path) -> TraceKey:
-    """Size, mtime and a hash of the first and last EDGE_BYTES: changes when the export is rewritten."""
+    """Size, mtime, ctime and a hash of the first and last EDGE_BYTES: changes when the export is rewritten, or
+    written in place with its size and mtime restored (ctime also moves on chmod, rename, a new hard link:
+    a rebuild, never a stale answer)."""
     st = path.stat()
     digest = hashlib.sha256()
     with path.open("rb") as fh:
@@ -81,7 +92,7 @@ def trace_key(path: Path) -> TraceKey:
         if st.st_size > EDGE_BYTES:
             fh.seek(max(EDGE_BYTES, st.st_size - EDGE_BYTES))
             digest.update(fh.read(EDGE_BYTES))
-    return TraceKey(st.st_size, st.st_mtime_ns, digest.hexdigest())
+    return TraceKey(st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest.hexdigest())
 
 
 def open_cached(path: Path, cache_dir: Path) -> Trace:
@@ -181,7 +192,7 @@ def _build(path: Path, folder: Path, key: TraceKey) -> None:
                               "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
         manifest = {
             "format": FORMAT, "source": str(path.resolve()), "sha256": trace.sha256,
-            "key": {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256},
+            "key": key.fields(),
             "tables": trace.tables, "columns": {raw: sorted(c) for raw, c in trace.columns.items()},
             "nsys_version": trace.nsys_version, "export_schema_version": trace.export_schema_version,
             "notes": trace.notes, "lacking": trace.lacking,
@@ -197,8 +208,7 @@ def _manifest(entry: Path, key: TraceKey) -> dict[str, Any] | None:
         manifest = json.loads((entry / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
-    want = {"size": key.size, "mtime_ns": key.mtime_ns, "edge_sha256": key.edge_sha256}
-    if manifest.get("format") != FORMAT or manifest.get("key") != want:
+    if manifest.get("format") != FORMAT or manifest.get("key") != key.fields():
         return None
     return manifest
 
