@@ -312,3 +312,38 @@ def test_a_blob_where_a_name_belongs_is_named(synth_trace, tmp_path, capsys, val
                     "LIMIT 1)", (value,))
     message = f"{bad}: StringIds.value: 1 rows hold a blob or a number where the export schema has text"
     every_command_says(bad, tmp_path, capsys, message)
+
+
+def test_inspect_verify_names_a_page_whose_rows_sqlite_reads_short(tmp_path, capsys):
+    """The kernel table's one leaf page says it holds 3 cells where it holds 4 (its cell count, bytes 3-4 of
+    the b-tree page header, lowered by one): SQLite reads 3 kernels without complaint, so plain `mfu inspect`
+    counts 3 and exits 0. With --verify SQLite's quick_check finds the page's space unaccounted for: exit 4
+    naming the page and its table, the file untouched and nothing written beside it."""
+    from nsys_export import two_rank_steps
+    good = two_rank_steps().write(tmp_path / "good.sqlite")            # 4 kernels
+    with sqlite3.connect(good) as con:
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+        root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
+    con.close()
+    data = bytearray(good.read_bytes())
+    header = (root - 1) * page_size
+    assert data[header] == 13 and int.from_bytes(data[header + 3:header + 5], "big") == 4    # a table leaf, 4 cells
+    data[header + 3:header + 5] = (3).to_bytes(2, "big")
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    bad = folder / "bad.sqlite"
+    bad.write_bytes(bytes(data))
+
+    assert main(["inspect", str(bad), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["kernels"] == 3
+    assert main(["inspect", str(bad), "--verify"]) == 4
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.startswith(f"error: {bad}: damaged: SQLite's quick_check finds: ")
+    assert f"on page {root} (in CUPTI_ACTIVITY_KIND_KERNEL)" in captured.err
+    assert "export it again with `nsys export --type sqlite`" in captured.err
+    assert bad.read_bytes() == bytes(data) and [p.name for p in folder.iterdir()] == ["bad.sqlite"]
+
+    assert main(["inspect", str(good), "--verify", "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["trace"]["quick_check"] == "ok" and info["counts"]["kernels"] == 4

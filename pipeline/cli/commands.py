@@ -184,7 +184,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from pipeline.trace.inspect import format_text, inspect_trace
-    info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions)
+    info = inspect_trace(args.trace, ranges=args.ranges, regions=args.regions, verify=args.verify)
     print(json.dumps(info, indent=2, sort_keys=True) if args.format == "json" else format_text(info))
     return 0
 

@@ -19,13 +19,19 @@ from pipeline.hardware.detect import detect
 from pipeline.trace.open import GPU_WORK, RAW_TABLES, Trace, open_trace
 
 
-def inspect_trace(path: Path, ranges: int = 30, regions: int = 10) -> dict[str, Any]:
+def inspect_trace(path: Path, ranges: int = 30, regions: int = 10, verify: bool = False) -> dict[str, Any]:
     """What `mfu inspect` shows and `mfu init` writes from; contents the export schema does not allow
-    (text in a time column) are the trace error naming them, for both commands."""
+    (text in a time column) are the trace error naming them, for both commands. `verify`: first SQLite's
+    quick_check over every page (a full read), damage refused before anything is counted from it."""
+    if verify:
+        integrity.verify_pages(path)
     try:
-        return _inspect(path, ranges, regions)
+        info = _inspect(path, ranges, regions)
     except Exception as exc:
         raise integrity.explain(exc, [path]) from None
+    if verify:
+        info["trace"]["quick_check"] = "ok"
+    return info
 
 
 def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
@@ -139,7 +145,7 @@ def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
 
 def format_text(info: dict[str, Any]) -> str:
     t, c = info["trace"], info["counts"]
-    lines = [f"trace            {t['path']}",
+    lines = [f"trace            {t['path']}" + ("  (SQLite quick_check: ok)" if t.get("quick_check") else ""),
              f"Nsight Systems   {t['nsys_version'] or 'unknown (no export metadata)'}; "
              f"export schema {t['export_schema_version'] or 'unknown'}",
              f"events           {c['kernels']:,} kernels, {c['launches']:,} runtime calls, "
