@@ -19,7 +19,7 @@ from pipeline.checks import plausibility, scope
 from pipeline.checks.job_file import job_problems
 from pipeline.errors import ConfigError, ExitCode, HardwareError, TraceError
 from pipeline.hardware.catalog import Catalog, load_catalog
-from pipeline.hardware.detect import Peak, peak_at, resolve_job_peak
+from pipeline.hardware.detect import Peak, fp16_accumulate_at, peak_at, resolve_job_peak
 from pipeline.job.config import Job, load_job
 from pipeline.model import roofline
 from pipeline.model.flops import FlopsResult, flops_of, per_occurrence
@@ -115,7 +115,7 @@ def _work(job: Job, fl: FlopsResult, peak: Peak) -> figures.Work:
 def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak) -> tuple[dict[str, Any], list]:
     """The GEMM precision section judged against the declared precision, with each precision's catalog peak."""
     peaks = {r["precision"]: peak_at(catalog, peak, r["precision"]) for r in measured["precisions"]}
-    return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks)
+    return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks, fp16_accumulate_at(catalog, peak))
 
 
 def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None,

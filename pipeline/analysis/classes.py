@@ -59,16 +59,19 @@ def _shipped(path: Path) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class PrecisionRules:
-    """Which classes get a precision, and the ordered (precision, pattern) rules naming it (§5)."""
+    """Which classes get a precision, the ordered (precision, pattern) rules naming it (§5), and the
+    patterns of fp16 kernels that accumulate in FP16 (a GeForce card's peak for them is twice its fp16)."""
 
     classes: tuple[str, ...]
     rules: tuple[tuple[str, str], ...]
+    fp16_accumulate: tuple[str, ...] = ()
 
 
 def load_precision_rules(path: Path = CLASSES_FILE) -> PrecisionRules:
     doc = _document(path)
     return PrecisionRules(tuple(doc["precision_classes"]),
-                          tuple((p["precision"], pat) for p in doc["precisions"] for pat in p["patterns"]))
+                          tuple((p["precision"], pat) for p in doc["precisions"] for pat in p["patterns"]),
+                          tuple(doc["fp16_accumulate"]))
 
 
 def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
@@ -159,11 +162,12 @@ def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> 
     files are read by the same queries.
     """
     classes = kernel_classes(trace, m.totals["wall_ns"])
+    said = load_precision_rules()
     kernel_sum_ns = round(sum(c["sum_s"] for c in classes) * NS)
     return {"kernel_classes": classes,
             "top_kernels": top_kernels(trace, kernel_sum_ns),
             "unclassified_kernels": top_kernels(trace, kernel_sum_ns, OTHER_CLASS),
-            "gemm_precision": precision.measure(trace, load_precision_rules().classes),
+            "gemm_precision": precision.measure(trace, said.classes, said.fp16_accumulate),
             "communication": communication(trace, m),
             "timeline": timeline.one_step(trace, m, COMM_CLASS),
             "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None

@@ -30,6 +30,7 @@ class GpuEntry:
     names: tuple[str, ...]
     dense: Mapping[str, float]
     sparse: Mapping[str, float]
+    fp16_accumulate: float | None
     hbm_gbps: float
     memory_gb: float
     sm_count: int | None
@@ -125,6 +126,7 @@ def _entry(key: str, raw: Mapping[str, Any]) -> GpuEntry:
         key=key, display_name=raw["display_name"], vendor=raw["vendor"], names=tuple(raw["names"]),
         dense={k: float(v) for k, v in raw["dense_tflops"].items()},
         sparse={k: float(v) for k, v in raw.get("sparse_tflops", {}).items()},
+        fp16_accumulate=None if "fp16_accumulate_tflops" not in raw else float(raw["fp16_accumulate_tflops"]),
         hbm_gbps=float(raw["hbm_gbps"]), memory_gb=float(raw["memory_gb"]),
         sm_count=raw.get("sm_count"), cu_count=raw.get("cu_count"),
         boost_clock_mhz=raw.get("boost_clock_mhz"), source_title=raw["source"]["title"],

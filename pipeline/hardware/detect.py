@@ -306,6 +306,15 @@ def peak_at(catalog: Catalog, peak: Peak, precision: str) -> float | None:
     return None if value is None else value * peak.mig_fraction
 
 
+def fp16_accumulate_at(catalog: Catalog, peak: Peak) -> float | None:
+    """The dense FP16-accumulate peak of the job's GPU where the catalog gives one above its fp16 figure
+    (GeForce: twice); None otherwise, and with sparsity, whose figures the catalog does not pair with it."""
+    entry = catalog.entries.get(peak.key) if peak.key else None
+    if entry is None or entry.fp16_accumulate is None or peak.sparsity:
+        return None
+    return entry.fp16_accumulate * peak.mig_fraction
+
+
 def _check_precision(precision: str, fraction: Any) -> None:
     if precision not in PRECISIONS:
         raise HardwareError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}", "/hardware/precision")
