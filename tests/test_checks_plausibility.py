@@ -268,3 +268,34 @@ def test_roofline_under_peak():
 def test_every_rule_has_its_own_test():
     assert untested_rules(plausibility, __name__) == []
     assert set(plausibility.VERDICT_RULES) <= set(rules_of(plausibility).values())
+
+
+def test_occurrences_without_kernels_beside_ones_with_say_their_flops_still_count(tmp_path):
+    """Steps 1-3 at 0, 10, 20 us, 1000 ns each; only step 1 launches a kernel (200..900). The totals count
+    3 x 1e3 FLOP over the union of the envelopes (3 x 1000 ns) at 1 TFLOP/s: MFU 100 x 3e3 / (3000e-9 x 1e12)
+    = 0.1 %, of which steps 2 and 3 hold no GPU work in the trace. The warning must say so, not only name them."""
+    e = Export()
+    main = gtid(100, 100)
+    for k in range(3):
+        e.range(k * 10_000, k * 10_000 + 1000, main, "step")
+    e.launch(100, main, 1)
+    e.kernel(200, 900, gpid(100), 1)
+    res = run_job(load_job(step_job(tmp_path, e)))
+    assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 3e3 / (3000e-9 * 1e12))
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "no_kernels"]
+    assert w.startswith("no kernel was attributed in occurrence(s) 2-3: the totals still count their model FLOPs "
+                        "(2 of 3 occurrences) but none of their GPU work is in the wall")
+
+
+def test_occurrences_all_without_kernels_are_named_alone(tmp_path):
+    """With no kernel in any occurrence (the trace's one kernel is launched between the steps) the run is invalid
+    for that reason already; the warning only names them."""
+    e = Export()
+    for k in range(2):
+        e.range(k * 10_000, k * 10_000 + 1000, gtid(100, 100), "step")
+    e.launch(5000, gtid(100, 100), 1)
+    e.kernel(5100, 5200, gpid(100), 1)
+    res = run_job(load_job(step_job(tmp_path, e)))
+    assert res["status"] == "invalid"
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "no_kernels"]
+    assert w == "no kernel was attributed in occurrence(s) 1-2"

@@ -231,6 +231,16 @@ def _pidless(trace: Trace) -> str | None:
     return None
 
 
+def _empty_in_totals(empty: int, selected: int) -> str:
+    """Beside occurrences with kernels, the empty ones still count in the totals (SEMANTICS §6: FLOPs per occurrence
+    x occurrences) with CPU time only, as when the capture ended before their kernels ran: the user must know."""
+    if empty == selected:
+        return ""
+    return (f": the totals still count their model FLOPs ({empty} of {selected} occurrences) but none of their GPU "
+            "work is in the wall, only their ranges, so MFU overstates the work the trace shows (a capture that ended "
+            "before their kernels ran, or ranges that launch none); select occurrences that launch GPU work")
+
+
 def gpu_tails(ranks: list[dict]) -> dict[int, int]:
     """Per occurrence, the longest time a rank's kernels ran past that rank's own range end (SEMANTICS §5).
 
@@ -282,7 +292,8 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
                          "range and kernels, as it should be"})
     if empty:
         warnings.append({"code": "no_kernels",
-                         "message": f"no kernel was attributed in occurrence(s) {occurrence_runs(empty)}"})
+                         "message": f"no kernel was attributed in occurrence(s) {occurrence_runs(empty)}"
+                         + _empty_in_totals(len(empty), len(occurrences))})
     warnings += overlap_warning(totals)
     missed = sum(o["unattributed_kernel_count"] for o in occurrences)
     if missed:
