@@ -130,5 +130,13 @@ def _connect(client_class: Any, spec: str) -> Any:
 
 def _dask(client: Any, completed: Callable) -> tuple[Submit, Gather]:
     def submit(fn: Callable, *args: Any) -> Any:
-        return client.submit(fn, *args, pure=False)
+        return client.submit(_without_pandas, fn, *args, pure=False)
     return submit, (lambda fs: (f.result() for f in completed(list(fs))))
+
+
+def _without_pandas(fn: Callable, *args: Any) -> Any:
+    """A Dask task: `fn` with pandas' import blocked (nopandas) while it runs. A Dask worker is started by
+    its nanny, not by mfu's pool, so neither the command's block nor the pool's initializer reaches it; the
+    block is lifted after the task, as a worker of a shared cluster also runs other people's tasks."""
+    with nopandas.blocked():
+        return fn(*args)

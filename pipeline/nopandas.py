@@ -7,7 +7,8 @@ of sys.path) per statement, about 230 a run. A None entry in sys.modules makes t
 The command sets it only while it runs (`blocked`): a program that imports pipeline, or calls main()
 and then imports pandas, keeps its pandas. A local pool's workers set it as they start (`block`, from
 the pool's initializer): a forked worker inherits the command's entry, a spawned or forkserver one (the
-default on macOS, and on Linux from Python 3.14) starts without it.
+default on macOS, and on Linux from Python 3.14) starts without it. A Dask task sets it while it runs
+(`blocked`, executor._without_pandas): its worker belongs to Dask, and on a shared cluster to others too.
 """
 
 from __future__ import annotations

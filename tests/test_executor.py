@@ -205,3 +205,25 @@ def test_workers_never_import_pandas_whatever_the_start_method(batch, tmp_path, 
     assert out.returncode == 0, out.stderr
     assert {p.parent.name for p in (tmp_path / "out").glob("job*/result.json")} == {"job0", "job3"}
     assert list(marks.iterdir()) == []
+
+
+def test_dask_workers_never_import_pandas(batch, tmp_path):
+    """A Dask worker is no process of mfu's pool: it starts without the command's block (nopandas) and without
+    the pool's initializer, so DuckDB's client imported pandas there before binding parameters. Each task
+    sets the block while it runs. A stand-in `pandas` on the path marks each process that imports it; two
+    jobs over two files run as two tasks of a LocalCluster."""
+    pytest.importorskip("distributed")
+    root, job_files = batch
+    fake = tmp_path / "site" / "pandas"
+    fake.mkdir(parents=True)
+    marks = tmp_path / "imported-by"
+    marks.mkdir()
+    (fake / "__init__.py").write_text(f"import os\nopen(os.path.join({str(marks)!r}, str(os.getpid())), 'w').close()\n")
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(repo)])}
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(job_files[0]), str(job_files[3]),
+                          "--executor", "dask-local", "--no-cache", "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert {p.parent.name for p in (tmp_path / "out").glob("job*/result.json")} == {"job0", "job3"}
+    assert list(marks.iterdir()) == []
