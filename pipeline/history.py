@@ -24,8 +24,9 @@ of batch, precision, GPUs, model or scope makes the figures resting on it "not c
 regression or improvement, and that run is the one the next is compared with. Rows written before
 format 3 (migrated) have no inputs: unknown, so their figures are not comparable, as compare treats an
 unknown input. An older mfu-pipeline refuses to read a format-3 history, and to append to a DuckDB file
-of it (`check`); to a folder it appends its own runs (no file is read to append), rows without inputs that
-a newer one reads as it reads migrated ones.
+of it (`check`); to a folder it appended its own runs (no file was read to append), rows without inputs that
+a newer one reads as it reads migrated ones. `check` reads a folder's runs too (format 4 on): a newer
+format, or run files that are no history, are refused before any job runs, as a DuckDB file's table.
 
 Format 4 also records the jobs of a run that failed without a result (`failures_of`: status 'failed', the
 exit code, the error's first line, the config and trace hashes when known), so a job broken for a week reads
@@ -71,11 +72,13 @@ def is_folder(path: Path) -> bool:
 
 
 def check(path: Path) -> None:
-    """Refuse a path that breaks the rule before any job runs, not after the batch."""
-    if is_folder(path) and path.exists() and not path.is_dir():
-        raise UsageError(f"{path}: is a file, but a history path not ending in .duckdb is a folder of "
-                         "Parquet files; give a folder, or a DuckDB file named *.duckdb")
-    if not is_folder(path) and path.is_file():         # a table in another format: refused now, not after the jobs
+    """Refuse a path that breaks the rule, or a history this version cannot append to (no history, a newer
+    format), before any job runs, not after the batch: a folder's runs as a file's table."""
+    if is_folder(path):
+        _not_a_file(path)
+        if path.is_dir() and _runs(path):
+            _open(path)[0].close()
+    elif path.is_file():                                # a table in another format: refused now, not after the jobs
         try:
             con = duckdb.connect(str(path), read_only=True)
         except duckdb.Error as exc:
@@ -87,6 +90,12 @@ def check(path: Path) -> None:
                     _require_version(con, path, None)
         finally:
             con.close()
+
+
+def _not_a_file(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path}: is a file, but a history path not ending in .duckdb is a folder of "
+                         "Parquet files; give a folder, or a DuckDB file named *.duckdb")
 
 
 def append(path: Path, results: list[dict[str, Any]], label: str | None = None,
@@ -308,7 +317,7 @@ def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:
             raise UsageError(f"{path}: not a DuckDB history file ({str(exc).splitlines()[0]})") from None
         load, params = "history_copy", {}
     else:
-        check(path)
+        _not_a_file(path)
         files = list(_runs(path).values()) if path.is_dir() else []
         if not files:
             raise UsageError(f"{path}: no history folder with run-*.parquet files {hint}")

@@ -248,6 +248,72 @@ def test_format_1_parquet_files_are_read_beside_new_ones(tmp_path):
     assert doc["format_version"] == 4 and [r["format_version"] for r in doc["jobs"][0]["runs"]] == [1, 4]
 
 
+def _rewritten(path: Path, select: str) -> None:
+    """Rewrite a one-run history of either form with `SELECT {select} FROM history` (rows of another format)."""
+    if history.is_folder(path):
+        run = path / "run-000001.parquet"
+        with duckdb.connect() as con:
+            con.execute(f"CREATE TABLE history AS SELECT {select} FROM read_parquet(?)", [str(run)])
+            con.table("history").write_parquet(str(run))
+    else:
+        with duckdb.connect(str(path)) as con:
+            con.execute(f"CREATE TABLE old AS SELECT {select} FROM history")
+            con.execute("DROP TABLE history")
+            con.execute("ALTER TABLE old RENAME TO history")
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())} if path.is_dir() else {path.name: path.read_bytes()}
+
+
+NEWER = history.FORMAT_VERSION + 1
+
+
+@pytest.mark.parametrize("name", ["h.duckdb", "h"])
+@pytest.mark.parametrize("select, message", [
+    (f"* REPLACE ({NEWER} AS format_version)",
+     f"history format {NEWER} is newer than this mfu-pipeline reads ({NEWER - 1}); upgrade mfu-pipeline"),
+    ("run, job AS name, status", "not an mfu history (the columns of its `history` table match no history format"),
+])
+def test_a_history_of_a_newer_format_or_none_is_refused_before_any_job_and_left_as_it_was(tmp_path, capsys, name,
+                                                                                            select, message):
+    """A folder's runs are checked as a DuckDB file's table is: a newer format (whose rows this version would
+    misread) or no history at all is exit 2 before any job runs, and nothing is written. A folder used to get
+    this version's run beside them."""
+    path = tmp_path / name
+    append(path, [fake("a", 40.0)])
+    _rewritten(path, select)
+    before = _files(path)
+    job = write(tmp_path, "a", tmp_path / "missing.sqlite")
+    assert main(["run", str(job), "--out", str(tmp_path / "r"), "--history", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: {message}" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(UsageError, match=re.escape(message)):
+        append(path, [fake("a", 41.0)])
+    assert _files(path) == before
+
+
+@pytest.mark.parametrize("name", ["h.duckdb", "h"])
+def test_a_history_of_an_older_format_takes_the_run_in_either_form(tmp_path, capsys, name):
+    """A format-3 history (before failed jobs were recorded) takes a run of the current format through
+    `mfu run --history`: the file's table is migrated, a folder's earlier file is left as written (its rows
+    are migrated when read). Here the run's one job fails (no trace): a row only format 4 can hold."""
+    path = tmp_path / name
+    append(path, [fake("a", 40.0)])
+    _rewritten(path, "* EXCLUDE (exit_code, error) REPLACE (3 AS format_version)")
+    first = _files(path).get("run-000001.parquet")
+    job = write(tmp_path, "a", tmp_path / "missing.sqlite")
+    assert main(["run", str(job), "--out", str(tmp_path / "r"), "--history", str(path)]) == 4
+    assert f"history: appended 0 results and 1 failure as run 2 to {path}" in capsys.readouterr().err
+    if first is not None:
+        assert _files(path)["run-000001.parquet"] == first
+    doc = history.trend(path)
+    assert doc["format_version"] == 4
+    assert [(r["run"], r["format_version"], r["status"], r["exit_code"]) for r in doc["jobs"][0]["runs"]] \
+        == [(1, 3, "ok", None), (2, 4, "failed", 4)]
+
+
 def test_a_duckdb_table_that_is_no_history_is_refused(tmp_path, capsys):
     db = tmp_path / "other.duckdb"
     with duckdb.connect(str(db)) as con:
