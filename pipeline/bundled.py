@@ -38,12 +38,33 @@ def pycache_folder(folder: Path) -> Path:
     return folder / "__pycache__"
 
 
-def label(path: Path) -> str:
-    """How messages name a file: `configs/hardware.yaml` for a shipped one, else the path given."""
+def _inside(path: Path) -> str | None:
+    """`configs/hardware.yaml` for a file the package ships, else None."""
     resolved = path.resolve()
     for kind in ("configs", "schemas"):
         try:
             return f"{kind}/{resolved.relative_to(_root(kind).resolve()).as_posix()}"
         except ValueError:
             continue
-    return str(path)
+    return None
+
+
+def citation(path: Path) -> str:
+    """How a report cites a file: `configs/hardware.yaml` for a shipped one, the same in every install (reports
+    are byte-identical wherever they are made), else the path given."""
+    return _inside(path) or str(path)
+
+
+def label(path: Path) -> str:
+    """How messages name a file: a shipped one by the whole path of the file read, which a user can open from any
+    folder (in an installed wheel it is only inside the package: .../site-packages/pipeline/_data/configs/); else
+    the path given. What is kept (a status record, a history) names it as `kept_names` says."""
+    return str(path.resolve()) if _inside(path) else str(path)
+
+
+def kept_names() -> dict[str, str]:
+    """The package's data folders as this machine has them (installed and resolved), each with its name inside the
+    package (`pipeline/_data/configs/`): how a record or a history names a file in them (publish.job_relative),
+    so what is kept names no machine's folders."""
+    return {str(p): f"pipeline/_data/{kind}/" for kind in ("configs", "schemas")
+            for p in (_root(kind), _root(kind).resolve())}

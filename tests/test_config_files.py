@@ -50,6 +50,45 @@ def test_a_broken_presets_file_is_named_not_the_job_using_it(tmp_path, capsys, b
 
 
 @pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """The package's data as an installed wheel has it, outside any checkout: configs/ and schemas/ copied to
+    site/pipeline/_data/ (a wheel holds copies, not links), models.yaml with a duplicate key."""
+    import shutil
+    from pipeline import bundled
+    from pipeline.model import presets as module
+    data = tmp_path / "site" / "pipeline" / "_data"
+    for kind in ("configs", "schemas"):
+        shutil.copytree(bundled.config_path().parent / kind, data / kind)
+    models = data / "configs" / "models.yaml"
+    text = models.read_text(encoding="utf-8").replace("      hidden: 4096\n", "      hidden: 4096\n      hidden: 4096\n", 1)
+    models.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(bundled, "_root", lambda kind: data / kind)
+    monkeypatch.setattr(module, "PRESETS_FILE", models)
+    module.presets.cache_clear()
+    yield models, text.splitlines().index("      hidden: 4096") + 2
+    module.presets.cache_clear()
+
+
+def test_a_broken_installed_file_is_named_where_it_is_and_kept_as_inside_the_package(synth_trace, tmp_path, capsys,
+                                                                                      installed):
+    """A wheel user has no configs/ folder: the error names the file read by its whole path, which opens from
+    any folder; the status record and the history, which name no machine's folders, name it inside the package."""
+    models, line = installed
+    message = f":{line}:7: /presets/llama-3-8b/model/hidden: duplicate key 'hidden'"
+    code, err = _run(tmp_path, capsys, "run", "--out", str(tmp_path / "out"), "--history", str(tmp_path / "h"),
+                     trace=synth_trace()[0])
+    assert code == 3
+    assert f"{tmp_path}/site/pipeline/_data/configs/models.yaml{message}" in err
+    records = [p.read_text(encoding="utf-8") for p in (tmp_path / "out" / ".status").glob("*.json")]
+    assert len(records) == 1 and f"pipeline/_data/configs/models.yaml{message}" in records[0]
+    from pipeline import history
+    error = history.trend(tmp_path / "h")["jobs"][0]["runs"][0]["error"]
+    assert error.startswith(f"pipeline/_data/configs/models.yaml{message}")
+    for kept in (records[0], error, (tmp_path / "out" / "index.md").read_text(encoding="utf-8")):
+        assert str(tmp_path) not in kept
+
+
+@pytest.fixture
 def classes_file(tmp_path, monkeypatch):
     """Point the kernel-class rules at an edited copy of configs/kernel_classes.yaml."""
     from pipeline.analysis import classes as module

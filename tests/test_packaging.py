@@ -19,7 +19,9 @@ def test_no_module_walks_up_from_its_own_file():
 def test_bundled_files_are_the_top_level_ones():
     assert bundled.config_path("hardware.yaml").read_bytes() == (REPO / "configs" / "hardware.yaml").read_bytes()
     assert [p.name for p in bundled.schema_paths()] == sorted(p.name for p in (REPO / "schemas").glob("*.schema.json"))
-    assert bundled.label(bundled.config_path("models.yaml")) == "configs/models.yaml"
+    assert bundled.citation(bundled.config_path("models.yaml")) == "configs/models.yaml"
+    # messages name the file read, whole: in a checkout the top-level one, which _data links to
+    assert bundled.label(bundled.config_path("models.yaml")) == str(REPO / "configs" / "models.yaml")
 
 
 def test_every_data_file_is_declared_as_package_data():

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.bundled import config_path
+from pipeline.bundled import citation, config_path
 from pipeline.errors import ConfigError, HardwareError, Problem
 from pipeline.job.documents import locate, read_config
 
@@ -56,7 +56,7 @@ class Catalog:
     """Entries by key, plus a case-insensitive index of keys and name strings."""
 
     entries: dict[str, GpuEntry]
-    label: str = "configs/hardware.yaml"
+    label: str = "configs/hardware.yaml"        # as a report cites it (bundled.citation)
     _index: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -104,7 +104,7 @@ def _load_catalog(path: Path) -> Catalog:
     problems = [locate(p, positions) for p in _sparse_problems(data["gpus"], label)]
     if problems:
         raise ConfigError(problems)
-    return Catalog({key: _entry(key, raw) for key, raw in data["gpus"].items()}, label)
+    return Catalog({key: _entry(key, raw) for key, raw in data["gpus"].items()}, citation(path))
 
 
 def _sparse_problems(gpus: Mapping[str, Any], label: str) -> list[Problem]:
