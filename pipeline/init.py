@@ -47,7 +47,7 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
                   else "absolute: the trace is outside this file's folder" if os.path.isabs(path)
                   else "relative to this file") + "; opened read-only"),
              "region:", *_region(found), "hardware:", *_hardware(info), "model:"]
-    lines.append(_kv("  preset", preset, "configs/models.yaml (`mfu models`)") if preset else
+    lines.append(_kv("  preset", preset, "a built-in preset (`mfu models`)") if preset else
                  _kv("  preset", MARK, "a name from `mfu models`; or hidden/layers/heads/... or flops_per_step"))
     lines += ["workload:",
               _kv("  mode", MARK, "training | inference | decode"),

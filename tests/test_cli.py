@@ -205,6 +205,34 @@ def test_gpus_lists_the_catalog(capsys):
     assert code == 0 and rows["h200-sxm"]["hbm_gbps"] == 4800 and rows["h100-sxm"]["bf16_tflops"] == 989.4
 
 
+def test_gpus_and_models_name_the_file_they_read_and_how_a_job_overrides_it(capsys):
+    """An installed wheel has the catalog and presets only inside the package, not as configs/*.yaml: each
+    listing ends naming the file it read, whole (here the checkout's, which pipeline/_data links to), and how
+    a job file sets its own value instead."""
+    repo = Path(__file__).resolve().parents[1]
+    code, out, _ = run_cli(capsys, "gpus")
+    assert code == 0 and out.splitlines()[-1] == (
+        f"Dense TFLOP/s per GPU, from {repo}/configs/hardware.yaml (each entry's source: `mfu gpus --format json`); "
+        "a job file sets its own peak with hardware.peak_tflops.")
+    code, out, _ = run_cli(capsys, "models")
+    assert code == 0 and out.splitlines()[-1] == (
+        f"From {repo}/configs/models.yaml. Use with `model: {{preset: NAME}}` in a job (keys beside it override the "
+        "preset's), or `mfu flops --preset NAME --seq-len N`.")
+
+
+def test_no_help_names_a_configs_file_a_wheel_has_not():
+    """`configs/hardware.yaml` is a path of the checkout; a wheel user has the file inside the installed package.
+    The help names the built-in files and the commands that print where they are."""
+    from pipeline.cli.parser import build_parser
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    texts = [parser.format_help(), *(sp.format_help() for sp in commands.values())]
+    assert [t for t in texts if "configs/hardware.yaml" in t or "configs/models.yaml" in t
+            or "configs/kernel_classes.yaml" in t] == []
+    assert "`mfu gpus` and `mfu models` print the path" in texts[0]
+    assert "hardware.peak_tflops" in commands["gpus"].format_help()
+
+
 def test_console_script_help_lists_exit_codes():
     out = subprocess.run([sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1])

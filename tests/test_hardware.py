@@ -411,6 +411,21 @@ def test_lookup_errors(catalog):
         catalog.lookup("NVIDIA H200")
 
 
+def test_a_gpu_outside_the_catalog_is_said_in_words_true_for_a_wheel(catalog):
+    """The catalog is built in: an installed wheel has it only inside the package, not as configs/hardware.yaml.
+    A GPU outside it points to `mfu gpus` (which prints the file) and to the job's own peak; the message also
+    lands in status records and, as a warning, in reports, so it names no path."""
+    with pytest.raises(HardwareError) as err:
+        catalog.lookup("Acme X1")
+    assert str(err.value) == ("GPU 'Acme X1' is not in the GPU catalog. Use a key from `mfu gpus`, add an entry "
+                              "to the catalog file it names, or set hardware.peak_tflops")
+    with pytest.raises(HardwareError) as err:
+        detect(catalog, [row(name="Acme X1", chip="AX1")])
+    assert str(err.value) == ("GPU 'Acme X1' (chip AX1, which never decides alone) from the trace is not in the GPU "
+                              "catalog (`mfu gpus`); there is no fallback peak. To continue, set `hardware.gpu: "
+                              "<catalog name>` (list them with `mfu gpus`) or `hardware.peak_tflops` in the job file.")
+
+
 def test_catalog_rows(catalog):
     rows = {r["key"]: r for r in catalog_rows(catalog)}
     assert rows["h100-sxm"]["bf16_tflops"] == 989.4 and rows["h100-sxm"]["fp8_tflops"] == 1978.9

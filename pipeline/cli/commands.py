@@ -290,9 +290,10 @@ def _flag_problem(p: Problem) -> str:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from pipeline.model.presets import presets
+    from pipeline.bundled import label
+    from pipeline.model import presets
     rows = [{"name": name, "source": p["source"], "published_params": p["published_params"], "model": p["model"]}
-            for name, p in sorted(presets().items())]
+            for name, p in sorted(presets.presets().items())]
     if args.format == "json":
         print(json.dumps(rows, indent=2, sort_keys=True))
         return 0
@@ -301,7 +302,8 @@ def cmd_models(args: argparse.Namespace) -> int:
         m = r["model"]
         print(f"{r['name']:<22} {r['published_params'] / 1e9:>8.2f}B {m.get('hidden', '—'):>6} "
               f"{m.get('layers', '—'):>6}  {r['source']}")
-    print("Use with `model: {preset: NAME}` in a job, or `mfu flops --preset NAME --seq-len N`.")
+    print(f"From {label(presets.PRESETS_FILE)}. Use with `model: {{preset: NAME}}` in a job (keys beside it override "
+          "the preset's), or `mfu flops --preset NAME --seq-len N`.")
     return 0
 
 
@@ -323,8 +325,9 @@ def _flops_text(d: dict[str, Any]) -> str:
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:
-    from pipeline.hardware.catalog import catalog_rows, load_catalog
-    rows = catalog_rows(load_catalog())
+    from pipeline.bundled import label
+    from pipeline.hardware import catalog
+    rows = catalog.catalog_rows(catalog.load_catalog())
     if args.format == "json":
         print(json.dumps(rows, indent=2, sort_keys=True))
         return 0
@@ -333,5 +336,6 @@ def cmd_gpus(args: argparse.Namespace) -> int:
         cells = [f"{r[k]:>8g}" if r[k] is not None else f"{'—':>8}"
                  for k in ("bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops")]
         print(f"{r['key']:<18} {r['name'][:34]:<34} {' '.join(cells)} {r['hbm_gbps']:>9g} {r['memory_gb']:>6g}")
-    print("Dense TFLOP/s per GPU; sources: `mfu gpus --format json` or configs/hardware.yaml.")
+    print(f"Dense TFLOP/s per GPU, from {label(catalog.DEFAULT_CATALOG)} (each entry's source: "
+          "`mfu gpus --format json`); a job file sets its own peak with hardware.peak_tflops.")
     return 0

@@ -7,8 +7,9 @@ Exit codes (the same table is in README.md):
   2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
        a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
        not answer; a full disk while writing; memory exhausted; the current folder removed
-  3    anything wrong in a job, catalog, preset or kernel-class file (configs/hardware.yaml,
-       configs/models.yaml, configs/kernel_classes.yaml): every problem listed with file:line:col
+  3    anything wrong in a job file or in the built-in GPU catalog, model presets or kernel classes
+       (hardware.yaml, models.yaml, kernel_classes.yaml in pipeline/_data/configs/ of the installed
+       package; `mfu gpus` and `mfu models` print the path): every problem listed with file:line:col
        and JSON pointer, in file order (by file, line, column); a job file that does not exist:
        'FILE: no such job file' and, for a relative path, the current folder it was looked for in
   4    trace problem (missing, unreadable, truncated, not an Nsight Systems export, region or
@@ -266,15 +267,17 @@ def _flops_options(sub: Any) -> None:
 
 def _gpus_options(sub: Any) -> None:
     sp = _command(sub, "gpus", commands.cmd_gpus,
-                  "List the GPU catalog (configs/hardware.yaml): dense peaks and bandwidth; --format json adds each "
-                  "entry's source.")
+                  "List the built-in GPU catalog: dense peaks and bandwidth, and the file they are read from "
+                  "(hardware.yaml in the installed package); --format json adds each entry's source. A job file sets "
+                  "its own peak with hardware.peak_tflops.")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text table (default) or json (every entry with its source)")
 
 
 def _models_options(sub: Any) -> None:
     sp = _command(sub, "models", commands.cmd_models,
-                  "List the model presets (configs/models.yaml): shape, published parameter count and the source "
-                  "each shape comes from. Use one with `model.preset` or `mfu flops --preset`.")
+                  "List the built-in model presets: shape, published parameter count and the source each shape comes "
+                  "from, and the file they are read from (models.yaml in the installed package). Use one with "
+                  "`model.preset` (keys beside it override the preset's) or `mfu flops --preset`.")
     sp.add_argument("--format", choices=["text", "json"], default="text",
                     help="text table (default) or json (every preset with its full model section)")

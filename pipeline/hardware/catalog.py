@@ -85,8 +85,8 @@ class Catalog:
                                 f"set hardware.gpu to one of these keys")
         close = self.close_names(name)
         hint = f"; close names: {', '.join(close)}" if close else ""
-        raise HardwareError(f"GPU {name!r} is not in {self.label}{hint}. Use a key from "
-                            f"`mfu gpus`, add an entry, or set hardware.peak_tflops")
+        raise HardwareError(f"GPU {name!r} is not in the GPU catalog{hint}. Use a key from `mfu gpus`, "
+                            f"add an entry to the catalog file it names, or set hardware.peak_tflops")
 
 
 def load_catalog(path: Path | None = None) -> Catalog:

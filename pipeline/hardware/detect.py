@@ -186,7 +186,7 @@ def _unknown_message(catalog: Catalog, name: str, row: Mapping[str, Any]) -> str
     chip = f" (chip {row['chipName']}, which never decides alone)" if row.get("chipName") else ""
     close = catalog.close_names(name, n=3)
     near = f" Close catalog names: {', '.join(close)}." if close else ""
-    return (f"GPU {name!r}{chip} from the trace is not in {catalog.label}; there is no fallback "
+    return (f"GPU {name!r}{chip} from the trace is not in the GPU catalog (`mfu gpus`); there is no fallback "
             f"peak.{near} To continue, {OVERRIDE_HINT}.")
 
 
