@@ -71,12 +71,12 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
                                    silence_logs=logging.ERROR)
         try:
             with cluster, Client(cluster) as client:
-                yield _dask(client, dask_completed)
+                yield _dask(client, dask_completed, own_workers=True)
         finally:                                   # after the workers stopped: what a killed one spilled
             remove_orphaned_spills()
     else:
         with _connect(Client, spec) as client:
-            yield _dask(client, dask_completed)
+            yield _dask(client, dask_completed, own_workers=False)
 
 
 @contextmanager
@@ -128,15 +128,20 @@ def _connect(client_class: Any, spec: str) -> Any:
                          "`dask scheduler`, or check the host and port") from None
 
 
-def _dask(client: Any, completed: Callable) -> tuple[Submit, Gather]:
+def _dask(client: Any, completed: Callable, own_workers: bool) -> tuple[Submit, Gather]:
+    """Tasks on the workers of `client`. Only on workers of our own LocalCluster (one thread each, no one
+    else's tasks) does a task block pandas' import: the block is process-wide, so on a scheduler given by
+    address a worker thread running someone else's task could find `import pandas` failing meanwhile."""
     def submit(fn: Callable, *args: Any) -> Any:
-        return client.submit(_without_pandas, fn, *args, pure=False)
+        if own_workers:
+            return client.submit(_without_pandas, fn, *args, pure=False)
+        return client.submit(fn, *args, pure=False)
     return submit, (lambda fs: (f.result() for f in completed(list(fs))))
 
 
 def _without_pandas(fn: Callable, *args: Any) -> Any:
-    """A Dask task: `fn` with pandas' import blocked (nopandas) while it runs. A Dask worker is started by
-    its nanny, not by mfu's pool, so neither the command's block nor the pool's initializer reaches it; the
-    block is lifted after the task, as a worker of a shared cluster also runs other people's tasks."""
+    """A task on our LocalCluster: `fn` with pandas' import blocked (nopandas) while it runs. A Dask worker is
+    started by its nanny, not by mfu's pool, so neither the command's block nor the pool's initializer
+    reaches it."""
     with nopandas.blocked():
         return fn(*args)

@@ -7,8 +7,10 @@ of sys.path) per statement, about 230 a run. A None entry in sys.modules makes t
 The command sets it only while it runs (`blocked`): a program that imports pipeline, or calls main()
 and then imports pandas, keeps its pandas. A local pool's workers set it as they start (`block`, from
 the pool's initializer): a forked worker inherits the command's entry, a spawned or forkserver one (the
-default on macOS, and on Linux from Python 3.14) starts without it. A Dask task sets it while it runs
-(`blocked`, executor._without_pandas): its worker belongs to Dask, and on a shared cluster to others too.
+default on macOS, and on Linux from Python 3.14) starts without it. A task on mfu's own Dask LocalCluster sets
+it while it runs (`blocked`, executor._without_pandas): its worker is started by Dask's nanny. A task
+sent to a scheduler given by address does not: the block is process-wide, and a worker there may run
+other people's tasks in other threads at the same time.
 """
 
 from __future__ import annotations

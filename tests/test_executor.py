@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import batch as batch_module
+from pipeline import executor
 from pipeline.batch import run_batch
 from pipeline.errors import UsageError
 from pipeline.executor import pool
@@ -227,3 +228,22 @@ def test_dask_workers_never_import_pandas(batch, tmp_path):
     assert out.returncode == 0, out.stderr
     assert {p.parent.name for p in (tmp_path / "out").glob("job*/result.json")} == {"job0", "job3"}
     assert list(marks.iterdir()) == []
+
+
+def _pandas_blocked() -> bool:
+    return "pandas" in sys.modules and sys.modules["pandas"] is None
+
+
+def test_only_our_own_dask_workers_get_the_pandas_block(monkeypatch):
+    """The block is process-wide. A worker of a scheduler given by address may run other people's tasks in other
+    threads at the same time, whose `import pandas` would fail while one of ours runs: only tasks on the
+    LocalCluster mfu starts (one thread per worker, nothing else on it) block it. A client that runs each task at
+    once shows what a task sees."""
+    class RunNow:
+        def submit(self, fn, *args, pure):
+            return fn(*args)
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)      # as in a worker that has not imported it
+    assert not _pandas_blocked()
+    assert executor._dask(RunNow(), None, own_workers=True)[0](_pandas_blocked) is True
+    assert executor._dask(RunNow(), None, own_workers=False)[0](_pandas_blocked) is False
+    assert not _pandas_blocked()                                  # lifted after the task
