@@ -44,6 +44,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     if (not_intervals := scope.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
     _raise(scope.gpu_scope(job, m.devices_used))
+    unseen = scope.gpus_unseen(job, [sm.device_labels[d] for d in m.devices_used],
+                               any(w["code"] == "devices_of_several_hosts" for w in m.warnings))
     catalog = load_catalog()
     try:
         peak = resolve_job_peak(catalog, job.hardware, sm.files)
@@ -55,7 +57,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     sections["gemm_precision"], precision_warnings = _precision(sections["gemm_precision"], job, catalog, peak)
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
-    warnings = (m.warnings + numerator_warnings + [{"code": "flops", "message": w} for w in fl.warnings]
+    warnings = (m.warnings + unseen + numerator_warnings + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])

@@ -85,6 +85,83 @@ def test_gpu_scope_is_applied_by_run(synth_trace, tmp_path):
     assert err.value.problems[0].pointer == "/hardware/num_gpus"
 
 
+def test_gpus_unseen(tmp_path):
+    """Fewer devices than num_gpus: a warning naming both counts, what the MFU assumes and the fix (8 / 2 = 4x)."""
+    job = job_of(tmp_path, GOOD)                                  # num_gpus: 8
+    (w,) = scope.gpus_unseen(job, ["0", "1"], False)
+    assert w["code"] == "gpus_unseen"
+    assert w["message"] == (
+        "kernels of the selected occurrences ran on 2 device(s) (0, 1), but hardware.num_gpus is 8: the MFU "
+        "divides by 8 GPUs, so it assumes the 6 GPU(s) not in the trace ran the same steps in the same wall time, "
+        "and that the FLOPs are those of the whole job on all 8 GPUs. Tracing one node or rank of a larger job is "
+        "fine if so; if the job ran on only 2 GPU(s), set hardware.num_gpus: 2 (the MFU is then 4x this one)")
+    assert "(the MFU is then 2.67x this one)" in scope.gpus_unseen(job, ["0", "1", "2"], False)[0]["message"]
+    assert scope.gpus_unseen(job, [str(d) for d in range(8)], False) == []
+    assert scope.gpus_unseen(job, [], False) == []               # no kernel at all: no_kernels says so
+    assert scope.gpus_unseen(job, ["0"], True) == []              # ids shared by hosts do not count the GPUs
+
+
+def _two_devices(num_gpus: int, tmp_path: Path) -> dict:
+    """Ranks 100 and 200, one range 1000..2000 ns each, a kernel each on devices 0 and 1; 1e6 FLOPs at 1 TFLOP/s."""
+    e = Export()
+    for pid, dev in ((100, 0), (200, 1)):
+        e.range(1000, 2000, gtid(pid, pid), "step")
+        e.launch(1100, gtid(pid, pid), 1)
+        e.kernel(1200, 1800, gpid(pid), 1, device=dev)
+    return run_job(load_job(step_job(tmp_path, e, gpus=num_gpus, flops=1.0e6)))
+
+
+@pytest.mark.parametrize("num_gpus, mfu_pct, warned", [(8, 12.5, True), (2, 50.0, False)])
+def test_gpus_unseen_is_applied_by_run(tmp_path, num_gpus, mfu_pct, warned):
+    """Kernels on 2 devices: num_gpus 8 is warned of, in every format, and the figures still divide by 8 GPUs
+    (1e6 FLOPs / (1000 ns x 8 x 1e12) = 12.5 %; status ok); num_gpus 2 gives 50 % and no warning."""
+    res = _two_devices(num_gpus, tmp_path)
+    assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == pytest.approx(mfu_pct)
+    found = [w for w in res["warnings"] if w["code"] == "gpus_unseen"]
+    assert len(found) == warned
+    if warned:
+        assert "ran on 2 device(s) (0, 1), but hardware.num_gpus is 8" in found[0]["message"]
+        files = render_all(res)
+        assert "`gpus_unseen`: kernels of the selected occurrences ran on 2 device(s)" in files["report.md"]
+        assert "gpus_unseen" in files["report.html"] and "the 6 GPU(s) not in the trace" in files["report.html"]
+        assert json.loads(files["result.json"])["warnings"] == res["warnings"]
+
+
+def test_gpus_unseen_counts_the_devices_of_every_file(tmp_path):
+    """One file per rank, each with kernels on its device 0: the job saw 2 devices, named by file, not 1."""
+    traces = []
+    for pid in (100, 200):
+        e = Export()
+        e.range(1000, 2000, gtid(pid, pid), "step")
+        e.launch(1100, gtid(pid, pid), 1)
+        e.kernel(1200, 1800, gpid(pid), 1)
+        traces.append(str(e.write(tmp_path / f"rank{pid}.sqlite")))
+    for gpus, warned in ((2, False), (4, True)):
+        job = write_job(tmp_path, tmp_path / "x", region={"name": "step"},
+                        hardware={"num_gpus": gpus, "peak_tflops": 1.0}, model={"flops_per_step": 1.0e6},
+                        workload={"seq_len": 4, "global_batch": 1})
+        data = json.loads(job.read_text())
+        data["trace"] = traces
+        job.write_text(json.dumps(data))
+        res = run_job(load_job(job))
+        found = [w["message"] for w in res["warnings"] if w["code"] == "gpus_unseen"]
+        assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1.0e6 / (1000e-9 * gpus * 1.0e12))
+        assert found == ([f"kernels of the selected occurrences ran on 2 device(s) (rank100.sqlite:0, "
+                          f"rank200.sqlite:0), but hardware.num_gpus is 4: the MFU divides by 4 GPUs, so it "
+                          f"assumes the 2 GPU(s) not in the trace ran the same steps in the same wall time, and "
+                          f"that the FLOPs are those of the whole job on all 4 GPUs. Tracing one node or rank of "
+                          f"a larger job is fine if so; if the job ran on only 2 GPU(s), set hardware.num_gpus: 2 "
+                          f"(the MFU is then 2x this one)"] if warned else [])
+
+
+def test_gpus_unseen_says_nothing_when_hosts_share_device_ids(tmp_path):
+    """Two hosts' ranks in one file, both on device id 0, num_gpus 2: one id, but two GPUs; nothing claimed."""
+    from test_ranks import _two_hosts_one_pid
+    _, res = _two_hosts_one_pid(tmp_path, one_device=True)
+    codes = [w["code"] for w in res["warnings"]]
+    assert "devices_of_several_hosts" in codes and "gpus_unseen" not in codes
+
+
 def test_ranges_have_length():
     rows = [{"occurrence": 1, "rank": "100", "pid": 100, "cpu_range_ns": 1000},
             {"occurrence": 2, "rank": "100", "pid": 100, "cpu_range_ns": 0},

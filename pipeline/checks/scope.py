@@ -3,7 +3,8 @@
 Applied by run.run_job once the numerator is known and once the trace is measured: an explicit
 numerator must agree with the declared architecture (`numerator_agrees`, `numerator_checkable`:
 warnings; far off, `scope_mismatch` makes the result invalid), the measured work must fit the job's
-GPUs (`gpu_scope`, exit 3), the selected ranges must be real time intervals (`ranges_have_length`,
+GPUs (`gpu_scope`, exit 3) and, when it ran on fewer, the figure says what it then assumes (`gpus_unseen`, a
+warning), the selected ranges must be real time intervals (`ranges_have_length`,
 exit 4), and a file given twice is one rank (`repeated_files`, a warning).
 Each rule has its own test in tests/test_checks_scope.py.
 """
@@ -63,6 +64,23 @@ def gpu_scope(job: Job, devices_used: list[Any]) -> list[Problem]:
     return [job.problem(f"kernels of the selected occurrences ran on {ran} devices "
                         f"({', '.join(map(str, devices_used))}), but num_gpus is {gpus}", "/hardware/num_gpus",
                         f"set num_gpus to the GPUs of the whole job (at least {ran})")]
+
+
+def gpus_unseen(job: Job, devices_seen: list[str], ids_shared_by_hosts: bool) -> list[Warning]:
+    """Fewer devices ran kernels than num_gpus: legitimate (one node or one rank of a larger job traced), so no
+    error, but the figure then assumes the GPUs not traced did the same steps in the same wall time, with FLOPs
+    of the whole job; a num_gpus typed too large would lower the MFU silently. Device ids are per host: when one
+    id ran kernels of several hosts of one file (warning devices_of_several_hosts) the ids do not count the GPUs
+    seen, and nothing is claimed."""
+    seen, gpus = len(devices_seen), job.hardware["num_gpus"]
+    if seen == 0 or seen >= gpus or ids_shared_by_hosts:
+        return []
+    return [{"code": "gpus_unseen", "message":
+             f"kernels of the selected occurrences ran on {seen} device(s) ({', '.join(devices_seen)}), but "
+             f"hardware.num_gpus is {gpus}: the MFU divides by {gpus} GPUs, so it assumes the {gpus - seen} GPU(s) "
+             f"not in the trace ran the same steps in the same wall time, and that the FLOPs are those of the whole "
+             f"job on all {gpus} GPUs. Tracing one node or rank of a larger job is fine if so; if the job ran on "
+             f"only {seen} GPU(s), set hardware.num_gpus: {seen} (the MFU is then {gpus / seen:.3g}x this one)"}]
 
 
 def ranges_have_length(ranks: list[Doc]) -> str | None:
