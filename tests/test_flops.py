@@ -317,13 +317,53 @@ def test_six_n_warning_for_dense_models():
     assert not any("6·N·tokens" in w for w in near.warnings)
 
 
+def test_six_n_warning_above_names_the_attention_core():
+    """SEM11 at s = 8192 = 2h: per layer forward 24·s·h² (weights) + 4·s²·h (QKᵀ and ×V, full) = 4 x 4·s²·h, so
+    the core is 1/4 of the model FLOPs; N = 32 x (12h² + 2h norm weights) + h final norm, and
+    (3 x 32 x 16·s²·h) / (6 x N x s) = 1.3333 (norms shave 3e-5): +33 %."""
+    r = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)
+    assert r.params_active == 32 * (12 * 4096**2 + 2 * 4096) + 4096
+    (w,) = [w for w in r.warnings if "6·N·tokens" in w]
+    assert w == ("model FLOPs exceed the 6·N·tokens check by +33% (tolerance ±20%): 6·N·tokens leaves out the "
+                 "attention core (QKᵀ and ×V), 25% of the model FLOPs here, which grows with the sequence length: "
+                 "long sequences come out above it; otherwise check seq_len and the declared shape")
+
+
+SMALL = {"hidden": 768, "layers": 12, "heads": 12, "ffn": 3072, "mlp": "gelu", "vocab": 50304}  # causal, untied
+
+
+@pytest.mark.parametrize("over, warning", [
+    # N = 12 x 12 x 768² (weights) + 12 x 2 x 768 + 768 (norms) + 2 x 50304 x 768 (table, untied head)
+    #   = 84,934,656 + 19,200 + 77,266,944 = 162,220,800; the token table, 38,633,472, is 23.8 % of it.
+    # per token: 3 x (2 x (84,934,656 + 38,633,472 head) + 12 x 2 x 512 x 768 halved core) = 769,720,320
+    #   against 6N = 973,324,800: -20.9 %
+    ({}, "model FLOPs fall short of the 6·N·tokens check by -21% (tolerance ±20%): N counts 38,633,472 "
+         "parameters (24% of N) that are looked up, not multiplied (the token embedding table; a lookup is 0 FLOPs, "
+         "SEMANTICS §7): a small model with a large vocabulary comes out below it; otherwise check the declared "
+         "shape (vocab, tied_embeddings, lm_head)"),
+    # no LM head: N = 84,934,656 + 19,200 + 38,633,472 = 123,587,328 (table 31.3 %);
+    #   per token 3 x (2 x 84,934,656 + 9,437,184) = 537,919,488 against 6N = 741,523,968: -27.5 %
+    ({"lm_head": False}, "model FLOPs fall short of the 6·N·tokens check by -27% (tolerance ±20%): N counts "
+         "38,633,472 parameters (31% of N) that are looked up, not multiplied (the token embedding table (lm_head: "
+         "false, so no LM head multiplies it); a lookup is 0 FLOPs, SEMANTICS §7): a small model with a large "
+         "vocabulary comes out below it; otherwise check the declared shape (vocab, tied_embeddings, lm_head)"),
+    # tied: the table is the LM head's matrix, N = 123,587,328 holds it once and the head multiplies it:
+    #   769,720,320 against 741,523,968 = +3.8 %, inside the tolerance
+    ({"tied_embeddings": True}, None),
+])
+def test_six_n_warning_below_names_the_lookups(over, warning):
+    """Below 6N: N counts the token table, which a dense model only looks up (SEMANTICS §7), not long sequences."""
+    r = compute_flops({**SMALL, **over}, mode="training", seq_len=512, sequences=1)
+    assert [w for w in r.warnings if "6·N·tokens" in w] == ([warning] if warning else [])
+
+
 def test_forward_only_cross_check_is_2n_and_says_so():
     """Inference runs no backward pass: the check is 2·N·tokens (1/3 of training's), and its warning names
     the 2, so nobody multiplies by 6 to reproduce it. SEM11's attention is +33 % over 6N, and over 2N alike."""
     far = compute_flops(SEM11, mode="inference", seq_len=8192, sequences=1)
     assert far.quick_check_factor == 2
     assert far.six_n_flops_per_step == 2 * far.params_active * 8192
-    assert any(w.startswith("model FLOPs differ from the 2·N·tokens check by +") for w in far.warnings)
+    assert any(w.startswith("model FLOPs exceed the 2·N·tokens check by +") for w in far.warnings)
     assert not any("6·N" in w for w in far.warnings)
     assert compute_flops(SEM11, mode="training", seq_len=8192, sequences=1).quick_check_factor == 6
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from pipeline.errors import ConfigError, Problem
 from pipeline.job.documents import with_defaults
 from pipeline.model.presets import resolve_model
-from pipeline.model.transformer import Arch, Matmul, layer_matmuls, mtp_matmuls, param_counts
+from pipeline.model.transformer import Arch, Matmul, layer_matmuls, lookup_params, mtp_matmuls, param_counts
 
 MODES = ("training", "inference", "decode")
 RECOMPUTE = ("none", "selective", "full")
@@ -126,15 +126,33 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
     six_n = six_n_flops(active, tokens, mode=mode)
     factor = quick_check_factor(mode)
     if arch.moe is None and chosen != "6n" and abs(model_flops - six_n) > SIX_N_TOLERANCE * six_n:
-        warnings.append(f"model FLOPs differ from the {factor}·N·tokens check by {model_flops / six_n - 1:+.0%} "
-                        f"(tolerance ±{SIX_N_TOLERANCE:.0%}): expected for long sequences or large "
-                        f"vocabularies, otherwise check the declared shape")
+        warnings.append(six_n_differs(arch, rows, model_flops, six_n, active, factor))
     return FlopsResult(
         model_flops_per_step=model_flops, hardware_flops_per_step=sum(r.hardware_total for r in rows),
         flops_per_token=model_flops / tokens, tokens_per_step=tokens, params_total=total,
         params_active=active, convention=chosen, convention_note=convention_note(arch, chosen, mode), mode=mode,
         recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
         six_n_flops_per_step=six_n, warnings=warnings, quick_check_factor=factor)
+
+
+def six_n_differs(arch: Arch, rows: list[Component], model_flops: int, six_n: int, active: int, factor: int) -> str:
+    """Why a dense model's FLOPs are off the k·N·tokens check, by direction. Per token the components count
+    k·(N − lookups − norms − biases) plus the attention core, so above comes from the core (grows with
+    sequence length), below from what N counts but no matmul uses: the embedding lookups (SEMANTICS §7)."""
+    said = f"model FLOPs {{}} the {factor}·N·tokens check by {model_flops / six_n - 1:+.0%} " \
+           f"(tolerance ±{SIX_N_TOLERANCE:.0%}): "
+    if model_flops > six_n:
+        core = sum(r.total for r in rows if r.component.rsplit(".", 1)[-1] in ATTENTION_CORE)
+        return (said.format("exceed") + f"{factor}·N·tokens leaves out the attention core (QKᵀ and ×V), "
+                f"{core / model_flops:.0%} of the model FLOPs here, which grows with the sequence length: long "
+                "sequences come out above it; otherwise check seq_len and the declared shape")
+    tables = lookup_params(arch)
+    if not tables:
+        return said.format("fall short of") + "check the declared shape"
+    lookups = sum(tables.values())
+    return (said.format("fall short of") + f"N counts {lookups:,} parameters ({lookups / active:.0%} of N) that are "
+            f"looked up, not multiplied ({' and '.join(tables)}; a lookup is 0 FLOPs, SEMANTICS §7): a small model with a large vocabulary comes out below it; otherwise check the declared "
+            "shape (vocab, tied_embeddings, lm_head)")
 
 
 def convention_note(arch: Arch, convention: str, mode: str) -> str:

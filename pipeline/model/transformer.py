@@ -209,6 +209,15 @@ def embedding_params(a: Arch) -> int:
     return tables
 
 
+def lookup_params(a: Arch) -> dict[str, int]:
+    """Parameters of N that no matmul uses (SEMANTICS §7: an input embedding is a lookup, 0 FLOPs), by table:
+    the token table unless it is also the LM head's matrix (tied, LM head counted), learned positions."""
+    token = "the token embedding table" + ("" if a.lm_head else " (lm_head: false, so no LM head multiplies it)")
+    tables = {token: a.vocab * a.hidden if a.vocab is not None and not (a.lm_head and a.tied_embeddings) else 0,
+              "the learned position table": a.position_embeddings * a.hidden}
+    return {name: n for name, n in tables.items() if n}
+
+
 def param_counts(a: Arch) -> tuple[int, int]:
     """(total, active) parameters: active keeps only the top-k routed experts of each MoE layer."""
     norm_width = 2 if a.layernorm else 1
