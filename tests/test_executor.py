@@ -183,6 +183,17 @@ def test_errors_cross_processes_intact():
         assert (type(back), str(back), back.code, back.__dict__) == (type(exc), str(exc), exc.code, exc.__dict__)
 
 
+def _stand_in_pandas(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose `pandas` is a stand-in that marks each process importing it with a file in `marks`."""
+    fake = tmp_path / "site" / "pandas"
+    fake.mkdir(parents=True)
+    marks = tmp_path / "imported-by"
+    marks.mkdir()
+    (fake / "__init__.py").write_text(f"import os\nopen(os.path.join({str(marks)!r}, str(os.getpid())), 'w').close()\n")
+    repo = Path(__file__).resolve().parents[1]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(repo)])}, marks
+
+
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_workers_never_import_pandas_whatever_the_start_method(batch, tmp_path, method):
     """mfu makes `import pandas` fail at once while a command runs (DuckDB's client imports it before binding
@@ -190,17 +201,11 @@ def test_workers_never_import_pandas_whatever_the_start_method(batch, tmp_path, 
     (the default on macOS, and on Linux from Python 3.14) started without it and imported pandas. A stand-in
     `pandas` on the path marks each process that imports it; two jobs over two files run on two workers."""
     root, job_files = batch
-    fake = tmp_path / "site" / "pandas"
-    fake.mkdir(parents=True)
-    marks = tmp_path / "imported-by"
-    marks.mkdir()
-    (fake / "__init__.py").write_text(f"import os\nopen(os.path.join({str(marks)!r}, str(os.getpid())), 'w').close()\n")
+    env, marks = _stand_in_pandas(tmp_path)
     script = ("import multiprocessing, sys\n"
               f"multiprocessing.set_start_method({method!r})\n"
               "from pipeline.cli import main\n"
               "sys.exit(main(sys.argv[1:]))\n")
-    repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(repo)])}
     out = subprocess.run([sys.executable, "-c", script, "run", str(job_files[0]), str(job_files[3]), "-j", "2",
                           "--no-cache", "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
@@ -210,18 +215,12 @@ def test_workers_never_import_pandas_whatever_the_start_method(batch, tmp_path, 
 
 def test_dask_workers_never_import_pandas(batch, tmp_path):
     """A Dask worker is no process of mfu's pool: it starts without the command's block (nopandas) and without
-    the pool's initializer, so DuckDB's client imported pandas there before binding parameters. Each task
-    sets the block while it runs. A stand-in `pandas` on the path marks each process that imports it; two
+    the pool's initializer, so DuckDB's client imported pandas there before binding parameters. Each task on
+    our LocalCluster sets the block while it runs. A stand-in `pandas` on the path marks each process that imports it; two
     jobs over two files run as two tasks of a LocalCluster."""
     pytest.importorskip("distributed")
     root, job_files = batch
-    fake = tmp_path / "site" / "pandas"
-    fake.mkdir(parents=True)
-    marks = tmp_path / "imported-by"
-    marks.mkdir()
-    (fake / "__init__.py").write_text(f"import os\nopen(os.path.join({str(marks)!r}, str(os.getpid())), 'w').close()\n")
-    repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(repo)])}
+    env, marks = _stand_in_pandas(tmp_path)
     out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(job_files[0]), str(job_files[3]),
                           "--executor", "dask-local", "--no-cache", "--out", str(tmp_path / "out")],
                          capture_output=True, text=True, env=env)

@@ -16,22 +16,12 @@ import pytest
 
 from pipeline.job.config import load_job
 from pipeline.run import run_job
+from tests.test_real_traces import union
 from tests.test_run_synth import write_job
 
 TRACE = "nsysai__mfu_2gpu_before.sqlite"
 FIRST, LAST = 2, 20
 FLOPS, HFLOPS, GPUS, PEAK = 1.0e12, 1.3e12, 2, 989.4e12       # h100-sxm dense bf16 (configs/hardware.yaml)
-
-
-def _union(intervals):
-    total, cur = 0, None
-    for s, e in sorted(intervals):
-        if cur is None or s > cur[1]:
-            total += cur[1] - cur[0] if cur else 0
-            cur = [s, e]
-        else:
-            cur[1] = max(cur[1], e)
-    return total + (cur[1] - cur[0] if cur else 0)
 
 
 def _ranks(path):
@@ -70,7 +60,7 @@ def test_rank_figures_and_headline_of_two_real_ranks(real_trace, tmp_path):
         for i, (s, e, ks) in enumerate(occ):
             r = got[(pid, FIRST + i)]
             assert (r["start_ns"], round(r["cpu_range_s"] * 1e9), round(r["wall_time_s"] * 1e9)) == (s, e - s, wall[pid][i])
-            assert (r["kernel_count"], round(r["gpu_kernel_union_s"] * 1e9)) == (len(ks), _union(ks))
+            assert (r["kernel_count"], round(r["gpu_kernel_union_s"] * 1e9)) == (len(ks), union(ks))
             assert r["mfu_pct_wall"] == pytest.approx(100 * FLOPS / (wall[pid][i] * 1e-9 * GPUS * PEAK), rel=1e-9)
     for i, o in enumerate(res["occurrences"]):
         walls, ends = [wall[p][i] for p in ranks], sorted(end[p][i] for p in ranks)
@@ -81,13 +71,13 @@ def test_rank_figures_and_headline_of_two_real_ranks(real_trace, tmp_path):
     for r in res["rank_summary"]:
         occ = ranks[r["pid"]]
         envelopes = [(s, x) for (s, _, _), x in zip(occ, end[r["pid"]])]
-        assert r["mfu_pct_wall"] == pytest.approx(100 * FLOPS * len(occ) / (_union(envelopes) * 1e-9 * GPUS * PEAK))
+        assert r["mfu_pct_wall"] == pytest.approx(100 * FLOPS * len(occ) / (union(envelopes) * 1e-9 * GPUS * PEAK))
         assert r["slowest_count"] == sum(1 for i in range(len(occ))
                                          if end[r["pid"]][i] > max(end[p][i] for p in ranks if p != r["pid"]))
 
     envelopes = [(min(ranks[p][i][0] for p in ranks), max(end[p][i] for p in ranks)) for i in range(LAST - FIRST + 1)]
-    wall_ns = _union(envelopes)
-    union_ns = _union([k for occ in ranks.values() for _, _, ks in occ for k in ks])
+    wall_ns = union(envelopes)
+    union_ns = union([k for occ in ranks.values() for _, _, ks in occ for k in ks])
     n = LAST - FIRST + 1
     assert round(res["totals"]["wall_time_s"] * 1e9) == wall_ns
     assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * n * FLOPS / (wall_ns * 1e-9 * GPUS * PEAK), rel=1e-12)
