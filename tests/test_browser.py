@@ -67,9 +67,14 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
                  "-j", "1"]) == 0
     assert main(["compare", str(out / "a"), str(out / "c-llama-3-8b-bf16-2xh100"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
+    pr = tmp / "pull-request-4711-faster-attention-kernels" / "c-llama-3-8b-bf16-2xh100"   # one job's two runs
+    shutil.copytree(out / "c-llama-3-8b-bf16-2xh100", pr)
+    assert main(["compare", str(out / "c-llama-3-8b-bf16-2xh100"), str(pr), "--max-regression", "5%",
+                 "--out", str(out / "compare-same")]) == 0
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
     return {"demo": out / "demo" / "report.html", "wide": out / "wide" / "report.html",
             "index": out / "index.html", "compare": out / "compare" / "compare.html",
+            "compare-same": out / "compare-same" / "compare.html",
             "history": out / "trend" / "history.html", "impossible": out / "impossible" / "report.html"}
 
 
@@ -140,6 +145,22 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert "--strict" in html and re.findall(r'(?<!class="nw">)--(?:strict|baseline|allow-incomparable)', html) == []
     if page == "wide":
         assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_labels_of_one_jobs_runs_wrap(pages, width, tmp_path):
+    """Runs of one job are headed by the job and where each came from ('job (folder/job)'); the gate tables kept
+    that label on one line, as a job name: at 390 px each stacked row was as wide as the label and its verdict
+    ran off the screen, and at 1280 px the label's column squeezed the verdict to a word a line."""
+    html = pages["compare-same"].read_text(encoding="utf-8")
+    label = "c-llama-3-8b-bf16-2xh100 (pull-request-4711-faster-attention-kernels/c-llama-3-8b-bf16-2xh100)"
+    assert re.sub(r"<[^>]+>", "", html).count(label) == 3          # its column's heading and its 2 gate rows
+    found = browser.probe(pages["compare-same"], width, tmp_path)
+    assert found["scrollWidth"] <= width
+    assert found["offscreenProse"] == [], f"verdicts past the edge at {width} px: {found['offscreenProse']}"
+    assert found["brokenWords"] == [], f"words split at {width} px: {found['brokenWords'][:8]}"
+    if width > 1100:
+        assert found["squeezedCells"] == [], f"cells squeezed at {width} px: {found['squeezedCells'][:4]}"
 
 
 @pytest.mark.parametrize("width, smallest", [       # by hand: the label size as drawn (font size × drawing's scale)
