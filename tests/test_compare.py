@@ -573,3 +573,23 @@ def test_inputs_of_one_job_are_labelled_by_where_they_came_from(tmp_path, monkey
     doc = json.loads((tmp_path / "c2/compare.json").read_text())
     assert [c["label"] for c in doc["columns"]] == ["step (main/step)", "other", "step (pr/step)"]
     assert doc["baseline"] == "step (pr/step)"
+
+
+def test_comparability_reasons_are_escaped_in_the_html(tmp_path, capsys):
+    """The 'comparable with the baseline' cell comes from a macro file that is not autoescaped, and Jinja hands a
+    macro's output to an HTML page as markup: a GPU name read from a trace or a result ('NVIDIA <i>H100</i>')
+    reached compare.html as HTML. The Markdown keeps it as text too."""
+    base = fake.result("job", STEADY)
+    other = fake.result("job", STEADY, {"hardware.key": None, "hardware.gpu": "NVIDIA <i>H100</i> & co"})
+    for name, doc in (("base", base), ("other", other)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "other.json"),
+                 "--out", str(tmp_path / "c")]) == 0
+    capsys.readouterr()
+    page = (tmp_path / "c" / "compare.html").read_text()
+    row = next(ln for ln in page.splitlines() if ln.startswith("<tr><th>comparable with the baseline"))
+    assert "GPU type: NVIDIA &lt;i&gt;H100&lt;/i&gt; &amp; co vs baseline h100-sxm" in row
+    assert "<i>" not in page
+    md = (tmp_path / "c" / "compare.md").read_text()
+    row = next(ln for ln in md.splitlines() if ln.startswith("| **comparable with the baseline**"))
+    assert "GPU type: NVIDIA &lt;i&gt;H100&lt;/i&gt; &amp; co vs baseline h100-sxm" in row
