@@ -303,3 +303,17 @@ def test_a_job_file_that_did_not_load_has_one_name_from_any_folder(tmp_path, mon
     with duckdb.connect(str(tmp_path / "hist.duckdb"), read_only=True) as con:
         found = con.execute("SELECT run, job FROM history ORDER BY run, job").fetchall()
     assert found == [(run, job) for run in (1, 2, 3) for job in ("bad.yaml", "other/bad.yaml")]
+
+
+def test_a_failed_runs_quoted_names_are_code_on_the_pages(tmp_path):
+    """Errors quote names and commands in backticks, as the terminal shows them; the index and the reports show
+    those parts as code, but the history pages showed the backticks themselves ("a job's `trace:` is ...")."""
+    path = tmp_path / "h"
+    error = "x.sqlite: trace file not found; check the path (a job's `trace:` is relative to the job file)"
+    append(path, [], failures=[failure("a", 4, error)])
+    pages = render.render_all(history.trend(path), kind="history")
+    row = next(ln for ln in pages["history.md"].splitlines() if ln.startswith("| 1 |"))
+    assert "failed (exit 4): x.sqlite: trace file not found; check the path (a job's `trace:` is relative to the " \
+           "job file) |" in row
+    assert ('<span class="error">x.sqlite: trace file not found; check the path (a job&#39;s <code>trace:</code> is '
+            "relative to the job file)</span>") in pages["history.html"]
