@@ -164,7 +164,8 @@ def _require_version(con: duckdb.DuckDBPyConnection, path: Path, database: str |
     """The table's format, migrating an older table to the current columns; a table that is no history is refused."""
     version = table_version(con, database)
     if version is None:
-        raise UsageError(f"{path}: not an mfu history (the columns of its `history` table match no history "
+        held = "run-*.parquet files" if is_folder(path) else "`history` table"     # a folder has no table
+        raise UsageError(f"{path}: not an mfu history (the columns of its {held} match no history "
                          f"format 1-{FORMAT_VERSION}); give another history path")
     if version > FORMAT_VERSION:
         raise UsageError(f"{path}: history format {version} is newer than this mfu-pipeline reads "

@@ -273,14 +273,16 @@ NEWER = history.FORMAT_VERSION + 1
 @pytest.mark.parametrize("select, message", [
     (f"* REPLACE ({NEWER} AS format_version)",
      f"history format {NEWER} is newer than this mfu-pipeline reads ({NEWER - 1}); upgrade mfu-pipeline"),
-    ("run, job AS name, status", "not an mfu history (the columns of its `history` table match no history format"),
+    ("run, job AS name, status", "not an mfu history (the columns of its {held} match no history format"),
 ])
 def test_a_history_of_a_newer_format_or_none_is_refused_before_any_job_and_left_as_it_was(tmp_path, capsys, name,
                                                                                             select, message):
     """A folder's runs are checked as a DuckDB file's table is: a newer format (whose rows this version would
     misread) or no history at all is exit 2 before any job runs, and nothing is written. A folder used to get
-    this version's run beside them."""
+    this version's run beside them. Run files that are no history are named as such: a folder has no `history`
+    table, which the message named for both forms."""
     path = tmp_path / name
+    message = message.format(held="`history` table" if name.endswith(".duckdb") else "run-*.parquet files")
     append(path, [fake("a", 40.0)])
     _rewritten(path, select)
     before = _files(path)
