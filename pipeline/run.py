@@ -43,9 +43,9 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     m = sm.measurement
     if (not_intervals := scope.ranges_have_length(m.ranks)):
         raise TraceError(f"{job.trace_text}: {not_intervals}")
-    _raise(scope.gpu_scope(job, m.devices_used))
-    unseen = scope.gpus_unseen(job, [sm.device_labels[d] for d in m.devices_used],
-                               any(w["code"] == "devices_of_several_hosts" for w in m.warnings))
+    devices = [sm.device_labels[d] for d in m.devices_used]         # as the report names them (file:device)
+    _raise(scope.gpu_scope(job, devices))
+    unseen = scope.gpus_unseen(job, devices, any(w["code"] == "devices_of_several_hosts" for w in m.warnings))
     catalog = load_catalog()
     try:
         peak = resolve_job_peak(catalog, job.hardware, sm.files)

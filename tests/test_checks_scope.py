@@ -154,6 +154,26 @@ def test_gpus_unseen_counts_the_devices_of_every_file(tmp_path):
                           f"(the MFU is then 2x this one)"] if warned else [])
 
 
+def test_gpu_scope_names_devices_by_file(tmp_path):
+    """One file per rank, each with kernels on its device 0, num_gpus 1: the refusal named the devices by the
+    numbers the job's files are combined under internally; it names them as the report does."""
+    traces = []
+    for pid in (100, 200):
+        e = Export()
+        e.range(1000, 2000, gtid(pid, pid), "step")
+        e.launch(1100, gtid(pid, pid), 1)
+        e.kernel(1200, 1800, gpid(pid), 1)
+        traces.append(str(e.write(tmp_path / f"rank{pid}.sqlite")))
+    job = write_job(tmp_path, tmp_path / "x", region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
+                    model={"flops_per_step": 1.0e6}, workload={"seq_len": 4, "global_batch": 1})
+    job.write_text(json.dumps({**json.loads(job.read_text()), "trace": traces}))
+    with pytest.raises(ConfigError) as err:
+        run_job(load_job(job))
+    (p,) = err.value.problems
+    assert p.pointer == "/hardware/num_gpus" and p.message == (
+        "kernels of the selected occurrences ran on 2 devices (rank100.sqlite:0, rank200.sqlite:0), but num_gpus is 1")
+
+
 def test_gpus_unseen_says_nothing_when_hosts_share_device_ids(tmp_path):
     """Two hosts' ranks in one file, both on device id 0, num_gpus 2: one id, but two GPUs; nothing claimed."""
     from test_ranks import _two_hosts_one_pid
