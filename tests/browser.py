@@ -107,7 +107,14 @@ PROBE = """<script>(function () {
     var words = cell.textContent.trim().split(/\\s+/).filter(Boolean).length;
     if (words >= 8 && cell.getBoundingClientRect().right > window.innerWidth + 1) offscreen.push(cell.textContent.trim().slice(0, 40));
   });
-  var out = {innerWidth: window.innerWidth, texts: Object.values(texts), marks: Object.values(marks),
+  var scrolling = [];  // table boxes read by scrolling sideways, each by its first cell ('item', 'operator')
+  document.querySelectorAll("div.scroll").forEach(function (box) {
+    if (box.scrollWidth > box.clientWidth + 1) {
+      var first = box.querySelector("th, td");
+      scrolling.push(first ? first.textContent.trim().slice(0, 40) : "");
+    }
+  });
+  var out = {innerWidth: window.innerWidth, scrollingBoxes: scrolling, texts: Object.values(texts), marks: Object.values(marks),
              inkAttr: Array.prototype.slice.call(document.querySelectorAll("svg.chart")).map(function (s) {
                return [s.getAttribute("fill"), getComputedStyle(s).fill]; }),
              brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen,

@@ -67,6 +67,11 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
                  "-j", "1"]) == 0
     assert main(["compare", str(out / "a"), str(out / "c-llama-3-8b-bf16-2xh100"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
+    far = tmp / "LeiWang1999__memfusion_artifact__nightly_profiles_node17"       # a trace path with no hyphen
+    far.mkdir()
+    shutil.copyfile(small, far / "LeiWang1999__memfusion_artifact__report1.sqlite")
+    assert main(["run", str(_job(tmp, "far", far / "LeiWang1999__memfusion_artifact__report1.sqlite", hardware=fast)),
+                 "--out", str(tmp / "far-reports"), "-j", "1"]) == 0
     pr = tmp / "pull-request-4711-faster-attention-kernels" / "c-llama-3-8b-bf16-2xh100"   # one job's two runs
     shutil.copytree(out / "c-llama-3-8b-bf16-2xh100", pr)
     assert main(["compare", str(out / "c-llama-3-8b-bf16-2xh100"), str(pr), "--max-regression", "5%",
@@ -74,7 +79,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
     return {"demo": out / "demo" / "report.html", "wide": out / "wide" / "report.html",
             "index": out / "index.html", "compare": out / "compare" / "compare.html",
-            "compare-same": out / "compare-same" / "compare.html",
+            "compare-same": out / "compare-same" / "compare.html", "far": tmp / "far-reports" / "far" / "report.html",
             "history": out / "trend" / "history.html", "impossible": out / "impossible" / "report.html"}
 
 
@@ -161,6 +166,16 @@ def test_labels_of_one_jobs_runs_wrap(pages, width, tmp_path):
     assert found["brokenWords"] == [], f"words split at {width} px: {found['brokenWords'][:8]}"
     if width > 1100:
         assert found["squeezedCells"] == [], f"cells squeezed at {width} px: {found['squeezedCells'][:4]}"
+
+
+@pytest.mark.parametrize("page", ["demo", "far"])
+def test_the_provenance_table_fits_a_phone(pages, page, tmp_path):
+    """At 390 px the provenance table scrolled sideways when the trace's path had no hyphen to break at
+    (.../LeiWang1999__memfusion_artifact__report1.sqlite), its hash off the screen: a path breaks anywhere,
+    as a hash does."""
+    found = browser.probe(pages[page], 390, tmp_path)
+    assert "item" not in found["scrollingBoxes"], found["scrollingBoxes"]
+    assert "LeiWang1999__memfusion_artifact__report1.sqlite" in pages["far"].read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("width, smallest", [       # by hand: the label size as drawn (font size × drawing's scale)
