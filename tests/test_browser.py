@@ -247,3 +247,22 @@ def test_page_in_dark_mode(pages, page, width, tmp_path):
                 and m[f"{k}Attr"] != "#888" and browser.rgb(m[f"{k}Attr"]) == browser.rgb(m[k])}
         assert same == set(), f"{page}: chart colours not recoloured for the dark theme: {sorted(same)}"
     assert found["refs"] == [] and found["resources"] == [] and not found["styleUrls"]      # still self-contained
+
+
+def test_the_roofline_bound_is_read_on_a_phone(real_trace, tmp_path):
+    """140 aten::linear ranges of a real 2-GPU H100 capture whose GPU work ends early: the whole region's row is
+    bound 'mostly idle: kernels ran in 1 % of the wall (heuristic)', prose in the seventh column of a table that
+    scrolled sideways at 390 px, off the screen. The roofline tables stack on a phone, a row a block."""
+    browser.chromium()
+    job = tmp_path / "linear.yaml"
+    job.write_text(json.dumps({
+        "name": "linear", "trace": str(real_trace("nsysai__h100_2gpu_1s.sqlite")),
+        "region": {"name": "aten::linear", "match": "prefix"},
+        "hardware": {"gpu": "h100-sxm", "num_gpus": 2, "precision": "bf16"},
+        "model": {"flops_per_step": 1.0e+9}, "workload": {"mode": "inference", "global_batch": 1}}))
+    assert main(["run", str(job), "--out", str(tmp_path / "r"), "-j", "1"]) == 0
+    page = tmp_path / "r" / "linear" / "report.html"
+    assert "mostly idle: kernels ran in 1 % of the wall (heuristic)" in page.read_text(encoding="utf-8")
+    found = browser.probe(page, 390, tmp_path)
+    assert found["offscreenProse"] == [], found["offscreenProse"]
+    assert "operator" not in found["scrollingBoxes"], found["scrollingBoxes"]
