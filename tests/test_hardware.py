@@ -521,13 +521,6 @@ def test_every_schema_property_is_described():
     assert not missing
 
 
-def test_more_gpus_in_trace_than_job_declares_warns(catalog):
-    second = dict(H100_ROW, id=1)
-    peak = resolve_peak(catalog, hw(num_gpus=1), [H100_ROW, second], {0, 1})
-    assert any("num_gpus: 1" in w for w in peak.warnings)
-    assert not resolve_peak(catalog, hw(num_gpus=8), [H100_ROW, second], {0, 1}).warnings
-
-
 def test_explicit_gpu_agreeing_with_mig_slice_keeps_the_scaling(catalog):
     mig = row(name="NVIDIA H100 80GB HBM3 MIG 1g.10gb", sm=16, bw=0.42e12, clock=1980000000)
     peak = resolve_peak(catalog, hw(gpu="h100-sxm"), [mig])

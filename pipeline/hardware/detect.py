@@ -256,10 +256,6 @@ def resolve_peak(catalog: Catalog, hardware: Mapping[str, Any],
         hbm, hbm_source = None, "unknown: set hardware.hbm_gbps"
     achievable = hardware.get("achievable_tflops")
     warnings = list(choice.warnings)
-    num_gpus = hardware.get("num_gpus")
-    if detection and num_gpus and len(detection.device_ids) > num_gpus:
-        warnings.append(f"kernels ran on {len(detection.device_ids)} GPUs in the trace but "
-                        f"the job says num_gpus: {num_gpus}")
     if achievable is not None and achievable > value:
         warnings.append(f"achievable_tflops {achievable:g} exceeds the peak {value:g}")
     display = entry.display_name if entry else (gpu if gpu != "auto" else "unknown GPU")
