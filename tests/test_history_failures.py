@@ -171,8 +171,8 @@ def test_a_failed_run_is_no_change_and_no_baseline(tmp_path, capsys):
     assert "the same for a run in which the job failed without a result" in md
     assert "Runs stored before history format 3" not in md          # a failed run records no inputs: no such run
     html = (tmp_path / "out/history.html").read_text()
-    assert ('<td class="run-status"><span class="fail">failed (exit 4)</span>: <span class="error">t.sqlite: no NVTX '
-            "range matches &#39;x&#39;</span></td>") in html
+    assert ('<td data-label="status" class="run-status"><span class="fail">failed (exit 4)</span>: <span class="error">'
+            "t.sqlite: no NVTX range matches &#39;x&#39;</span></td>") in html
     assert "; failed without a result: a (run 2).</p>" in html and "Failed without a result: run 2." in html
 
 
