@@ -99,9 +99,9 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     # pages use the width (history's flag column, the reason for the page, was cut off at 1920 px)
     # (compare: its gate tables stack on a phone too; a desktop: numeric headers wrap between words, so the
     # history table's flag column, cut off at 1400 px, and the index's thresholds at 1280 px fit)
-    # (history: its tables stack on a phone too; a failed run's error was in the fifth of twelve columns, its flag
-    # in the last, both off a 390-px screen)
-    if page in ("demo", "wide", "compare") or (page == "history" and width < 600) or width > 1100:
+    # (history and index: their tables stack on a phone too; a failed run's error was in the fifth of twelve
+    # columns, its flag in the last, a failed job's reason in the index's second, all off a 390-px screen)
+    if page in ("demo", "wide", "compare") or (page in ("history", "index") and width < 600) or width > 1100:
         assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
     if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
