@@ -53,7 +53,13 @@ def condition(text: str | None, inputs: dict[str, str], ok: bool, outcome: dict[
     return CONDITIONS[EXPR.fullmatch(text.strip()).group(1)](inputs, ok, outcome)
 
 
-def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[str, int, str, str]]:
+INSTALL = "Install mfu-pipeline"
+
+
+def run_action(given: dict[str, str], workspace: Path, tmp: Path, installed: Path | None = None,
+               stop_after: str | None = None) -> list[tuple[str, int, str, str]]:
+    """The action's steps in order. `installed`: the bin folder of the venv the install step already made for
+    this `package` (the `installed` fixture); that step then only puts it on the PATH, as it did there."""
     action = yaml.safe_load((REPO / "action.yml").read_text())
     inputs = {k: expand(v.get("default", ""), {}) if "${{" in str(v.get("default", "")) else str(v.get("default", ""))
               for k, v in action["inputs"].items()}
@@ -69,6 +75,11 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
         if not condition(step.get("if"), inputs, not failed, outcome):
             outcome[step.get("id")] = "skipped"
             continue
+        if installed is not None and step["name"] == INSTALL:
+            files["GITHUB_PATH"].write_text(f"{installed}\n")
+            done.append((step["name"], 0, "", ""))
+            outcome[step.get("id")] = "success"
+            continue
         extra = [line for line in files["GITHUB_PATH"].read_text().splitlines() if line]
         env = {**os.environ, **{k: str(p) for k, p in files.items()}, "RUNNER_TEMP": str(runner_temp),
                "GITHUB_ACTION_PATH": str(REPO), "PATH": os.pathsep.join(extra[::-1] + [os.environ["PATH"]]),
@@ -79,6 +90,8 @@ def run_action(given: dict[str, str], workspace: Path, tmp: Path) -> list[tuple[
         done.append((step["name"], p.returncode, p.stdout, p.stderr))
         outcome[step.get("id")] = "success" if p.returncode == 0 else "failure"
         failed = failed or p.returncode != 0
+        if step["name"] == stop_after:
+            break
     return done
 
 
@@ -97,7 +110,20 @@ def wheel(tmp_path_factory) -> Path:
     return next(out.glob("mfu_pipeline-*.whl"))
 
 
-def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, synth_trace, tmp_path):
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """The install step run once, as written, with the wheel as `package`: the bin folder of its venv. Each test
+    installing it again cost about 8 s of pip; the later steps only need that folder on their PATH."""
+    tmp = tmp_path_factory.mktemp("action-install")
+    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel)}, tmp, tmp, stop_after=INSTALL)
+    assert [(name, code) for name, code, _, _ in steps] == [(INSTALL, 0)], steps
+    bin_folder = tmp / "runner" / "mfu-venv" / "bin"
+    assert (tmp / "github_path").read_text() == f"{bin_folder}\n"
+    assert (bin_folder / "mfu").is_file()                                 # the wheel's, not the checkout's
+    return bin_folder
+
+
+def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, installed, synth_trace, tmp_path):
     ws = tmp_path / "repo"
     (ws / "jobs").mkdir(parents=True)
     (fast, truth), (slow, _) = synth_trace(step_ns=50_000_000), synth_trace(step_ns=55_000_000)
@@ -106,10 +132,10 @@ def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, synth_trace, t
     write(ws / "jobs", "a", fast)
     write(ws / "jobs", "b", slow)                                                           # b got 10 % slower
     steps = run_action({"jobs": "jobs/*.yaml", "baseline": "baseline", "package": str(wheel),
-                        "history": "history.duckdb"}, ws, tmp_path)
+                        "history": "history.duckdb"},
+                       ws, tmp_path, installed)
     assert [(name, code) for name, code, _, _ in steps] == [
         ("Install mfu-pipeline", 0), ("Validate job files", 0), ("Run jobs", 0), ("Compare with the baseline", 1)]
-    assert (tmp_path / "runner" / "mfu-venv" / "bin" / "mfu").is_file()                    # the wheel, not the checkout
     assert "ok: jobs/a.yaml" in steps[1][2] and "ok: jobs/b.yaml" in steps[1][2]
     out = steps[3][2]
     errors = [line for line in out.splitlines() if line.startswith("::error ")]
@@ -126,14 +152,14 @@ def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, synth_trace, t
     assert json.loads((ws / "mfu-reports" / "compare" / "b" / "compare.json").read_text())["gates"][1][
         "samples"]["n_value"] == n
     # the run went into the history with the commit as its label
-    assert subprocess.run([str(tmp_path / "runner" / "mfu-venv" / "bin" / "python"), "-c",
+    assert subprocess.run([str(installed / "python"), "-c",
                            "import duckdb; print(duckdb.connect('history.duckdb').execute("
                            "'SELECT DISTINCT label FROM history').fetchall())"],
                           cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
         "[('0123456789abcdef',)]"
 
 
-def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, synth_trace, tmp_path):
+def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, installed, synth_trace, tmp_path):
     """History format 4 records a failed job: the run step still fails with the run's worst exit code (4, a trace
     problem), as before, and the history holds the job's failed row beside the other job's result."""
     ws = tmp_path / "repo"
@@ -141,18 +167,19 @@ def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, synth_trac
     fast, _ = synth_trace(step_ns=50_000_000)
     write(ws / "jobs", "a", fast)
     write(ws / "jobs", "b", tmp_path / "missing.sqlite")                # valid job file, no trace: exit 4 at run
-    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel), "history": "history.duckdb"}, ws, tmp_path)
+    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel), "history": "history.duckdb"},
+                       ws, tmp_path, installed)
     assert [(name, code) for name, code, _, _ in steps] == [
         ("Install mfu-pipeline", 0), ("Validate job files", 0), ("Run jobs", 4)]
     assert "history: appended 1 result and 1 failure as run 1 to history.duckdb" in steps[2][3]
-    assert subprocess.run([str(tmp_path / "runner" / "mfu-venv" / "bin" / "python"), "-c",
+    assert subprocess.run([str(installed / "python"), "-c",
                            "import duckdb; print(duckdb.connect('history.duckdb').execute("
                            "'SELECT job, status, exit_code, label FROM history ORDER BY job').fetchall())"],
                           cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
         "[('a', 'ok', None, '0123456789abcdef'), ('b', 'failed', 4, '0123456789abcdef')]"
 
 
-def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel, synth_trace, tmp_path):
+def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel, installed, synth_trace, tmp_path):
     """A job file failing `mfu validate` stopped the action before the run, so a scheduled run appended nothing:
     a broken job read as one never scheduled. With a history the run step now runs anyway and records it as a
     failed row (exit 3, a job-file problem) beside the other job's result; the action still fails at validation.
@@ -162,11 +189,12 @@ def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel,
     fast, _ = synth_trace(step_ns=50_000_000)
     write(ws / "jobs", "a", fast)
     (ws / "jobs" / "b.yaml").write_text("name: b\n")                      # no trace, region, model, hardware
-    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel), "history": "history.duckdb"}, ws, tmp_path)
+    steps = run_action({"jobs": "jobs/*.yaml", "package": str(wheel), "history": "history.duckdb"},
+                       ws, tmp_path, installed)
     assert [(name, code) for name, code, _, _ in steps] == [
         ("Install mfu-pipeline", 0), ("Validate job files", 3), ("Run jobs", 3)]
     assert "history: appended 1 result and 1 failure as run 1 to history.duckdb" in steps[2][3]
-    assert subprocess.run([str(tmp_path / "runner" / "mfu-venv" / "bin" / "python"), "-c",
+    assert subprocess.run([str(installed / "python"), "-c",
                            "import duckdb; print(duckdb.connect('history.duckdb').execute("
                            "'SELECT job, status, exit_code FROM history ORDER BY job').fetchall())"],
                           cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
@@ -177,7 +205,7 @@ def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel,
     (lambda ws: (ws / "jobs" / "b.yaml").write_text("name: b\n"), "Validate job files"),     # run skipped
     (lambda ws: (ws / "mfu-reports").write_text("a file"), "Run jobs"),                     # run wrote no summary
 ])
-def test_no_run_summary_is_no_passed_comparison(wheel, synth_trace, tmp_path, break_it, failing_step):
+def test_no_run_summary_is_no_passed_comparison(wheel, installed, synth_trace, tmp_path, break_it, failing_step):
     """When the jobs did not run (a job file failed validation) or the run stopped before its summary (an unusable
     --out), the compare step found no rows and reported compare-exit-code 0, 'passed', or failed with a
     JSONDecodeError traceback on the empty summary."""
@@ -188,7 +216,8 @@ def test_no_run_summary_is_no_passed_comparison(wheel, synth_trace, tmp_path, br
     write(ws / "jobs", "a", fast)
     write(ws / "jobs", "b", fast)
     break_it(ws)
-    steps = run_action({"jobs": "jobs/*.yaml", "baseline": "baseline", "package": str(wheel)}, ws, tmp_path)
+    steps = run_action({"jobs": "jobs/*.yaml", "baseline": "baseline", "package": str(wheel)},
+                       ws, tmp_path, installed)
     codes = {name: code for name, code, _, _ in steps}
     assert codes[failing_step] != 0 and codes["Compare with the baseline"] == 1
     out, err = steps[-1][2], steps[-1][3]
@@ -222,7 +251,7 @@ def test_pre_commit_hook_filter_and_entry(synth_trace, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("case", ["mistyped folder", "no report", "one new job"])
-def test_a_gate_that_compared_nothing_does_not_pass(wheel, synth_trace, tmp_path, case):
+def test_a_gate_that_compared_nothing_does_not_pass(wheel, installed, synth_trace, tmp_path, case):
     """A baseline folder holding no job's result.json (a typo, or an artifact downloaded elsewhere) warned per
     job and exited 0 with compare-exit-code 0: the gate read 'passed' having compared nothing, on every pull
     request. Only a job new since the baseline is a warning, and the other jobs are still gated."""
@@ -234,7 +263,8 @@ def test_a_gate_that_compared_nothing_does_not_pass(wheel, synth_trace, tmp_path
     if case == "one new job":
         write(ws / "jobs", "b", fast)
     baseline = "baselines" if case == "mistyped folder" else "baseline"
-    steps = run_action({"jobs": "jobs/*.yaml", "baseline": baseline, "package": str(wheel)}, ws, tmp_path)
+    steps = run_action({"jobs": "jobs/*.yaml", "baseline": baseline, "package": str(wheel)},
+                       ws, tmp_path, installed)
     name, code, out, err = steps[-1]
     assert name == "Compare with the baseline" and "Traceback" not in err
     if case == "one new job":
