@@ -268,3 +268,24 @@ def test_the_roofline_bound_is_read_on_a_phone(real_trace, tmp_path):
     found = browser.probe(page, 390, tmp_path)
     assert found["offscreenProse"] == [], found["offscreenProse"]
     assert "operator" not in found["scrollingBoxes"], found["scrollingBoxes"]
+
+
+def test_why_a_run_is_not_comparable_is_read_on_a_phone(tmp_path):
+    """The comparison table has a column per input: with a column not comparable with the baseline (another GPU
+    type here), the reasons ('⚠ MFU (wall), ...: no (peak: ...; GPU type: ...)') and each figure's
+    '⚠ not comparable' were in its third column, off a 390-px screen. The table stacks on a phone: a figure per
+    block, each input's value labelled with the input."""
+    from tests import fake_results as fake
+    steps = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0]
+    docs = {"main": fake.result("step", steps),
+            "pr": fake.result("step", steps, {"hardware.key": "a100-sxm-80gb", "hardware.peak_tflops": 312.0})}
+    for name, doc in docs.items():
+        (tmp_path / name / "step").mkdir(parents=True)
+        (tmp_path / name / "step" / "result.json").write_text(json.dumps(doc))
+    assert main(["compare", str(tmp_path / "main" / "step"), str(tmp_path / "pr" / "step"),
+                 "--out", str(tmp_path / "c")]) == 0
+    page = tmp_path / "c" / "compare.html"
+    assert "GPU type: a100-sxm-80gb vs baseline h100-sxm" in page.read_text(encoding="utf-8")
+    found = browser.probe(page, 390, tmp_path)
+    assert found["offscreenProse"] == [], found["offscreenProse"]
+    assert found["brokenWords"] == [] and found["scrollWidth"] <= 390

@@ -505,7 +505,7 @@ def test_the_figures_of_an_invalid_input_are_struck_out_and_its_status_shown(tmp
     assert "| status | invalid | ok |" in md
     assert "A struck-out figure belongs to an invalid result (not a measurement)." in md
     html = (tmp_path / "c" / "compare.html").read_text().replace("\u00a0", " ")
-    assert '<td class="n"><s title="not a measurement">320.00 %</s></td>' in html
+    assert '<td class="n" data-label="base (baseline)"><s title="not a measurement">320.00 %</s></td>' in html
     # with no invalid input nothing is struck and no note is added
     assert main(["compare", str(tmp_path / "n.json"), str(tmp_path / "n.json"), "--out", str(tmp_path / "d")]) == 0
     plain = (tmp_path / "d" / "compare.md").read_text()
