@@ -231,7 +231,7 @@ def _labels(inputs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     labels = []
     for i, name in enumerate(names):
         others = [places[j] for j in range(len(inputs)) if j != i and names[j] == name]
-        labels.append(f"{name} ({_distinct_end(places[i], others)})" if others else name)
+        labels.append(f"{name} ({_distinct_end(places[i], others, name)})" if others else name)
     return [lbl if labels.count(lbl) == 1 else f"{lbl} #{i + 1}" for i, lbl in enumerate(labels)]
 
 
@@ -242,9 +242,10 @@ def _place(src: str) -> tuple[str, ...]:
     return parts[:-1] if len(parts) > 1 and parts[-1] == "result.json" else parts
 
 
-def _distinct_end(place: tuple[str, ...], others: list[tuple[str, ...]]) -> str:
-    """The fewest trailing parts of `place` that no other place ends with (all of it when none do)."""
-    for k in range(1, len(place) + 1):
+def _distinct_end(place: tuple[str, ...], others: list[tuple[str, ...]], name: str) -> str:
+    """The fewest trailing parts of `place` that no other place ends with (all of it when none do); never the
+    job's name alone, the folder `mfu run` names after the job ('step (step)' said nothing), while there is more."""
+    for k in range(2 if len(place) > 1 and place[-1] == name else 1, len(place) + 1):
         if all(other[-k:] != place[-k:] for other in others):
             return "/".join(place[-k:])
     return "/".join(place)

@@ -593,3 +593,18 @@ def test_comparability_reasons_are_escaped_in_the_html(tmp_path, capsys):
     md = (tmp_path / "c" / "compare.md").read_text()
     row = next(ln for ln in md.splitlines() if ln.startswith("| **comparable with the baseline**"))
     assert "GPU type: NVIDIA &lt;i&gt;H100&lt;/i&gt; &amp; co vs baseline h100-sxm" in row
+
+
+def test_a_label_never_ends_in_the_job_name_alone(tmp_path, monkeypatch, capsys):
+    """`mfu run --out runs/main` writes runs/main/step/: the folder is the job's name, so against an input kept
+    elsewhere (a downloaded artifact's xss/result.json) the shortest end that differs, 'step', made the column
+    'step (step)', which says nothing. An end that is the job's name alone takes the folder above it too."""
+    (tmp_path / "runs" / "main" / "step").mkdir(parents=True)
+    (tmp_path / "runs/main/step/result.json").write_text(json.dumps(fake.result("step", STEADY)))
+    (tmp_path / "xss").mkdir()
+    (tmp_path / "xss/result.json").write_text(json.dumps(fake.result("step", STEADY)))
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "runs/main/step", "xss/result.json", "--out", "c"]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "c/compare.json").read_text())
+    assert [c["label"] for c in doc["columns"]] == ["step (main/step)", "step (xss)"]
