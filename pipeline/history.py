@@ -107,16 +107,15 @@ def append(path: Path, results: list[dict[str, Any]], label: str | None = None,
     return _append_folder(path, *rows) if is_folder(path) else _append_db(path, *rows)
 
 
-def failures_of(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def failures_of(rows: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
     """The jobs of a batch (batch rows) that ended without a result, as history rows: job name, exit code,
     the error's first line (paths relative to the job file's folder, as the index says them), config and
-    trace hashes when known. Each is named as the run's summary names it (batch.job_names): a job file that
-    did not load by the name it gives itself unless a job of the run has that name (two rows of one job in
-    one run), else by its file's name, the same from whichever folder it is run."""
-    from pipeline.batch import job_names
+    trace hashes when known. `names`: each row's name as the run's summary gives it (batch.job_names): a job
+    file that did not load by the name it gives itself unless a job of the run has that name (two rows of one
+    job in one run), else by its file's name, the same from whichever folder it is run."""
     return [{"job": name, "exit_code": row["exit_code"], "error": _one_line(row),
              "config_sha256": row.get("config_sha256"), "trace_sha256": row.get("trace_sha256")}
-            for row, name in zip(rows, job_names(rows)) if "metrics" not in row and row["status"] != "skipped"]
+            for row, name in zip(rows, names) if "metrics" not in row and row["status"] != "skipped"]
 
 
 def _one_line(row: dict[str, Any]) -> str:

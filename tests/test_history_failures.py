@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 from pipeline import history
+from pipeline.batch import job_names
 from pipeline.cli import main
 from pipeline.errors import ConfigError
 from pipeline.history import append, failures_of
@@ -99,7 +100,7 @@ def test_failures_of_a_batch_name_each_job_once(tmp_path):
          "reason": "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'mfu'"},
         {"job": "jobs/base.yaml", "name": None, "status": "skipped", "exit_code": 0, "reason": "a base file"},
     ]
-    assert failures_of(rows) == [
+    assert failures_of(rows, job_names(rows)) == [
         # the trace path relative to the job file's folder, as the index says it
         {"job": "b", "exit_code": 4, "error": "traces/t.sqlite: no NVTX range matches 'x'", "config_sha256": "c" * 64,
          "trace_sha256": "d" * 64},
@@ -126,7 +127,7 @@ def test_a_job_file_that_did_not_load_never_takes_the_name_of_a_failed_job_given
         {"job": "jobs/a.yaml", "name": "a", "status": "error", "exit_code": 4, "config_sha256": "c" * 64,
          "trace_sha256": "d" * 64, "name_in_file": None, "reason": "jobs/t.sqlite: no NVTX range matches 'x'"},
     ]
-    assert failures_of(rows) == [
+    assert failures_of(rows, job_names(rows)) == [
         {"job": "0copy.yaml", "exit_code": 3, "error": "0copy.yaml:1:1: /region: required",
          "config_sha256": "f" * 64, "trace_sha256": None},
         {"job": "a", "exit_code": 4, "error": "t.sqlite: no NVTX range matches 'x'", "config_sha256": "c" * 64,

@@ -69,10 +69,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _to_history(path: Path, rows: list[dict[str, Any]], label: str | None) -> None:
     """Append the run's results and its failed jobs (a job broken on a schedule shows as failing, not as
     absent), saying how many of each."""
+    from pipeline.batch import job_names
     from pipeline.history import append, failures_of
     done = [json.loads((Path(r["report"]) / "result.json").read_text(encoding="utf-8"))
             for r in rows if "metrics" in r]
-    failed = failures_of(rows)
+    failed = failures_of(rows, job_names(rows))
     if not done and not failed:
         print(f"history: nothing appended to {path}: no job of this run ran", file=sys.stderr)
         return
