@@ -123,6 +123,13 @@ def installed(wheel, tmp_path_factory) -> Path:
     return bin_folder
 
 
+def history_rows(installed: Path, ws: Path, sql: str) -> str:
+    """What `sql` returns from the run's history.duckdb, printed by the action's own venv (its DuckDB wrote it)."""
+    return subprocess.run([str(installed / "python"), "-c",
+                           f"import duckdb; print(duckdb.connect('history.duckdb').execute({sql!r}).fetchall())"],
+                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip()
+
+
 def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, installed, synth_trace, tmp_path):
     ws = tmp_path / "repo"
     (ws / "jobs").mkdir(parents=True)
@@ -152,10 +159,7 @@ def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, installed, syn
     assert json.loads((ws / "mfu-reports" / "compare" / "b" / "compare.json").read_text())["gates"][1][
         "samples"]["n_value"] == n
     # the run went into the history with the commit as its label
-    assert subprocess.run([str(installed / "python"), "-c",
-                           "import duckdb; print(duckdb.connect('history.duckdb').execute("
-                           "'SELECT DISTINCT label FROM history').fetchall())"],
-                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
+    assert history_rows(installed, ws, "SELECT DISTINCT label FROM history") == \
         "[('0123456789abcdef',)]"
 
 
@@ -172,10 +176,7 @@ def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, installed,
     assert [(name, code) for name, code, _, _ in steps] == [
         ("Install mfu-pipeline", 0), ("Validate job files", 0), ("Run jobs", 4)]
     assert "history: appended 1 result and 1 failure as run 1 to history.duckdb" in steps[2][3]
-    assert subprocess.run([str(installed / "python"), "-c",
-                           "import duckdb; print(duckdb.connect('history.duckdb').execute("
-                           "'SELECT job, status, exit_code, label FROM history ORDER BY job').fetchall())"],
-                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
+    assert history_rows(installed, ws, "SELECT job, status, exit_code, label FROM history ORDER BY job") == \
         "[('a', 'ok', None, '0123456789abcdef'), ('b', 'failed', 4, '0123456789abcdef')]"
 
 
@@ -194,10 +195,7 @@ def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel,
     assert [(name, code) for name, code, _, _ in steps] == [
         ("Install mfu-pipeline", 0), ("Validate job files", 3), ("Run jobs", 3)]
     assert "history: appended 1 result and 1 failure as run 1 to history.duckdb" in steps[2][3]
-    assert subprocess.run([str(installed / "python"), "-c",
-                           "import duckdb; print(duckdb.connect('history.duckdb').execute("
-                           "'SELECT job, status, exit_code FROM history ORDER BY job').fetchall())"],
-                          cwd=ws, capture_output=True, text=True, check=True).stdout.strip() == \
+    assert history_rows(installed, ws, "SELECT job, status, exit_code FROM history ORDER BY job") == \
         "[('a', 'ok', None), ('b', 'failed', 3)]"
 
 

@@ -127,8 +127,9 @@ def test_gpus_unseen_is_applied_by_run(tmp_path, num_gpus, mfu_pct, warned):
         assert json.loads(files["result.json"])["warnings"] == res["warnings"]
 
 
-def test_gpus_unseen_counts_the_devices_of_every_file(tmp_path):
-    """One file per rank, each with kernels on its device 0: the job saw 2 devices, named by file, not 1."""
+def _one_file_per_rank(tmp_path: Path, num_gpus: int) -> Path:
+    """A job over rank100.sqlite and rank200.sqlite: one range 1000..2000 ns each, a kernel on each file's device 0;
+    1e6 FLOPs at 1 TFLOP/s."""
     traces = []
     for pid in (100, 200):
         e = Export()
@@ -136,14 +137,18 @@ def test_gpus_unseen_counts_the_devices_of_every_file(tmp_path):
         e.launch(1100, gtid(pid, pid), 1)
         e.kernel(1200, 1800, gpid(pid), 1)
         traces.append(str(e.write(tmp_path / f"rank{pid}.sqlite")))
+    job = write_job(tmp_path, tmp_path / "x", region={"name": "step"},
+                    hardware={"num_gpus": num_gpus, "peak_tflops": 1.0}, model={"flops_per_step": 1.0e6},
+                    workload={"seq_len": 4, "global_batch": 1})
+    job.write_text(json.dumps({**json.loads(job.read_text()), "trace": traces}))
+    return job
+
+
+def test_gpus_unseen_counts_the_devices_of_every_file(tmp_path):
+    """One file per rank, each with kernels on its device 0: the job saw 2 devices, named by file, not 1."""
     for gpus, warned in ((2, False), (4, True)):
-        job = write_job(tmp_path, tmp_path / "x", region={"name": "step"},
-                        hardware={"num_gpus": gpus, "peak_tflops": 1.0}, model={"flops_per_step": 1.0e6},
-                        workload={"seq_len": 4, "global_batch": 1})
-        data = json.loads(job.read_text())
-        data["trace"] = traces
-        job.write_text(json.dumps(data))
-        res = run_job(load_job(job))
+        (tmp_path / str(gpus)).mkdir()
+        res = run_job(load_job(_one_file_per_rank(tmp_path / str(gpus), gpus)))
         found = [w["message"] for w in res["warnings"] if w["code"] == "gpus_unseen"]
         assert res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 1.0e6 / (1000e-9 * gpus * 1.0e12))
         assert found == ([f"kernels of the selected occurrences ran on 2 device(s) (rank100.sqlite:0, "
@@ -157,18 +162,8 @@ def test_gpus_unseen_counts_the_devices_of_every_file(tmp_path):
 def test_gpu_scope_names_devices_by_file(tmp_path):
     """One file per rank, each with kernels on its device 0, num_gpus 1: the refusal named the devices by the
     numbers the job's files are combined under internally; it names them as the report does."""
-    traces = []
-    for pid in (100, 200):
-        e = Export()
-        e.range(1000, 2000, gtid(pid, pid), "step")
-        e.launch(1100, gtid(pid, pid), 1)
-        e.kernel(1200, 1800, gpid(pid), 1)
-        traces.append(str(e.write(tmp_path / f"rank{pid}.sqlite")))
-    job = write_job(tmp_path, tmp_path / "x", region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 1.0},
-                    model={"flops_per_step": 1.0e6}, workload={"seq_len": 4, "global_batch": 1})
-    job.write_text(json.dumps({**json.loads(job.read_text()), "trace": traces}))
     with pytest.raises(ConfigError) as err:
-        run_job(load_job(job))
+        run_job(load_job(_one_file_per_rank(tmp_path, 1)))
     (p,) = err.value.problems
     assert p.pointer == "/hardware/num_gpus" and p.message == (
         "kernels of the selected occurrences ran on 2 devices (rank100.sqlite:0, rank200.sqlite:0), but num_gpus is 1")
