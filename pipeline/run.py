@@ -117,7 +117,8 @@ def _work(job: Job, fl: FlopsResult, peak: Peak) -> figures.Work:
 def _precision(measured: dict[str, Any], job: Job, catalog: Catalog, peak: Peak) -> tuple[dict[str, Any], list]:
     """The GEMM precision section judged against the declared precision, with each precision's catalog peak."""
     peaks = {r["precision"]: peak_at(catalog, peak, r["precision"]) for r in measured["precisions"]}
-    return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks, fp16_accumulate_at(catalog, peak))
+    return precision.judge(measured, job.hardware, peak.peak_tflops, peak.gpu, peaks,
+                           fp16_accumulate_at(catalog, peak))
 
 
 def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None,

@@ -190,11 +190,12 @@ def _inspect_options(sub: Any) -> None:
                     "(default 30)")
     sp.add_argument("--regions", type=_whole(1), default=10, metavar="N", help="range-name groups to rank by the GPU "
                     "work they enclose, step-like names first (default 10)")
-    sp.add_argument("--verify", action="store_true", help="first read the whole file through SQLite's quick_check "
-                    "(a quarter to a third of the time of a run without the cache) and exit 4 naming each damaged page and its table "
-                    "when its pages contradict themselves: damage SQLite otherwise reads without complaint, rows lost or "
-                    "wrong; a value changed inside a record stays unseen (compare the SHA-256 with the recorded file's). "
-                    "When it passes, the JSON's trace.quick_check is 'ok'")
+    sp.add_argument("--verify", action="store_true", help="first read the whole file through SQLite's "
+                    "quick_check (a quarter to a third of the time of a run without the cache) and exit 4 naming "
+                    "each damaged page and its table when its pages contradict themselves: damage SQLite otherwise "
+                    "reads without complaint, rows lost or wrong; a value changed inside a record stays unseen "
+                    "(compare the SHA-256 with the recorded file's). When it passes, the JSON's trace.quick_check "
+                    "is 'ok'")
 
 
 def _init_options(sub: Any) -> None:

@@ -151,8 +151,9 @@ def six_n_differs(arch: Arch, rows: list[Component], model_flops: int, six_n: in
         return said.format("fall short of") + "check the declared shape"
     lookups = sum(tables.values())
     return (said.format("fall short of") + f"N counts {lookups:,} parameters ({lookups / active:.0%} of N) that are "
-            f"looked up, not multiplied ({' and '.join(tables)}; a lookup is 0 FLOPs, SEMANTICS §7): a small model with a large vocabulary comes out below it; otherwise check the declared "
-            "shape (vocab, tied_embeddings, lm_head)")
+            f"looked up, not multiplied ({' and '.join(tables)}; a lookup is 0 FLOPs, SEMANTICS §7): a small model "
+            "with a large vocabulary comes out below it; otherwise check the declared shape (vocab, "
+            "tied_embeddings, lm_head)")
 
 
 def convention_note(arch: Arch, convention: str, mode: str) -> str:
