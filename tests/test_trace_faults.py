@@ -265,10 +265,42 @@ def test_a_trace_rewritten_while_the_run_reads_it_is_refused(synth_trace, tmp_pa
         assert moving.read_bytes() == trace.read_bytes()
     monkeypatch.setattr(integrity, "check", check_then_rewrite)
     code, err = run(job_on(moving, tmp_path), capsys, "--no-cache")
-    assert (code, err) == (4, f"error: {moving}: changed while this run read it (its size or modification time "
-                              "moved, or it is gone), so the figures could mix two versions of it; run again when "
-                              "nothing writes the file\n")
+    assert (code, err) == (4, REWRITTEN.format(moving))
     assert not (tmp_path / "out/faults").exists()
+
+
+def test_a_trace_rewritten_with_its_modification_time_put_back_is_refused(synth_trace, tmp_path, capsys,
+                                                                           monkeypatch):
+    """Bytes written over the trace during a run, with size and modification time put back as they were (`touch -r`,
+    a copy tool keeping times), went unseen: only size and mtime were compared. The change time (ctime) moved, and
+    no file tool can set it back: exit 4, no report."""
+    import os
+    import time
+    from pipeline.trace import integrity
+    trace, _ = synth_trace()
+    moving = Path(shutil.copyfile(trace, tmp_path / "moving.sqlite"))
+    checked = integrity.check
+
+    def check_then_rewrite_keeping_times(t):
+        checked(t)
+        before = moving.stat()
+        time.sleep(0.01)                                  # past the file system's clock step
+        with open(moving, "r+b") as fh:
+            data = fh.read()
+            fh.seek(0)
+            fh.write(data)
+        os.utime(moving, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = moving.stat()
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        assert after.st_ctime_ns != before.st_ctime_ns
+    monkeypatch.setattr(integrity, "check", check_then_rewrite_keeping_times)
+    code, err = run(job_on(moving, tmp_path), capsys, "--no-cache")
+    assert (code, err) == (4, REWRITTEN.format(moving))
+    assert not (tmp_path / "out/faults").exists()
+
+
+REWRITTEN = ("error: {}: changed while this run read it (its size, modification or change time moved, or it is "
+             "gone), so the figures could mix two versions of it; run again when nothing writes the file\n")
 
 
 def test_kernels_that_end_before_they_start_are_a_warning(synth_trace, tmp_path, capsys):

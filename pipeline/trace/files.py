@@ -126,7 +126,7 @@ class Hashing:
     def __init__(self, path: Path):
         self.path, self.pid = path, os.getpid()
         try:
-            self._stat: tuple[int, int] | None = _identity(path)
+            self._stat: tuple[int, int, int] | None = _identity(path)
         except OSError:                                  # result() meets the reading error
             self._stat = None
         self._lock = threading.Lock()
@@ -136,8 +136,8 @@ class Hashing:
         threading.Thread(target=self._background, name="mfu-sha256", daemon=True).start()
 
     def result(self) -> str:
-        """The digest, asked for once the run has read what it needs: a file whose size or modification
-        time moved since it was attached was rewritten meanwhile, and what was read may mix both versions."""
+        """The digest, asked for once the run has read what it needs: a file whose identity (_identity) moved
+        since it was attached was rewritten meanwhile, and what was read may mix both versions."""
         try:
             if self.pid != os.getpid():
                 digest = file_sha256(self.path)
@@ -150,9 +150,9 @@ class Hashing:
                 raise
             digest = ""
         if self._moved():
-            raise TraceError(f"{self.path}: changed while this run read it (its size or modification time moved, or "
-                             "it is gone), so the figures could mix two versions of it; run again when nothing writes "
-                             "the file")
+            raise TraceError(f"{self.path}: changed while this run read it (its size, modification or change time "
+                             "moved, or it is gone), so the figures could mix two versions of it; run again when "
+                             "nothing writes the file")
         return digest
 
     def _moved(self) -> bool:
@@ -188,9 +188,12 @@ class Hashing:
             return False
 
 
-def _identity(path: Path) -> tuple[int, int]:
+def _identity(path: Path) -> tuple[int, int, int]:
+    """Size, modification and change time: the change time (ctime) also moves when bytes are written back with
+    the old modification time restored (`touch -r`), or another file is renamed over the path, and no file tool
+    can set it back (cache.py keys its entries on the same three)."""
     st = path.stat()
-    return st.st_size, st.st_mtime_ns
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def file_sha256(path: Path) -> str:
