@@ -299,3 +299,26 @@ def test_occurrences_all_without_kernels_are_named_alone(tmp_path):
     assert res["status"] == "invalid"
     (w,) = [w["message"] for w in res["warnings"] if w["code"] == "no_kernels"]
     assert w == "no kernel was attributed in occurrence(s) 1-2"
+
+
+def test_work_exactly_at_the_peak_is_a_measurement(tmp_path):
+    """SEMANTICS §6 refuses MFU, HFU or the union diagnostic *above* 100 %. One rank, one range 0..2.231593033 s
+    with one kernel over all of it, 8 GPUs at 312 TFLOP/s, and by hand exactly the FLOPs they supply:
+    2.231593033 s x 8 x 312e12 = 5,570,056,210,368,000. MFU, HFU and the union diagnostic are all 100 %, no more:
+    status ok, not invalid (computed in floats as written, the quotient came out 100.00000000000001)."""
+    wall = 2_231_593_033
+    e = Export()
+    e.range(0, wall, gtid(100, 100), "step")
+    e.launch(0, gtid(100, 100), 1)
+    e.kernel(0, wall, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    flops = wall * 8 * 312 * 1000                              # ns x GPUs x TFLOP/s x 1e3 = FLOPs
+    assert flops == 5_570_056_210_368_000
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 8, "peak_tflops": 312.0},
+                    model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    m = res["metrics"]
+    assert (m["mfu_pct_wall"], m["hfu_pct_wall"], m["active_ratio_pct_union"]) == (100.0, 100.0, 100.0)
+    assert res["status"] == "ok" and res["status_reason"] is None
+    assert res["occurrences"][0]["mfu_pct_wall"] == 100.0
+    assert "occurrence_above_100" not in {w["code"] for w in res["warnings"]}

@@ -48,3 +48,20 @@ def test_roofline_numbers():
     assert metrics.attainable_tflops(1 / 6, 989.0, 4800) == pytest.approx(0.8, abs=0.001)
     # square GEMM N=4096: AI N/3 ~ 1365, past the ridge -> compute roof
     assert metrics.attainable_tflops(4096 / 3, 989.0, 4800) == 989.0
+
+
+@pytest.mark.parametrize("wall_ns, gpus, peak", [
+    (2_231_593_033, 8, 312.0),        # 100.00000000000001 when computed in floats as written
+    (1_000_000_007, 1, 989.4),
+    (987_654_321, 64, 1978.9),
+    (5_000_000_000, 2, 989.4),
+])
+def test_work_exactly_at_the_peak_is_exactly_100(wall_ns, gpus, peak):
+    """SEMANTICS §6 refuses MFU, HFU or the union diagnostic *above* 100 %: work that fills every GPU at its peak
+    for the whole wall is 100 %, no more. The FLOPs here are by hand wall x GPUs x peak, exactly (peak x 10 is a
+    whole number, so the product is an integer): the figure must be 100.0, not a float rounding above it that
+    the verdict would refuse."""
+    flops = wall_ns * gpus * round(peak * 10) * 100          # (wall_ns / 1e9) s x gpus x (peak x 1e12) FLOP/s
+    assert metrics.utilization_pct(flops, wall_ns / 1e9, gpus, peak) == 100.0
+    # a millionth of a percent more is above the peak, and stays above 100 %
+    assert metrics.utilization_pct(flops + flops // 10**8, wall_ns / 1e9, gpus, peak) > 100.0

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from fractions import Fraction
+from numbers import Integral
 
 TERA = 1e12
 # Step-time warning (issue #12, SEMANTICS §6): CV above 10 %, or one step above twice the median;
@@ -21,10 +23,22 @@ def utilization_pct(flops: float, seconds: float, num_gpus: int, peak_tflops: fl
     """FLOPs / (time x GPUs x peak), in percent. SEMANTICS §1 (MFU_wall, HFU_wall, active ratio).
 
     None when there is no time to divide by (an empty union): no figure beats a made-up one.
+    Work exactly at the peak is 100.0: §6 refuses a figure *above* 100 %, and the float product is a few
+    ulp off, either way (wall 2.231593033 s x 8 GPUs x 312 TFLOP/s gave 100.00000000000001). Near 100 the
+    figure is worked out again exactly, from the decimals the inputs stand for (ns / 1e9, a peak as written).
     """
     if seconds <= 0:
         return None
-    return 100.0 * flops / (seconds * num_gpus * peak_tflops * TERA)
+    pct = 100.0 * flops / (seconds * num_gpus * peak_tflops * TERA)
+    if abs(pct - 100.0) <= 1e-12 * 100.0:
+        pct = float(100 * _decimal(flops) / (_decimal(seconds) * num_gpus * _decimal(peak_tflops) * 10**12))
+    return pct
+
+
+def _decimal(x: float) -> Fraction:
+    """An integer as it is; a float as the shortest decimal that reads back as it (2.231593033, not the
+    binary fraction nearest to it): the value a time in ns / 1e9 or a peak written in a file stands for."""
+    return Fraction(x) if isinstance(x, Integral) else Fraction(repr(float(x)))
 
 
 def achieved_tflops_per_gpu(flops: float, seconds: float, num_gpus: int) -> float | None:
