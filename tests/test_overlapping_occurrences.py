@@ -128,3 +128,24 @@ def test_report_says_why_overlapping_rows_sit_below_the_total(tmp_path):
     (tmp_path / "alone").mkdir()
     alone = render_all(_run(tmp_path / "alone", overlapping_steps(), occurrences={"first": 3, "last": 3}))
     assert note not in alone["report.md"] and note not in alone["report.html"]
+
+
+def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(tmp_path):
+    """SEMANTICS §5 defines each column of the occurrences table, §6 the total row (unions, not sums) and the step
+    time, and asks for the sum of the envelopes beside their union: the report says so under the table, in both
+    formats. Envelopes 1800, 1600 and 1500 ns add up to 4900 ns (4.900 µs), while the total wall is 3500 ns."""
+    from pipeline.report.render import render_all
+    files = render_all(_run(tmp_path, overlapping_steps()))
+    for page in (files["report.md"], files["report.html"]):
+        assert "CPU range: the longest of the occurrence's ranges (one per process)" in page.replace("&#39;", "'")
+        assert ("Wall: from the earliest range start to the later of the last range end and the last attributed "
+                "kernel's end") in page.replace("&#39;", "'")
+        assert "Kernel union: the time at least one attributed kernel ran, on any device" in page
+        assert ("the wall, or the time to the next selected occurrence's start when that one starts before this "
+                "wall ends") in page.replace("&#39;", "'")
+        assert ("CPU range, wall and kernel union are unions over the occurrences, time they share counted once "
+                "(the walls add up to 4.900\u00a0µs); kernel sum and kernels add up") in page
+    (tmp_path / "alone").mkdir()
+    alone = render_all(_run(tmp_path / "alone", overlapping_steps(), occurrences={"first": 3, "last": 3}))
+    assert "Kernel union: the time at least one attributed kernel ran" in alone["report.md"]
+    assert "add up to" not in alone["report.md"] and "add up to" not in alone["report.html"]
