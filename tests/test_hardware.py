@@ -411,6 +411,22 @@ def test_lookup_errors(catalog):
         catalog.lookup("NVIDIA H200")
 
 
+@pytest.mark.parametrize(("typed", "first"), [
+    ("A100", {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb"}),
+    ("v100", {"v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb", "v100-pcie-32gb"}),
+    ("h100", {"h100-sxm", "h100-pcie", "h100-nvl"}),
+    ("4090", {"rtx-4090"})])
+def test_a_gpu_typed_by_its_short_name_is_pointed_at_its_entries_first(catalog, typed, first):
+    """`gpu: A100` is the commonest way to name a GPU. Spelling alone suggested 'a10, b100, a10g, nvidia b100,
+    h100-sxm' (no A100 at all), and for 'v100' no V100: the entries whose names hold what was typed come
+    first, as keys a job file can use."""
+    with pytest.raises(HardwareError) as err:
+        catalog.lookup(typed)
+    close = str(err.value).split("; close names: ", 1)[1].split(". Use a key", 1)[0].split(", ")
+    assert set(close[:len(first)]) == first
+    assert all(name in catalog.entries for name in close)
+
+
 def test_a_gpu_outside_the_catalog_is_said_in_words_true_for_a_wheel(catalog):
     """The catalog is built in: an installed wheel has it only inside the package, not as configs/hardware.yaml.
     A GPU outside it points to `mfu gpus` (which prints the file) and to the job's own peak; the message also

@@ -8,6 +8,7 @@ cannot reach an MFU denominator. Detection and peak choice live in hardware/dete
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -51,6 +52,11 @@ def _norm(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
+def _letters_digits(name: str) -> str:
+    """'NVIDIA H100-SXM5 80GB' -> 'nvidiah100sxm580gb': a name as typed, without its separators."""
+    return re.sub(r"[^0-9a-z]", "", name.casefold())
+
+
 @dataclass
 class Catalog:
     """Entries by key, plus a case-insensitive index of keys and name strings."""
@@ -71,8 +77,14 @@ class Catalog:
         return [self.entries[k] for k in self._index.get(_norm(name), [])]
 
     def close_names(self, name: str, n: int = 5) -> list[str]:
-        """Catalog keys and names resembling `name`, for error messages."""
-        return difflib.get_close_matches(_norm(name), list(self._index), n=n, cutoff=0.5)
+        """Catalog keys resembling `name`, for error messages: first the entries one of whose names holds
+        it (letters and digits only, in catalog order), then those spelled alike. Spelling alone put 'a10'
+        and 'b100' before any A100 for `gpu: A100`, and no V100 at all for `gpu: v100`."""
+        typed = _letters_digits(name)
+        holding = [e.key for e in self.entries.values() if len(typed) >= 2
+                   and any(typed in _letters_digits(a) for a in (e.key, e.display_name, *e.names))]
+        alike = difflib.get_close_matches(_norm(name), list(self._index), n=len(self._index), cutoff=0.5)
+        return list(dict.fromkeys(holding + [k for alias in alike for k in self._index[alias]]))[:n]
 
     def lookup(self, name: str) -> GpuEntry:
         """The one entry a job's `hardware.gpu` names; an error lists close names otherwise."""
