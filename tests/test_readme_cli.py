@@ -74,3 +74,18 @@ def test_exit_codes_are_the_same_in_readme_and_help():
               for c in row.split(",")}
     helped = {int(c) for c in re.findall(r"^  (\d+) ", EPILOG, re.M) + re.findall(r"; (\d+): ", EPILOG)}
     assert readme == helped == {int(c) for c in ExitCode} | SIGNALS
+
+
+def test_compare_help_gives_compare_s_own_exit_codes_as_the_readme_does():
+    """`mfu compare --help` ended with `mfu run`'s table, whose 1 is 'a threshold was not met, or a computed
+    figure is impossible': for compare, 1 is a gated figure that failed, and 3 a file that is not a result."""
+    helped = _commands()["compare"].format_help()
+    codes = dict(re.findall(r"^  (\d+) +(.*)$", helped.split("Exit codes", 1)[1], re.M))
+    assert codes["1"].startswith("a gated figure failed")
+    assert codes["3"].startswith("a file that was read and is not a result")
+    assert "threshold" not in helped.split("Exit codes", 1)[1]
+    start = README.index("Exit codes: 0 passed")
+    paragraph = README[start:README.index("Results go to `--out`", start)]
+    in_readme = {int(c) for c in re.findall(r"(?:: |, |\), )(\d+)(?:/\d+)? [a-z]", paragraph.replace("\n", " "))}
+    in_readme |= {int(c) for c in re.findall(r"\d+/(\d+) interrupted", paragraph)}
+    assert in_readme == {int(c) for c in codes} | {143} == {0, 1, 2, 3, 4, 5, 130, 143}

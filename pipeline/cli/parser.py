@@ -33,6 +33,22 @@ from pipeline.errors import ExitCode
 
 EPILOG = __doc__.split("\n\n", 1)[1]
 
+# `mfu compare` reads results and gates on them: its 1 is a gate, not a job's threshold (README.md,
+# "Comparisons and CI gates", lists the same codes).
+COMPARE_EPILOG = """Exit codes of mfu compare (the same list is in README.md, "Comparisons and CI gates"):
+  0    no gate (no --max-regression), or every gated figure passed
+  1    a gated figure failed: worse than --max-regression and significant, not comparable with the
+       baseline (without --allow-incomparable), or undecided (too few samples) with --strict
+  2    usage: unknown option; --junit, --strict or --allow-incomparable without --max-regression; an
+       unknown --baseline; an input that does not exist or a folder holding no result.json; an
+       unusable --out
+  3    a file that was read and is not a result (not JSON, no schema_version/metrics, a field
+       missing or of another type), or a job file input with a problem
+  4    a job file input whose trace has a problem (`mfu run --help` lists them)
+  5    internal error (a bug: please report it with the traceback printed)
+  130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
+"""
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 already; keep its format, add a hint
@@ -69,9 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+def _command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str,
+             epilog: str = EPILOG) -> argparse.ArgumentParser:
     """A command's parser: its help is also its description, and every command's --help ends with the exit codes."""
-    sp = sub.add_parser(name, help=help, description=help, epilog=EPILOG,
+    sp = sub.add_parser(name, help=help, description=help, epilog=epilog,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sp.set_defaults(func=func, parser=sp)
     return sp
@@ -140,7 +157,7 @@ def _compare_options(sub: Any) -> None:
                   "the median step time: exit 1, with the reason on stderr, when a figure is worse by more than the "
                   "limit AND a one-sided Mann-Whitney U test on the per-occurrence samples is significant at alpha "
                   "0.01, or when a gated figure is not comparable. Fewer than 5 samples on a side: 'cannot decide' "
-                  "(a failure only with --strict).")
+                  "(a failure only with --strict).", COMPARE_EPILOG)
     sp.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="job file (run now), result.json, or report folder holding one; at least two "
                          "counting --baseline results")
