@@ -61,10 +61,10 @@ def child(cmd: list[str]) -> tuple[float, float, str]:
     return wall, usage.ru_maxrss / 1024, out
 
 
-def synth(path: Path, ranks: int, steps: int, kernels: int) -> Path:
+def synth(path: Path, ranks: int, steps: int, kernels: int, seed: int = 0) -> Path:
     if not path.is_file():
         subprocess.run([sys.executable, "-m", "pipeline.cli", "synth", str(path), "--scaled", "--ranks", str(ranks),
-                        "--steps", str(steps), "--kernels-per-step", str(kernels)],
+                        "--steps", str(steps), "--kernels-per-step", str(kernels), "--seed", str(seed)],
                        check=True, env=ENV, stdout=subprocess.DEVNULL)
     return path
 
@@ -151,7 +151,7 @@ def multi_file(work: Path, repeat: int) -> dict[str, float]:
     """8 rank files (1 rank x 25 steps x 10,000 kernels each) in one job: -j 2 against -j 1."""
     folder = work / "ranks"
     folder.mkdir(exist_ok=True)
-    files = [synth(folder / f"rank{i}.sqlite", 1, STEPS, 10_000) for i in range(8)]
+    files = [synth(folder / f"rank{i}.sqlite", 1, STEPS, 10_000, seed=i) for i in range(8)]   # 8 captures, not 1
     one = job(folder, "ranks", [f.name for f in files], FIRST, LAST, 8)
     times: dict[str, list[float]] = {"-j 1": [], "-j 2": []}
     for _ in range(repeat):

@@ -244,6 +244,31 @@ def test_repeated_files_are_one_rank(synth_trace, tmp_path, given):
     assert [w["code"] for w in res["warnings"]].count("trace_file_repeated") == 1
 
 
+def test_identical_files():
+    assert scope.identical_files([{"label": "a.sqlite", "sha256": "1"}, {"label": "b.sqlite", "sha256": "2"}]) == []
+    (w,) = scope.identical_files([{"label": "a.sqlite", "sha256": "1"}, {"label": "b.sqlite", "sha256": "2"},
+                                  {"label": "c.sqlite", "sha256": "1"}, {"label": "d.sqlite", "sha256": "1"}])
+    assert w["code"] == "trace_files_identical"
+    assert "(c.sqlite = a.sqlite; d.sqlite = a.sqlite)" in w["message"]
+
+
+def test_identical_files_is_applied_by_run(tmp_path):
+    """rank200.sqlite a byte copy of rank100.sqlite: both read as ranks with no word; a file written apart (another
+    process id) is a rank of its own."""
+    import shutil
+    job = _one_file_per_rank(tmp_path, 2)
+    res = run_job(load_job(job))
+    assert "trace_files_identical" not in [w["code"] for w in res["warnings"]]
+    shutil.copyfile(tmp_path / "rank100.sqlite", tmp_path / "rank200.sqlite")
+    res = run_job(load_job(job))
+    assert len({f["sha256"] for f in res["trace"]["files"]}) == 1 and len(res["trace"]["files"]) == 2
+    (w,) = [w for w in res["warnings"] if w["code"] == "trace_files_identical"]
+    assert w["message"] == ("trace files with the same contents (SHA-256) are read as different ranks "
+                            "(rank200.sqlite = rank100.sqlite): one capture listed twice counts its kernels on "
+                            "twice the devices and repeats its rows in the per-rank figures; list each rank's own "
+                            "capture once")
+
+
 def test_gpu_outlasts_range_needs_kernels(tmp_path):
     """Skew between two ranks' starts is not 'GPU work outlasting the range' when no kernel ran (#11 §2);
     the occurrence's MFU is then no number (null, '—' in the report)."""

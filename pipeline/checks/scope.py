@@ -5,7 +5,8 @@ numerator must agree with the declared architecture (`numerator_agrees`, `numera
 warnings; far off, `scope_mismatch` makes the result invalid), the measured work must fit the job's
 GPUs (`gpu_scope`, exit 3) and, when it ran on fewer, the figure says what it then assumes (`gpus_unseen`, a
 warning), the selected ranges must be real time intervals (`ranges_have_length`,
-exit 4), and a file given twice is one rank (`repeated_files`, a warning).
+exit 4), and a file given twice is one rank (`repeated_files`, a warning), as a copy of one file under
+another name is one capture (`identical_files`, a warning).
 Each rule has its own test in tests/test_checks_scope.py.
 """
 
@@ -104,4 +105,22 @@ def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
     pairs = "; ".join(f"{a} is {b}" for a, b in repeats)
     return [{"code": "trace_file_repeated", "message": f"the job names the same trace file more than once ({pairs}); "
              "it is read once, as one set of ranks"}]
+
+
+def identical_files(files: list[Doc]) -> list[Warning]:
+    """Two files with the same bytes are one capture under two names (a rank's file copied, a download kept
+    twice): no two processes write byte-identical captures (process ids, clocks, host). Read as two ranks,
+    its kernels count on twice the devices (the GPU-count checks), and the per-rank figures repeat it."""
+    first: dict[str, str] = {}
+    pairs = []
+    for f in files:
+        if f["sha256"] in first:
+            pairs.append(f"{f['label']} = {first[f['sha256']]}")
+        first.setdefault(f["sha256"], f["label"])
+    if not pairs:
+        return []
+    return [{"code": "trace_files_identical", "message":
+             f"trace files with the same contents (SHA-256) are read as different ranks ({'; '.join(pairs)}): "
+             "one capture listed twice counts its kernels on twice the devices and repeats its rows in the "
+             "per-rank figures; list each rank's own capture once"}]
 
