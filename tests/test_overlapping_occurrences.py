@@ -149,3 +149,19 @@ def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(tm
     alone = render_all(_run(tmp_path / "alone", overlapping_steps(), occurrences={"first": 3, "last": 3}))
     assert "Kernel union: the time at least one attributed kernel ran" in alone["report.md"]
     assert "add up to" not in alone["report.md"] and "add up to" not in alone["report.html"]
+
+
+def test_communication_table_walls_are_the_span_and_say_so(tmp_path):
+    """SEMANTICS §6: totals are unions over the occurrences, so the overlap table's per-device wall is the span
+    (3500 ns), not the envelopes' 4900 ns sum, and compute + exposed + idle adds up to it: idle is 3500 - 2500 on
+    device 0 and 3500 - 1100 on device 1. result.schema.json describes the field as what it holds."""
+    import json
+    from pathlib import Path
+    comm = _run(tmp_path, overlapping_steps())["communication"]
+    assert [(round(d["wall_s"] * NS), round(d["idle_s"] * NS)) for d in comm["devices"]] == [(3500, 1000), (3500, 2400)]
+    assert round(comm["totals"]["wall_s"] * NS) == 2 * 3500
+    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "result.schema.json").read_text())
+    props = schema["properties"]["communication"]["properties"]
+    for described in (props["devices"]["items"]["properties"]["wall_s"], props["totals"]["properties"]["wall_s"]):
+        assert "Sum of the occurrence walls" not in described["description"]
+        assert "totals.wall_time_s" in described["description"]
