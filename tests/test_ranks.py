@@ -401,6 +401,40 @@ def test_rank_summary_mfu_over_the_union_of_its_envelopes():
     assert none["mfu_pct_wall"] is None
 
 
+def test_rank_spread_over_occurrences_by_hand():
+    """SEMANTICS §5 asks for the per-rank spread, slowest minus fastest rank. Walls per occurrence: 1: a 1000,
+    b 1300, c 1100 (300); 2: a 1000, b 1200 (200); 3: a 1500, b 1000, c 1400 (500); 4: a alone (no spread, not
+    counted). Over occurrences 1-3: min 200, median 300, max 500 ns. With no occurrence two ranks had: null."""
+    from pipeline.analysis import rankstats
+    rows = [_rank(1, "a", 0, 1000), _rank(1, "b", 0, 1300), _rank(1, "c", 0, 1100),
+            _rank(2, "a", 5000, 1000), _rank(2, "b", 5000, 1200),
+            _rank(3, "a", 10000, 1500), _rank(3, "b", 10000, 1000), _rank(3, "c", 10000, 1400),
+            _rank(4, "a", 15000, 9000)]
+    got = rankstats.spread(rankstats.summary(rows, 1000, 3, 1.0, {}), rows)["wall_spread_s"]
+    assert {k: round(v * NS) for k, v in got.items()} == {"min": 200, "median": 300, "max": 500}
+    alone = [_rank(1, "a", 0, 1000), _rank(2, "b", 5000, 1000)]
+    assert rankstats.spread(rankstats.summary(alone, 1000, 2, 1.0, {}), alone)["wall_spread_s"] == {
+        "min": None, "median": None, "max": None}
+
+
+def test_report_shows_the_rank_spread_over_occurrences(four_ranks):
+    """The ranks section prints the spread's min, median and max (result.json's rank_spread.wall_spread_s, the
+    per-occurrence rank_spread_s summarised), in both formats."""
+    from pipeline.report.fmt import Column
+    from pipeline.report.render import render_all
+    res, _ = four_ranks
+    spreads = sorted(o["rank_spread_s"] for o in res["occurrences"])
+    assert res["rank_spread"]["wall_spread_s"] == {"min": spreads[0], "median": statistics.median(spreads),
+                                                  "max": spreads[-1]}
+    col = Column([statistics.median(spreads)], "s")
+    cells = [col(v) for v in (spreads[0], statistics.median(spreads), spreads[-1])]
+    files = render_all(res)
+    label = col.head("slowest − fastest rank wall, over occurrences")
+    assert f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} |" in files["report.md"]
+    assert (f'<tr><td>{label}</td><td class="n">{cells[0]}</td><td class="n">{cells[1]}</td>'
+            f'<td class="n">{cells[2]}</td></tr>') in files["report.html"]
+
+
 @pytest.mark.parametrize("offset, misaligned", [(5000, False), (5001, True)])
 def test_misaligned_is_more_than_half_a_period(offset, misaligned):
     """Period 10000 ns: a rank exactly half a period (5000 ns) from the other's start is not flagged."""

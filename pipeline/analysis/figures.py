@@ -131,5 +131,5 @@ def rank_figures(m: Measurement, work: Work) -> RankFigures:
     slowest = Counter(p["slowest_rank"] for p in late["occurrences"])
     summary = rankstats.summary(m.ranks, work.model_flops, work.num_gpus, work.peak_tflops, slowest)
     return RankFigures(rankstats.rank_rows(m.ranks, work.model_flops, work.num_gpus, work.peak_tflops),
-                       summary, rankstats.spread(summary), late,
+                       summary, rankstats.spread(summary, m.ranks), late,
                        rankstats.alignment_warnings(m.ranks, m.first, m.last))

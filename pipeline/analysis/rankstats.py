@@ -102,14 +102,19 @@ def summary(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float,
     return out
 
 
-def spread(rows: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
-    """Min / median / max across ranks of each rank's median wall, median union and MFU."""
-    out: dict[str, dict[str, float | None]] = {}
-    for key in ("wall_median_s", "union_median_s", "mfu_pct_wall"):
-        values = [r[key] for r in rows if r[key] is not None]
-        out[key] = {"min": min(values) if values else None, "median": statistics.median(values) if values else None,
-                    "max": max(values) if values else None}
+def spread(rows: list[dict[str, Any]], ranks: list[dict]) -> dict[str, dict[str, float | None]]:
+    """Min / median / max across ranks of each rank's median wall, median union and MFU; and over the occurrences
+    two or more ranks had, of the per-rank spread (slowest minus fastest rank wall, SEMANTICS §5)."""
+    out = {key: _min_median_max([r[key] for r in rows if r[key] is not None])
+           for key in ("wall_median_s", "union_median_s", "mfu_pct_wall")}
+    shared = {k for k, n in Counter(r["occurrence"] for r in ranks).items() if n > 1}
+    out["wall_spread_s"] = _min_median_max([s for k, s in occurrence_spreads(ranks).items() if k in shared])
     return out
+
+
+def _min_median_max(values: list[float]) -> dict[str, float | None]:
+    return {"min": min(values) if values else None, "median": statistics.median(values) if values else None,
+            "max": max(values) if values else None}
 
 
 def alignment_warnings(ranks: list[dict], first: int, last: int) -> list[dict[str, str]]:
