@@ -126,7 +126,8 @@ def io_reason(exc: BaseException) -> str:
 
 def environment_error(exc: BaseException) -> UsageError | None:
     """A failure of the machine around the run, not of mfu or its inputs: a full disk, memory exhausted,
-    the current folder removed. A usage error (exit 2) saying what to do; None for anything else."""
+    the current folder removed, a path longer than the file system takes. A usage error (exit 2) saying what
+    to do; None for anything else."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" {exc.filename}" if exc.filename else " (standard output or a file)"
         return UsageError(f"cannot write{where}: {exc.strerror}; free space there and run again")
@@ -134,6 +135,10 @@ def environment_error(exc: BaseException) -> UsageError | None:
         said = str(exc).strip().splitlines()[0] if str(exc).strip() else "MemoryError"   # no duckdb import here
         return UsageError(f"out of memory ({said}); free memory, raise the limit (`ulimit -v`, a container's), "
                           "or run fewer jobs at once (--jobs)")
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:   # any path given: a trace, --out, a job
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 80 else f"{name[:40]}…{name[-30:]} ({len(name):,} characters)"
+        return UsageError(f"{shown}: {exc.strerror} for this file system; use a shorter path")
     if isinstance(exc, OSError):
         try:
             os.getcwd()

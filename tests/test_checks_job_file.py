@@ -44,6 +44,16 @@ def test_name_is_a_folder(tmp_path):
     assert job_file.name_is_a_folder({"name": "two words"})[0].pointer == "/name"
 
 
+def test_trace_paths_are_paths(tmp_path):
+    """A NUL in a path made the trace stage raise ValueError (exit 5, a traceback); here it is the job file's
+    problem, at the entry holding it (YAML's "\\0" escape writes one)."""
+    (p,) = problems(tmp_path, GOOD.replace("trace: t.sqlite", 'trace: "t\\0.sqlite"'))
+    assert (p.pointer, p.line, p.col) == ("/trace", 2, 8) and "NUL character" in p.message
+    (p,) = problems(tmp_path, GOOD.replace("trace: t.sqlite", 'trace: [a.sqlite, "b\\0.sqlite"]'))
+    assert p.pointer == "/trace/1" and p.line == 2
+    assert problems(tmp_path, GOOD.replace("trace: t.sqlite", "trace: [a.sqlite, 'r*.sqlite']")) == []
+
+
 def test_regex_compiles(tmp_path):
     (p,) = problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('\n  match: regex"))
     assert p.pointer == "/region/name" and "regular expression (RE2)" in p.message

@@ -187,3 +187,29 @@ def test_peak_written_in_flops_is_refused(tmp_path, capsys):
     assert code == 3 and "job.yaml:4:55: /hardware/peak_tflops: 9.894e+14 is greater than the maximum of 100000" in err
     code, err = run(tmp_path, JOB.replace("precision: bf16}", "precision: bf16, peak_tflops: 100000}"), capsys)
     assert (code, err) == (0, "")
+
+
+def test_a_nul_in_extends_is_located_not_a_crash(tmp_path, capsys):
+    """open() raises ValueError, not OSError, for a NUL in a path: it was exit 5 with a traceback."""
+    code, err = run(tmp_path, 'extends: "base\\0.yaml"\n' + JOB, capsys)
+    assert code == 3 and "job.yaml:1:10: /extends: a path cannot hold a NUL character" in err
+
+
+def test_a_nul_in_the_trace_path_is_located_not_a_crash(tmp_path, capsys):
+    code, err = run(tmp_path, JOB.replace("trace: missing.sqlite", 'trace: "missing\\0.sqlite"'), capsys, "run")
+    assert code == 3 and "job.yaml:2:8: /trace: a path cannot hold a NUL character" in err
+
+
+@pytest.mark.parametrize("where", ["trace", "out", "inspect"])
+def test_a_path_too_long_for_the_file_system_is_a_usage_error(tmp_path, capsys, where):
+    """ENAMETOOLONG from a path a user gives (4,000 characters in one name; Linux takes 255) was exit 5 with a
+    traceback; it is exit 2 saying so, the name shortened."""
+    long = "a" * 4000
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB.replace("missing.sqlite", long + ".sqlite") if where == "trace" else JOB)
+    code = main({"trace": ["run", str(job), "--out", str(tmp_path / "out")],
+                 "out": ["run", str(job), "--out", str(tmp_path / long)],
+                 "inspect": ["inspect", str(tmp_path / long)]}[where])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and code == 2
+    assert "characters): File name too long for this file system; use a shorter path" in err

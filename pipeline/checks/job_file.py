@@ -48,6 +48,15 @@ def regex_compiles(doc: Doc) -> list[Problem]:
     return found
 
 
+def trace_paths_are_paths(doc: Doc) -> list[Problem]:
+    """No file system takes a NUL character in a path: the trace stage would fail on it with no word of
+    where it came from, so it is said here, at the entry holding it."""
+    listed = isinstance(doc["trace"], list)
+    return [Problem("a path cannot hold a NUL character (\\0)", "/trace" + (f"/{i}" if listed else ""),
+                    hint="write the trace file's path or glob")
+            for i, path in enumerate(doc["trace"] if listed else [doc["trace"]]) if "\0" in path]
+
+
 def occurrences_ordered(doc: Doc) -> list[Problem]:
     occ = doc["region"].get("occurrences", {})
     first = occ.get("first", 1)
@@ -179,7 +188,7 @@ def _model_parallel(par: Doc) -> int:
 
 
 JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
-    name_is_a_folder, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training,
+    name_is_a_folder, trace_paths_are_paths, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training,
     decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product, batch_arithmetic,
     fp8_fraction_needs_fp8, gpu_in_catalog)
 

@@ -8,6 +8,7 @@ never a traceback; anything else is a bug (exit 5) and shows everything needed t
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import traceback
@@ -52,7 +53,8 @@ def _command(argv: list[str] | None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return int(exc.code)
         if (around := environment_error(exc)) is not None:
-            if isinstance(exc, OSError):     # a full disk under stdout: what is still buffered cannot be written
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):   # a full disk under stdout:
+                # what is still buffered cannot be written
                 _stdout_to_devnull()
             print(f"error: {around}", file=sys.stderr)
             return int(around.code)

@@ -6,7 +6,8 @@ Exit codes (the same table is in README.md):
        FLOPs where no kernel ran; README.md lists every rule)
   2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
        a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
-       not answer; a full disk while writing; memory exhausted; the current folder removed
+       not answer; a full disk while writing; memory exhausted; the current folder removed; a path
+       longer than the file system takes
   3    anything wrong in a job file or in the built-in GPU catalog, model presets or kernel classes
        (hardware.yaml, models.yaml, kernel_classes.yaml in pipeline/_data/configs/ of the installed
        package; `mfu gpus` and `mfu models` print the path): every problem listed with file:line:col

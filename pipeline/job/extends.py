@@ -25,6 +25,9 @@ def merge(path: Path, data: dict[str, Any], positions: Positions) -> tuple[dict[
     if not isinstance(ref, str) or not ref:
         raise ConfigError([Problem("extends must be the path of a base job file", "/extends", str(path),
                                    *positions.get("/extends", (1, 1)), "e.g. extends: base.yaml")])
+    if "\0" in ref:                    # no file system takes one: open() would raise ValueError, not OSError
+        raise ConfigError([Problem("a path cannot hold a NUL character (\\0)", "/extends", str(path),
+                                   *positions.get("/extends", (1, 1)), "write the base file's path")])
     base_path = path.parent / ref
     raw, text = read_job_text(base_path, hint=f"extends: {ref} in {path} (relative to that file)")
     base_file = str(base_path)
