@@ -213,3 +213,54 @@ def test_a_path_too_long_for_the_file_system_is_a_usage_error(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert "Traceback" not in err and code == 2
     assert "characters): File name too long for this file system; use a shorter path" in err
+
+
+@pytest.mark.parametrize("model, message", [
+    # 10,001 layers: counted one by one, 10^12 of them ran for hours; the limit itself passes (below)
+    ("{preset: llama-3.2-1b, layers: 10001}", "/model/layers: 1e+04 is more than any model has (at most 10,000 layers)"),
+    ("{preset: llama-3.2-1b, mtp_layers: '1e5'}", "/model/mtp_layers: 1e+05 is more than any model has"),
+    # each overflowed a float (int too large to convert): exit 5 with a traceback
+    ("{preset: llama-3.2-1b, position_embeddings: 1e308}", "/model/position_embeddings: 1e+308 is more than any model has"
+                                                           " (at most 2,147,483,648)"),
+    ("{flops_per_step: 1.7e308}", "/model/flops_per_step: 1.7e+308 is more than any model has (at most 1e+30 FLOPs)"),
+    ("{flops_per_step: 4e13, hardware_flops_per_step: '2e30'}", "/model/hardware_flops_per_step: 2e+30 is more"),
+])
+def test_model_sizes_beyond_any_model_are_refused(tmp_path, capsys, model, message):
+    code, err = run(tmp_path, JOB.replace("{flops_per_step: 4.0e+13}", model), capsys)
+    assert code == 3 and "job.yaml:5:" in err and message in err
+
+
+def test_the_model_size_limits_themselves_pass(tmp_path, capsys):
+    model = "{preset: llama-3.2-1b, layers: 10000, vocab: 2147483648}"
+    assert run(tmp_path, JOB.replace("{flops_per_step: 4.0e+13}", model), capsys) == (0, "")
+    assert run(tmp_path, JOB.replace("4.0e+13", "1e30"), capsys) == (0, "")
+
+
+@pytest.mark.parametrize("old, new, message", [
+    # JSON Schema takes a whole float as an integer: 1e308 occurrences per step overflowed a float (exit 5)
+    ("{name: train_step}", "{name: train_step, covers: 1e308}", "/region/covers: 1e+308 is too large (beyond 64-bit"),
+    ("num_gpus: 2", "num_gpus: 1e19", "/hardware/num_gpus: 1e+19 is too large (beyond 64-bit integers)"),
+])
+def test_a_whole_float_beyond_64_bits_is_no_count(tmp_path, capsys, old, new, message):
+    code, err = run(tmp_path, JOB.replace(old, new), capsys)
+    assert code == 3 and message in err
+    assert run(tmp_path, JOB.replace("num_gpus: 2", "num_gpus: 2e3"), capsys) == (0, "")     # a whole float still counts
+
+
+@pytest.mark.parametrize("key", ["peak_tflops", "achievable_tflops", "hbm_gbps"])
+def test_a_peak_or_bandwidth_too_small_to_divide_by_is_refused(tmp_path, capsys, key):
+    """5e-324 passed `exclusiveMinimum: 0`, then the MFU's denominator rounded to 0 (ZeroDivisionError), the MFU
+    against the ceiling was inf (result.json could not be written) or the roofline's ridge was inf."""
+    code, err = run(tmp_path, JOB.replace("precision: bf16}", f"precision: bf16, {key}: 5e-324}}"), capsys)
+    assert code == 3 and f"/hardware/{key}: 5e-324 is less than the minimum of 0.001" in err
+    assert run(tmp_path, JOB.replace("precision: bf16}", f"precision: bf16, {key}: 0.001}}"), capsys) == (0, "")
+
+
+def test_a_catalog_peak_too_small_to_divide_by_is_refused(tmp_path):
+    from pipeline.errors import ConfigError
+    from pipeline.hardware.catalog import DEFAULT_CATALOG, load_catalog
+    text = DEFAULT_CATALOG.read_text(encoding="utf-8")
+    broken = tmp_path / "hardware.yaml"
+    broken.write_text(text.replace("  bf16: 989.4\n", "  bf16: 5e-324\n", 1), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bf16: 5e-324 is less than the minimum of 0.001"):
+        load_catalog(broken)

@@ -112,9 +112,18 @@ def schema_registry() -> Registry:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """One validator per schema and process (a batch validates many jobs against the same schema)."""
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     schema = schema_registry().contents(name)
-    return Draft202012Validator(schema, registry=schema_registry())
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    return validators.extend(Draft202012Validator, type_checker=checker)(schema, registry=schema_registry())
+
+
+def _is_integer(checker: Any, value: Any) -> bool:
+    """JSON Schema's integer, as YAML's 64-bit ones: a whole float (2e3) still counts, but not one beyond 2^63
+    (`covers: 1e308`, `num_gpus: 1e19`), which no count reaches and whose products overflowed a float."""
+    if isinstance(value, float):
+        return value.is_integer() and abs(value) < 2 ** 63
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @cache
@@ -345,6 +354,9 @@ def _message(err) -> str:
         return err.message.replace("is a required property", "is required here")
     if err.validator == "enum":
         return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
+    if err.validator in ("type", "oneOf", "anyOf") and isinstance(err.instance, float) and err.instance.is_integer() \
+            and abs(err.instance) >= 2 ** 63:       # refused as a count by _is_integer: say why
+        return f"{_shown(err.instance)} is too large (beyond 64-bit integers)"
     if err.validator in ("type", "oneOf", "anyOf"):
         return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
     if err.validator in _BOUNDS:

@@ -21,6 +21,11 @@ from pipeline.errors import ConfigError, Problem
 PRESETS_FILE = config_path("models.yaml")
 NESTED = ("moe", "mla", "sliding_window")
 NUMERIC = re.compile(r"^\s*\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")  # same pattern as the schema
+# Sizes no model reaches, far beyond the largest published (under 200 layers, widths and vocabularies under 10^6,
+# a step under 10^22 FLOPs): FLOPs are counted layer by layer, and every total must stay a finite float.
+MAX_LAYERS = 10_000
+MAX_COUNT = 2 ** 31
+MAX_FLOPS = 1e30                   # a float: `flops_per_step: 1e30` reads as 1e30 exactly as written
 
 
 @lru_cache(maxsize=1)
@@ -55,6 +60,7 @@ def resolve_model(model: Mapping[str, Any]) -> dict:
             merged[key] = value
     _raise_if(schema_problems(merged, "model.schema.json", "", {}, prefix="/model"))
     exact = _exact_numbers(merged, "/model")
+    _raise_if(_size_problems(exact, "/model"))
     if "flops_per_step" not in exact:
         _raise_if(_architecture_problems(exact))
     return exact
@@ -89,6 +95,24 @@ def _architecture_problems(model: Mapping[str, Any]) -> list[Problem]:
     if moe is not None and moe.get("top_k", 0) > moe.get("experts", 0):
         problems.append(Problem(message="top_k exceeds the number of experts", pointer="/model/moe/top_k"))
     return problems
+
+
+def _size_problems(value: Any, pointer: str) -> list[Problem]:
+    """Counts too large for any model: `layers: 1e12` looped for hours and `position_embeddings: 1e308` or
+    `flops_per_step: 1.7e308` overflowed a float, each a traceback; the limits are far beyond any real model."""
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in _size_problems(v, f"{pointer}/{k}")]
+    if isinstance(value, bool) or not isinstance(value, int):
+        return []
+    key = pointer.rsplit("/", 1)[-1]
+    limit, what = (MAX_FLOPS, "FLOPs") if key.endswith("flops_per_step") else \
+        (MAX_LAYERS, "layers") if key in ("layers", "mtp_layers") else (MAX_COUNT, "")
+    if value <= limit:
+        return []
+    most = f"{limit:,}" if limit < 10 ** 12 else f"{limit:.0e}"
+    return [Problem(message=f"{value:.3g} is more than any model has (at most {most}{' ' + what if what else ''})",
+                    pointer=pointer, hint="check the value and its unit: the largest published models have under 200 "
+                                          "layers, widths and vocabularies under 10^6, a step under 10^22 FLOPs")]
 
 
 def _exact_numbers(value: Any, pointer: str) -> Any:
