@@ -217,11 +217,12 @@ def test_a_path_too_long_for_the_file_system_is_a_usage_error(tmp_path, capsys, 
 
 @pytest.mark.parametrize("model, message", [
     # 10,001 layers: counted one by one, 10^12 of them ran for hours; the limit itself passes (below)
-    ("{preset: llama-3.2-1b, layers: 10001}", "/model/layers: 1e+04 is more than any model has (at most 10,000 layers)"),
+    ("{preset: llama-3.2-1b, layers: 10001}",
+     "/model/layers: 1e+04 is more than any model has (at most 10,000 layers)"),
     ("{preset: llama-3.2-1b, mtp_layers: '1e5'}", "/model/mtp_layers: 1e+05 is more than any model has"),
     # each overflowed a float (int too large to convert): exit 5 with a traceback
-    ("{preset: llama-3.2-1b, position_embeddings: 1e308}", "/model/position_embeddings: 1e+308 is more than any model has"
-                                                           " (at most 2,147,483,648)"),
+    ("{preset: llama-3.2-1b, position_embeddings: 1e308}",
+     "/model/position_embeddings: 1e+308 is more than any model has (at most 2,147,483,648)"),
     ("{flops_per_step: 1.7e308}", "/model/flops_per_step: 1.7e+308 is more than any model has (at most 1e+30 FLOPs)"),
     ("{flops_per_step: 4e13, hardware_flops_per_step: '2e30'}", "/model/hardware_flops_per_step: 2e+30 is more"),
 ])
@@ -244,7 +245,7 @@ def test_the_model_size_limits_themselves_pass(tmp_path, capsys):
 def test_a_whole_float_beyond_64_bits_is_no_count(tmp_path, capsys, old, new, message):
     code, err = run(tmp_path, JOB.replace(old, new), capsys)
     assert code == 3 and message in err
-    assert run(tmp_path, JOB.replace("num_gpus: 2", "num_gpus: 2e3"), capsys) == (0, "")     # a whole float still counts
+    assert run(tmp_path, JOB.replace("num_gpus: 2", "num_gpus: 2e3"), capsys) == (0, "")   # a whole float counts
 
 
 @pytest.mark.parametrize("key", ["peak_tflops", "achievable_tflops", "hbm_gbps"])

@@ -188,9 +188,9 @@ def _model_parallel(par: Doc) -> int:
 
 
 JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
-    name_is_a_folder, trace_paths_are_paths, regex_compiles, occurrences_ordered, token_counts_given, no_backward_without_training,
-    decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product, batch_arithmetic,
-    fp8_fraction_needs_fp8, gpu_in_catalog)
+    name_is_a_folder, trace_paths_are_paths, regex_compiles, occurrences_ordered, token_counts_given,
+    no_backward_without_training, decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product,
+    batch_arithmetic, fp8_fraction_needs_fp8, gpu_in_catalog)
 
 
 def job_problems(job: Job) -> list[Problem]:
