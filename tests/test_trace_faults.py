@@ -379,3 +379,30 @@ def test_inspect_verify_names_a_page_whose_rows_sqlite_reads_short(tmp_path, cap
     assert main(["inspect", str(good), "--verify", "--format", "json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["trace"]["quick_check"] == "ok" and info["counts"]["kernels"] == 4
+
+
+@pytest.mark.parametrize("sql, message", [
+    # values of another type in the ids, names and GPU rows the pipeline reads: DuckDB's scanner stopped on
+    # each (a type mismatch or conversion error), an internal error (exit 5) with a traceback
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = 1.5 WHERE rowid = 3",
+     "CUPTI_ACTIVITY_KIND_KERNEL.shortName: 1 rows hold text or non-integer values"),
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = 'x y' WHERE rowid < 10",
+     "CUPTI_ACTIVITY_KIND_KERNEL.streamId: 9 rows hold text or non-integer values"),
+    ("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = x'00ff' WHERE rowid = 3",
+     "CUPTI_ACTIVITY_KIND_RUNTIME.globalTid: 1 rows hold text or non-integer values"),
+    ("UPDATE NVTX_EVENTS SET textId = 'train' WHERE rowid = 1", "NVTX_EVENTS.textId: 1 rows hold text or non-integer"),
+    ("UPDATE TARGET_INFO_GPU SET name = x'00ff'", "TARGET_INFO_GPU.name: 2 rows hold a blob or a number where"),
+    # -2^63 ns: DuckDB cannot subtract it from a time (an INT64 overflow), also exit 5
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9223372036854775808 WHERE rowid = 100",
+     "CUPTI_ACTIVITY_KIND_KERNEL.start: 1 rows hold a time beyond ±2^62 ns"),
+    ("UPDATE NVTX_EVENTS SET \"end\" = -9223372036854775808 WHERE rowid = 1",
+     "NVTX_EVENTS.end: 1 rows hold a time beyond ±2^62 ns"),
+])
+def test_every_column_read_is_checked_for_its_type(synth_trace, tmp_path, capsys, sql, message):
+    trace, _ = synth_trace(steps=6, layers=4, warmup_steps=1)         # the quickstart's trace
+    bad = copy_with(trace, tmp_path, sql)
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and f"{bad}: {message}" in err and "Traceback" not in err, err
+    code = main(["inspect", str(bad)])                                # inspect reads no stream
+    err = capsys.readouterr().err
+    assert (code, message in err) == ((0, False) if "streamId" in sql else (4, True)) and "Traceback" not in err, err

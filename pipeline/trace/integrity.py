@@ -9,9 +9,10 @@ wrong (NULLs) or stopped a query with DuckDB's type error, an internal error (ex
 - NULLs: checked when a trace is attached (`check`). NVTX starts are always checked (a
   small table); the big tables only where the file's own table definition allows NULL (Nsight
   Systems declares them NOT NULL, so its exports cost nothing here).
-- Text in integer columns (SQLite stores whatever it is given): when a query fails, or on
-  `mfu inspect`, `diagnose` counts the offending rows in SQLite itself (one aggregate per
-  table, nothing read into Python), the file opened read-only and immutable.
+- Values of another type than every column read has (open.RAW_TABLES: text in an integer id, a blob in a
+  name; SQLite stores whatever it is given), and times DuckDB cannot subtract (beyond ±2^62 ns): when a
+  query fails, `diagnose` counts the offending rows in SQLite itself (one aggregate per table, nothing
+  read into Python), the file opened read-only and immutable.
 - Pages that contradict themselves (`mfu inspect --verify`, `verify_pages`): SQLite's quick_check.
 """
 
@@ -26,7 +27,7 @@ import duckdb
 
 from pipeline.errors import TraceError
 from pipeline.trace import files
-from pipeline.trace.open import Trace, resolve_table
+from pipeline.trace.open import RAW_TABLES, Trace, resolve_table
 
 # export table -> columns that must hold integers; NULL allowed only where noted (NVTX marks have no end)
 CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
@@ -37,8 +38,8 @@ CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
     "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": (("start", False), ("end", False)),     # GPU work too (SEMANTICS §4)
     "NVTX_EVENTS": (("start", False), ("end", True)),   # NULL end: a mark, or a push never popped
 }
-# export table -> text columns names are read from: a blob or a number there stops DuckDB's scanner
-TEXT_CHECKED: dict[str, tuple[str, ...]] = {"StringIds": ("value",), "NVTX_EVENTS": ("text",)}
+# Times from any clock lie within ±2^62 ns (146 years) of its zero; beyond it, an end minus a start can leave 64 bits.
+TIME_LIMIT_NS = 2 ** 62
 
 
 _BIG = ("raw_kernel", "raw_graph_trace", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
@@ -74,35 +75,40 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 
 def problems(path: Path) -> list[str]:
-    """'TABLE.column: N rows hold text' and the like, for every checked column that breaks the schema."""
+    """'TABLE.column: N rows hold text' and the like, for every column read (open.RAW_TABLES) that breaks the
+    schema: each value must be of the column's type (or NULL), a time within ±TIME_LIMIT_NS, and NULL only
+    where CHECKED allows it."""
     con = _read_only(path)
     try:
         present = {name: {c[1] for c in con.execute(f'PRAGMA table_info("{name}")')}
                    for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out = []
-        for base, columns in CHECKED.items():
+        for base, columns in RAW_TABLES.values():
             table = resolve_table(present, base)
-            cols = [(c, nullable) for c, nullable in columns if table and c in present[table]]
-            if not cols:
-                continue
-            parts = ", ".join(f"sum(typeof(\"{c}\") NOT IN ('integer', 'null')), sum(\"{c}\" IS NULL)" for c, _ in cols)
-            counts = con.execute(f'SELECT {parts} FROM "{table}"').fetchone()
-            for i, (c, nullable) in enumerate(cols):
-                wrong, null = counts[2 * i] or 0, counts[2 * i + 1] or 0
-                if wrong:
-                    out.append(f"{table}.{c}: {wrong:,} rows hold text or non-integer values")
-                if null and not nullable:
-                    out.append(f"{table}.{c}: {null:,} rows are NULL")
-        for base, columns in TEXT_CHECKED.items():
-            table = resolve_table(present, base)
-            for c in [c for c in columns if table and c in present[table]]:
-                wrong = con.execute(f'SELECT count(*) FROM "{table}" WHERE typeof("{c}") NOT IN (\'text\', \'null\')'
-                                    ).fetchone()[0]
-                if wrong:
-                    out.append(f"{table}.{c}: {wrong:,} rows hold a blob or a number where the export schema has text")
+            tests = [t for c, kind in columns if table and c in present[table] for t in _tests(base, c, kind)]
+            if tests:
+                counts = con.execute(f'SELECT {", ".join(sql for sql, _ in tests)} FROM "{table}"').fetchone()
+                out += [f"{table}.{what.format(n=n)}" for (_, what), n in zip(tests, counts) if n]
         return out
     finally:
         con.close()
+
+
+def _tests(base: str, column: str, kind: str) -> list[tuple[str, str]]:
+    """(SQL counting the rows of one column that break the schema, what it says about them)."""
+    c = f'"{column}"'
+    if kind != "BIGINT":
+        return [(f"sum(typeof({c}) NOT IN ('text', 'null'))",
+                 f"{column}: {{n:,}} rows hold a blob or a number where the export schema has text")]
+    tests = [(f"sum(typeof({c}) NOT IN ('integer', 'null'))",
+              f"{column}: {{n:,}} rows hold text or non-integer values")]
+    nullable = dict(CHECKED.get(base, ()))
+    if column in nullable:                      # a time
+        tests.append((f"sum(typeof({c}) = 'integer' AND ({c} >= {TIME_LIMIT_NS} OR {c} <= -{TIME_LIMIT_NS}))",
+                      f"{column}: {{n:,}} rows hold a time beyond ±2^62 ns (146 years from the clock's zero)"))
+        if not nullable[column]:
+            tests.append((f"sum({c} IS NULL)", f"{column}: {{n:,}} rows are NULL"))
+    return tests
 
 
 def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
@@ -115,9 +121,9 @@ def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
             continue
     if not found:
         return None
-    return TraceError("; ".join(found) + " (the export schema has integer nanoseconds in time columns and text "
-                      "in names); re-export the report with `nsys export --type sqlite`, or remove those rows on "
-                      "a copy")
+    return TraceError("; ".join(found) + " (the export schema has integer nanoseconds in time columns, integers "
+                      "in ids and text in names); re-export the report with `nsys export --type sqlite`, or remove "
+                      "those rows on a copy")
 
 
 def explain(exc: BaseException, paths: list[Path]) -> BaseException:
