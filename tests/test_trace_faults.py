@@ -406,3 +406,14 @@ def test_every_column_read_is_checked_for_its_type(synth_trace, tmp_path, capsys
     code = main(["inspect", str(bad)])                                # inspect reads no stream
     err = capsys.readouterr().err
     assert (code, message in err) == ((0, False) if "streamId" in sql else (4, True)) and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("where, occurrences", [("", 10), (" WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS)", 1)])
+def test_region_ranges_without_a_thread_are_a_trace_error(synth_trace, tmp_path, capsys, where, occurrences):
+    """NVTX_EVENTS.globalTid NULL on every row crashed the rank labels (exit 5); on one range it was measured as a
+    third rank that launched nothing, with exit 0. 2 ranks x 5 steps: all of them, or the first one."""
+    trace, _ = synth_trace()
+    bad = copy_with(trace, tmp_path, f"UPDATE NVTX_EVENTS SET globalTid = NULL{where}")
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and "Traceback" not in err, err
+    assert f"{bad}: {occurrences} occurrence(s) of region 'train_step' have no thread (NVTX_EVENTS.globalTid" in err

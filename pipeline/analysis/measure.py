@@ -98,6 +98,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     warnings: list[dict[str, str]] = []
     found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
                       name=region.name, match=region.match, domain=region.domain)
+    _refuse_threadless(trace, region, found["region_counts"])
     counts = _process_counts(found["region_counts"])
     warnings += nested_warning(found["nested_counts"]) + unclosed_warning(found["unclosed_counts"])
     if not counts:
@@ -196,6 +197,18 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     used = sorted({d["device_id"] for d in rows["device_times"]})
     return Measurement(window.attribution, window.first, window.last, rows["occurrence_times"], rows["rank_times"],
                        used, window.counts_per_process, warnings, totals)
+
+
+def _refuse_threadless(trace: Trace, region: Region, counts: list[dict[str, Any]]) -> None:
+    """Ranges with no thread (NVTX_EVENTS.globalTid NULL, which Nsight Systems always sets) belong to no process:
+    none of their kernels can be attributed, and as a process of their own they crashed the rank labels (exit 5)
+    or were measured as a rank that never ran. Trace data that cannot be right: exit 4 (SEMANTICS §6)."""
+    threadless = sum(r["occurrences"] for r in counts if r["global_pid"] is None)
+    if threadless:
+        raise TraceError(f"{trace.path}: {threadless} occurrence(s) of region '{region.name}' have no thread "
+                         "(NVTX_EVENTS.globalTid is NULL), so no process or rank is theirs and no kernel can be "
+                         "attributed to them; re-export the report with `nsys export --type sqlite`, or remove those "
+                         "rows on a copy")
 
 
 def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
