@@ -19,7 +19,20 @@ def test_counts_by_hand(open_export) -> None:
     trace = open_export(e)
     assert queries.run(trace.con, "inspect_counts") == [{
         "kernels": 3, "launches": 2, "nvtx_ranges": 2, "kernel_processes": 2, "kernels_without_process": 1,
-        "kernels_without_launch": 2, "first_kernel_ns": 90, "last_kernel_ns": 450}]
+        "kernels_without_launch": 2, "backwards_kernels": 0, "backwards_ranges": 0, "first_kernel_ns": 90,
+        "last_kernel_ns": 450}]
+
+
+def test_rows_ending_before_they_start_are_counted(open_export) -> None:
+    e = Export()
+    e.range(100, 200, gtid(1, 1), "step")
+    e.range(300, 250, gtid(1, 1), "step")                          # backwards
+    e.range(400, 400, gtid(1, 1), "step")                          # zero length: not backwards
+    e.launch(100, gtid(1, 1), 1)
+    e.kernel(120, 110, gpid(1), 1)                                 # backwards
+    e.kernel(130, 130, gpid(1), 1)
+    (row,) = queries.run(open_export(e).con, "inspect_counts")
+    assert (row["backwards_kernels"], row["backwards_ranges"]) == (1, 1)
 
 
 def test_synthetic_totals(synth_trace, open_views) -> None:

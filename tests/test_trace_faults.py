@@ -417,3 +417,16 @@ def test_region_ranges_without_a_thread_are_a_trace_error(synth_trace, tmp_path,
     code, err = run(job_on(bad, tmp_path), capsys)
     assert code == 4 and "Traceback" not in err, err
     assert f"{bad}: {occurrences} occurrence(s) of region 'train_step' have no thread (NVTX_EVENTS.globalTid" in err
+
+
+def test_inspect_says_when_rows_end_before_they_start(synth_trace, tmp_path, capsys):
+    """One kernel ending at 0 made inspect print negative sums and shares and guess that no range is a step,
+    with no word of why (`mfu run` warns); an NVTX range ending before it starts printed a negative duration."""
+    trace, _ = synth_trace()
+    bad = copy_with(trace, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = 0 WHERE rowid = 50",
+                    "UPDATE NVTX_EVENTS SET \"end\" = start - 5 WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS)")
+    assert main(["inspect", str(bad)]) == 0
+    out = capsys.readouterr().out
+    assert ("note: 1 kernel row(s) and 1 NVTX range(s) end before they start: the trace's clock or the export is "
+            "broken there. The range durations and kernel time sums and shares above subtract their negative") in out
+    assert main(["inspect", str(trace)]) == 0 and "end before they start" not in capsys.readouterr().out

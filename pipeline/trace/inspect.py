@@ -64,8 +64,20 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         "precision_by_kernel_names": precision,
         "cuda_graphs": {"mode": graph_mode(graphs), **graphs},
         "supports": _supports(trace, counts),
-        "notes": trace.notes,
+        "notes": trace.notes + _backwards(counts),
     }
+
+
+def _backwards(counts: dict[str, Any]) -> list[str]:
+    """Rows ending before they start made negative durations, sums and shares, and a wrong step verdict, with
+    no word of why (`mfu run` warns of them: trace_warnings)."""
+    rows = [f"{n:,} {what}" for n, what in ((counts["backwards_kernels"], "kernel row(s)"),
+                                           (counts["backwards_ranges"], "NVTX range(s)")) if n]
+    if not rows:
+        return []
+    return [f"{' and '.join(rows)} end before they start: the trace's clock or the export is broken there. The "
+            "range durations and kernel time sums and shares above subtract their negative time (the unions count "
+            "it as none), so the step verdict may be wrong; export the report again"]
 
 
 # How the range list shows ranges whose text is NULL and whose textId is in no StringIds row.
