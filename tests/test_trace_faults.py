@@ -430,3 +430,15 @@ def test_inspect_says_when_rows_end_before_they_start(synth_trace, tmp_path, cap
     assert ("note: 1 kernel row(s) and 1 NVTX range(s) end before they start: the trace's clock or the export is "
             "broken there. The range durations and kernel time sums and shares above subtract their negative") in out
     assert main(["inspect", str(trace)]) == 0 and "end before they start" not in capsys.readouterr().out
+
+
+def test_kernels_without_time_suggest_no_precision(synth_trace, tmp_path, capsys):
+    """Every kernel zero-length: the precision shares divided by a total of 0 (exit 5 with a traceback from inspect
+    and init); no matrix-kernel time suggests no precision, and init finds no GPU work to write a job for."""
+    trace, _ = synth_trace()
+    bad = copy_with(trace, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = start")
+    assert main(["inspect", str(bad), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["precision_by_kernel_names"] == []
+    assert main(["init", str(bad), "-o", str(tmp_path / "job.yaml")]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "No job file written" in err and not (tmp_path / "job.yaml").exists()

@@ -87,10 +87,13 @@ NO_NAME = "(no name: NVTX text NULL and textId not in StringIds)"
 def _precision(con: Any) -> list[dict[str, Any]]:
     """Matrix-kernel time per precision the kernel names say, by the rules `mfu run` judges with
     (configs/kernel_classes.yaml), for `mfu init` to suggest hardware.precision. Names that say
-    no type suggest nothing and are left out; share is of all matrix-kernel time."""
+    no type suggest nothing and are left out; share is of all matrix-kernel time. Matrix kernels without time
+    (zero-length rows, or rows ending before they start) suggest nothing either: there is no share to take."""
     chain.run(con, {"inspect_all_kernels", "classify", "name_times"}, **classify_params(load_rules()))
     rows = queries.run(con, "precision_times", names=1)
     total = sum(r["sum_ns"] for r in rows)
+    if total <= 0:
+        return []
     return [{"precision": r["precision"], "kernel_ns": r["sum_ns"], "kernels": r["kernel_count"],
              "share": r["sum_ns"] / total} for r in rows if r["precision"] != UNKNOWN]
 
