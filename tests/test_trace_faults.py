@@ -442,3 +442,24 @@ def test_kernels_without_time_suggest_no_precision(synth_trace, tmp_path, capsys
     assert main(["init", str(bad), "-o", str(tmp_path / "job.yaml")]) == 4
     err = capsys.readouterr().err
     assert "Traceback" not in err and "No job file written" in err and not (tmp_path / "job.yaml").exists()
+
+
+def test_an_integer_column_declared_blob_is_named(synth_trace, tmp_path, capsys):
+    """DuckDB reads a column by its declared type: deviceId declared BLOB stopped every query on a cast error
+    (exit 5), though each value in it is an integer."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        ddl = con.execute("SELECT sql FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
+        assert "deviceId INTEGER" in ddl
+        con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO old_kernels")
+        con.execute(ddl.replace("deviceId INTEGER", "deviceId BLOB"))
+        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM old_kernels")
+        con.execute("DROP TABLE old_kernels")
+    con.close()
+    message = "CUPTI_ACTIVITY_KIND_KERNEL.deviceId: declared BLOB, where the export schema has INTEGER"
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and f"{bad}: {message}" in err and "Traceback" not in err, err
+    assert main(["inspect", str(bad)]) == 4
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
