@@ -392,6 +392,8 @@ def test_inspect_verify_names_a_page_whose_rows_sqlite_reads_short(tmp_path, cap
      "CUPTI_ACTIVITY_KIND_RUNTIME.globalTid: 1 rows hold text or non-integer values"),
     ("UPDATE NVTX_EVENTS SET textId = 'train' WHERE rowid = 1", "NVTX_EVENTS.textId: 1 rows hold text or non-integer"),
     ("UPDATE TARGET_INFO_GPU SET name = x'00ff'", "TARGET_INFO_GPU.name: 2 rows hold a blob or a number where"),
+    ("UPDATE META_DATA_EXPORT SET value = x'00ff' WHERE rowid = 1",       # read when the trace is attached
+     "META_DATA_EXPORT.value: 1 rows hold a blob or a number where"),
     # -2^63 ns: DuckDB cannot subtract it from a time (an INT64 overflow), also exit 5
     ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9223372036854775808 WHERE rowid = 100",
      "CUPTI_ACTIVITY_KIND_KERNEL.start: 1 rows hold a time beyond ±2^62 ns"),
@@ -444,22 +446,36 @@ def test_kernels_without_time_suggest_no_precision(synth_trace, tmp_path, capsys
     assert "Traceback" not in err and "No job file written" in err and not (tmp_path / "job.yaml").exists()
 
 
-def test_an_integer_column_declared_blob_is_named(synth_trace, tmp_path, capsys):
+@pytest.mark.parametrize("table, written, declared, message", [
+    ("CUPTI_ACTIVITY_KIND_KERNEL", "deviceId INTEGER", "deviceId BLOB",
+     "CUPTI_ACTIVITY_KIND_KERNEL.deviceId: declared BLOB, where the export schema has INTEGER"),
+    ("StringIds", "value TEXT", "value REAL", "StringIds.value: declared REAL, where the export schema has TEXT"),
+    ("META_DATA_EXPORT", "name TEXT", "name REAL", "META_DATA_EXPORT.name: declared REAL, where the export schema"),
+])
+def test_a_column_declared_another_type_is_named(synth_trace, tmp_path, capsys, table, written, declared, message):
     """DuckDB reads a column by its declared type: deviceId declared BLOB stopped every query on a cast error
-    (exit 5), though each value in it is an integer."""
+    (exit 5) though each value is an integer, and names in a column declared REAL on a type mismatch."""
     trace, _ = synth_trace()
     bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
     with sqlite3.connect(bad) as con:
-        ddl = con.execute("SELECT sql FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
-        assert "deviceId INTEGER" in ddl
-        con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO old_kernels")
-        con.execute(ddl.replace("deviceId INTEGER", "deviceId BLOB"))
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM old_kernels")
-        con.execute("DROP TABLE old_kernels")
+        ddl = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        assert written in ddl
+        con.execute(f"ALTER TABLE {table} RENAME TO old_rows")
+        con.execute(ddl.replace(written, declared))
+        con.execute(f"INSERT INTO {table} SELECT * FROM old_rows")
+        con.execute("DROP TABLE old_rows")
     con.close()
-    message = "CUPTI_ACTIVITY_KIND_KERNEL.deviceId: declared BLOB, where the export schema has INTEGER"
     code, err = run(job_on(bad, tmp_path), capsys)
     assert code == 4 and f"{bad}: {message}" in err and "Traceback" not in err, err
     assert main(["inspect", str(bad)]) == 4
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err, err
+
+
+def test_a_negative_process_id_is_named(synth_trace, tmp_path, capsys):
+    """globalTid -2^63 overflowed inspect's process comparison (exit 5); no id of (pid, tid, host) is negative."""
+    trace, _ = synth_trace()
+    bad = copy_with(trace, tmp_path, "UPDATE NVTX_EVENTS SET globalTid = -9223372036854775808 WHERE rowid = 1")
+    assert main(["inspect", str(bad)]) == 4
+    err = capsys.readouterr().err
+    assert f"{bad}: NVTX_EVENTS.globalTid: 1 rows hold a negative id" in err and "Traceback" not in err, err

@@ -38,6 +38,8 @@ CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
     "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": (("start", False), ("end", False)),     # GPU work too (SEMANTICS §4)
     "NVTX_EVENTS": (("start", False), ("end", True)),   # NULL end: a mark, or a push never popped
 }
+# Export metadata open.py reads when it attaches a trace (its product and schema versions), under either name.
+METADATA = [(table, [("name", "VARCHAR"), ("value", "VARCHAR")]) for table in ("META_DATA_EXPORT", "EXPORT_META_DATA")]
 # Times from any clock lie within ±2^62 ns (146 years) of its zero; beyond it, an end minus a start can leave 64 bits.
 TIME_LIMIT_NS = 2 ** 62
 
@@ -83,12 +85,12 @@ def problems(path: Path) -> list[str]:
         present = {name: {c[1]: c[2] for c in con.execute(f'PRAGMA table_info("{name}")')}
                    for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out = []
-        for base, columns in RAW_TABLES.values():
+        for base, columns in [*RAW_TABLES.values(), *METADATA]:
             table = resolve_table(present, base)
             declared = present[table] if table else {}
-            # DuckDB reads a column by its declared type: one declared BLOB is no integer, whatever it holds
-            out += [f"{table}.{c}: declared {declared[c]}, where the export schema has INTEGER" for c, kind in columns
-                    if kind == "BIGINT" and "BLOB" in declared.get(c, "").upper()]
+            out += [f"{table}.{c}: declared {declared[c]}, where the export schema has "
+                    + ("INTEGER" if kind == "BIGINT" else "TEXT") for c, kind in columns
+                    if c in declared and _unreadable(declared[c], kind)]
             tests = [t for c, kind in columns if c in declared for t in _tests(base, c, kind)]
             if tests:
                 counts = con.execute(f'SELECT {", ".join(sql for sql, _ in tests)} FROM "{table}"').fetchone()
@@ -96,6 +98,15 @@ def problems(path: Path) -> list[str]:
         return out
     finally:
         con.close()
+
+
+def _unreadable(declared: str, kind: str) -> bool:
+    """DuckDB reads a column by its declared type: a BLOB one is no integer and a REAL or INTEGER one no text,
+    whatever the rows hold (SQLite's affinity rules, sqlite.org/datatype3.html §3.1)."""
+    declared = declared.upper()
+    if kind == "BIGINT":
+        return "BLOB" in declared and "INT" not in declared
+    return not any(t in declared for t in ("CHAR", "CLOB", "TEXT", "BLOB")) and declared != ""
 
 
 def _tests(base: str, column: str, kind: str) -> list[tuple[str, str]]:
@@ -106,6 +117,8 @@ def _tests(base: str, column: str, kind: str) -> list[tuple[str, str]]:
                  f"{column}: {{n:,}} rows hold a blob or a number where the export schema has text")]
     tests = [(f"sum(typeof({c}) NOT IN ('integer', 'null'))",
               f"{column}: {{n:,}} rows hold text or non-integer values")]
+    if column in ("globalTid", "globalPid"):    # (pid << 24 | tid) plus a host in bits 48-62: never negative
+        tests.append((f"sum(typeof({c}) = 'integer' AND {c} < 0)", f"{column}: {{n:,}} rows hold a negative id"))
     nullable = dict(CHECKED.get(base, ()))
     if column in nullable:                      # a time
         tests.append((f"sum(typeof({c}) = 'integer' AND ({c} >= {TIME_LIMIT_NS} OR {c} <= -{TIME_LIMIT_NS}))",
