@@ -45,7 +45,8 @@ def file_in_folder(text: str | Path, option: str) -> Path:
     if not str(text).strip():
         raise UsageError(f"{option}: an empty path; give a file")
     path = Path(text)
-    if path.exists() and not path.is_file():
-        raise UsageError(f"{option} {path}: is a folder, not a file")
+    if path.exists() and not path.is_file():            # a folder, or a device such as /dev/null
+        raise UsageError(f"{option} {path}: " + ("is a folder, not a file" if path.is_dir() else
+                                                  "is not a regular file (a device or a pipe); give a file"))
     folder(path.parent, option)
     return path

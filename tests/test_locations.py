@@ -54,6 +54,15 @@ def test_a_file_where_a_folder_belongs(job, capsys, option):
         err.startswith(f"error: {job}: is a file, but a history path not ending in .duckdb is a folder")
 
 
+@pytest.mark.parametrize("where, says", [("/dev/null", "is not a regular file (a device or a pipe); give a file"),
+                                         ("", "is a folder, not a file")])
+def test_a_device_or_folder_where_a_file_belongs(tmp_path, capsys, where, says):
+    """`mfu init -o /dev/null` said /dev/null 'is a folder'."""
+    out = where or str(tmp_path)
+    assert main(["synth", out]) == 2
+    assert capsys.readouterr().err == f"error: OUT.sqlite {out}: {says}\n"
+
+
 @pytest.mark.parametrize("option, name", [("--out", "out"), ("--cache", "cache"), ("--history", "h"),
                                           ("--history", "h.duckdb")])
 def test_unreachable_location(job, capsys, option, name):
