@@ -65,6 +65,11 @@ def test_regex_compiles(tmp_path):
     (p,) = problems(tmp_path, GOOD + classes)
     assert p.pointer == "/analysis/kernel_classes/1/pattern" and "(RE2)" in p.message
     assert problems(tmp_path, GOOD + classes.replace("x(?<!y)", "(?i)nccl")) == []
+    # the figures' kernel patterns too: an unbalanced one stopped the roofline query (exit 5)
+    figures = "analysis:\n  figures:\n    - {name: a, kernels: 'gemm', flops: 1}\n    - {name: b, kernels: '(', flops: 1}\n"
+    (p,) = problems(tmp_path, GOOD + figures)
+    assert p.pointer == "/analysis/figures/1/kernels" and "invalid regular expression '(' (RE2)" in p.message
+    assert problems(tmp_path, GOOD + figures.replace("'('", "'(?i)flash'")) == []
     # exact (the default) and contains compare plain text: RE2 never judges the name then
     assert problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('")) == []
     assert problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('\n  match: contains")) == []

@@ -38,13 +38,17 @@ def name_is_a_folder(doc: Doc) -> list[Problem]:
 
 
 def regex_compiles(doc: Doc) -> list[Problem]:
-    """The region's `match: regex` and the kernel-class patterns are run by DuckDB's RE2, so RE2 judges
-    them (Python's re accepts lookarounds RE2 refuses), before any trace is opened."""
+    """The region's `match: regex`, the kernel-class patterns and the figures' `kernels` patterns are run by
+    DuckDB's RE2, so RE2 judges them (Python's re accepts lookarounds RE2 refuses), before any trace is opened."""
     region, found = doc["region"], pattern_problems(doc.get("analysis", {}).get("kernel_classes"))
     if region.get("match") == "regex" and (why := re2.problem(region["name"])):
         found.insert(0, Problem(f"not a valid regular expression (RE2): {why}", "/region/name",
                                 hint="RE2 has no lookarounds or backreferences; escape special characters, "
                                      "or use match: prefix / contains for plain text"))
+    figures = doc.get("analysis", {}).get("figures") or []
+    found += [Problem(f"invalid regular expression {f['kernels']!r} (RE2): {why}", f"/analysis/figures/{i}/kernels",
+                      hint="RE2 syntax, e.g. (?i)flash_fwd") for i, f in enumerate(figures)
+              if "kernels" in f and (why := re2.problem(f["kernels"]))]
     return found
 
 
