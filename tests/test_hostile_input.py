@@ -265,3 +265,23 @@ def test_a_catalog_peak_too_small_to_divide_by_is_refused(tmp_path):
     broken.write_text(text.replace("  bf16: 989.4\n", "  bf16: 5e-324\n", 1), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"bf16: 5e-324 is less than the minimum of 0.001"):
         load_catalog(broken)
+
+
+@pytest.mark.parametrize("text, where, message", [
+    # an alias inside its own anchor's value: the positions walk recursed without end (exit 5, RecursionError)
+    ("x: &r {y: *r}\n", "job.yaml:7:11:", "the alias *r is inside the value &r names, a value that contains itself"),
+    ("x: &a [*a]\n", "job.yaml:7:8:", "the alias *a is inside the value &a names"),
+    # an explicit tag on a value it cannot read: PyYAML's int() raised ValueError (exit 5)
+    ("x: !!int two\n", "job.yaml:7:4:", "a value its tag cannot read (invalid literal for int() with base 10: 'two')"),
+    ("x: [1, !!float abc]\n", "job.yaml:7:8:", "a value its tag cannot read"),
+])
+def test_yaml_no_value_can_be_is_located(tmp_path, capsys, text, where, message):
+    code, err = run(tmp_path, JOB + text, capsys)
+    assert code == 3 and f"{where} /: invalid YAML: {message}" in err
+
+
+def test_a_shipped_file_whose_alias_contains_itself_is_a_config_error():
+    from pipeline.errors import ConfigError
+    from pipeline.job.documents import parse_yaml
+    with pytest.raises(ConfigError, match="an alias .* inside the value its anchor"):
+        parse_yaml("a: &a [*a]\n", "models.yaml", shipped=True)

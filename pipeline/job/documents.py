@@ -60,6 +60,10 @@ class _Loader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             target = self.anchors.get(event.anchor)
+            if target is not None and id(target) not in self._sizes:     # still being composed: a cycle
+                raise yaml.composer.ComposerError(None, None, f"the alias *{event.anchor} is inside the value "
+                                                  f"&{event.anchor} names, a value that contains itself",
+                                                  event.start_mark)
             self._count(self._sizes.get(id(target), 1), event.start_mark)
             return super().compose_node(parent, index)
         self._depth += 1
@@ -178,7 +182,7 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
     if len(text) > MAX_BYTES:
         raise ConfigError([Problem(f"{len(text):,} characters: larger than any job or config file "
                                    f"({MAX_BYTES:,} at most)", "", file, 1, 1, "is this the right file?")])
-    loader = None
+    loader = node = None
     try:
         loader = (_ShippedLoader if shipped else _Loader)(text)
         node = loader.get_single_node()
@@ -194,17 +198,45 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
         raise ConfigError([Problem(msg, "", file, line, col, "check indentation, quotes and ':' after keys")]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([Problem(f"invalid YAML: {str(exc).splitlines()[0]}", "", file)]) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # an explicit tag on a value it cannot read: !!int two
+        line, col = _unreadable_at(node)
+        raise ConfigError([Problem(f"invalid YAML: a value its tag cannot read ({exc})", "", file, line, col,
+                                   "drop the tag (!!int, !!float, ...) or write a value of that type")]) from None
     finally:
         if loader is not None:
             loader.dispose()
     positions: dict[str, tuple[int, int]] = {}
     problems: list[Problem] = []
     if node is not None:
-        _walk(node, "", positions, problems, file)
+        try:
+            _walk(node, "", positions, problems, file)
+        except RecursionError:          # a shipped file, read by libyaml, whose alias is inside its own value
+            raise ConfigError([Problem("invalid YAML: an alias (*name) inside the value its anchor (&name) names, "
+                                       "a value that contains itself", "", file, 1, 1)]) from None
     keys = [p for p in problems if p.message.startswith("key ")]
     if keys:                          # the schema checks cannot even name such keys
         raise ConfigError(keys)
     return data, positions, problems
+
+
+def _unreadable_at(node: yaml.Node | None) -> tuple[int | None, int | None]:
+    """(line, col) of the first scalar whose tag's constructor fails; (None, None) when none does."""
+    todo, seen = [node] if node is not None else [], set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.ScalarNode):
+            try:
+                _Loader("").construct_object(n)
+            except (ValueError, TypeError, OverflowError, yaml.YAMLError):
+                return n.start_mark.line + 1, n.start_mark.column + 1
+        elif isinstance(n, yaml.MappingNode):
+            todo += [v for pair in reversed(n.value) for v in reversed(pair)]
+        else:
+            todo += reversed(n.value)
+    return None, None
 
 
 def _walk(node: yaml.Node, pointer: str, positions: dict, problems: list[Problem], file: str) -> None:
