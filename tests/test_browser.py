@@ -54,7 +54,7 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
             _job(tmp, "wide", big, hardware={"gpu": "auto", "num_gpus": 16, "precision": "bf16"}),
             _job(tmp, "lost", tmp / "no-such-trace.sqlite")]
     out, hist = tmp / "reports", tmp / "history"
-    for label in ("v1", "v2"):
+    for label in ("nightly-2026-11-v1", "nightly-2026-11-v2"):      # labels as CI writes them: one hyphenated word
         code = main(["run", *map(str, jobs), "--out", str(out), "--history", str(hist), "--label", label, "-j", "1"])
         assert code == 4                                        # the lost trace; the others have reports
     slower, _ = synth_trace(seed=4, step_ns=60_000_000)          # a's steps 20 % slower: run 3 is flagged
