@@ -67,6 +67,8 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
                  "-j", "1"]) == 0
     assert main(["compare", str(out / "a"), str(out / "c-llama-3-8b-bf16-2xh100"), "--max-regression", "5%", "--out", str(out / "compare")]) in (0, 1)
     assert main(["history", str(hist), "--out", str(out / "trend")]) == 0
+    three = [str(out / name) for name in ("a", "c-llama-3-8b-bf16-2xh100", "missed-threshold-llama-3-8b")]
+    assert main(["compare", *three, "--max-regression", "5%", "--out", str(out / "compare-3")]) in (0, 1)
     far = tmp / "LeiWang1999__memfusion_artifact__nightly_profiles_node17"       # a trace path with no hyphen
     far.mkdir()
     shutil.copyfile(small, far / "LeiWang1999__memfusion_artifact__report1.sqlite")
@@ -79,12 +81,12 @@ def pages(synth_trace, tmp_path_factory) -> dict[str, Path]:
     shutil.copytree(REPO / "reports" / "demo", out / "demo")
     return {"demo": out / "demo" / "report.html", "wide": out / "wide" / "report.html",
             "index": out / "index.html", "compare": out / "compare" / "compare.html",
-            "compare-same": out / "compare-same" / "compare.html", "far": tmp / "far-reports" / "far" / "report.html",
+            "compare-same": out / "compare-same" / "compare.html", "compare-3": out / "compare-3" / "compare.html", "far": tmp / "far-reports" / "far" / "report.html",
             "history": out / "trend" / "history.html", "impossible": out / "impossible" / "report.html"}
 
 
 @pytest.mark.parametrize("width", [390, 768, 1024, 1280, 1400, 1920])
-@pytest.mark.parametrize("page", ["demo", "wide", "index", "compare", "history"])
+@pytest.mark.parametrize("page", ["demo", "wide", "index", "compare", "compare-3", "history"])
 def test_page_in_a_real_browser(pages, page, width, tmp_path):
     found = browser.probe(pages[page], width, tmp_path)
     assert found["innerWidth"] == width                         # the frame really was a phone's width
@@ -104,9 +106,11 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     # (at 768 and 1024 px, a tablet or half a desktop, history's and index's tables still scrolled sideways, their
     # flag, a failed run's error and the thresholds past the edge: between a phone and a desktop a row is a block)
     assert found["offscreenProse"] == [], f"{page} at {width} px hides prose past the edge: {found['offscreenProse']}"
-    if page in ("history", "index"):
+    # (compare, 3 inputs: at 768 px the comparison scrolled, its third input past the edge, and a gate's result was
+    # squeezed to a word a line beside the job's label: both tables are blocks there, up to the width they need)
+    if page in ("history", "index", "compare", "compare-3"):
         assert found["scrollingBoxes"] == [], f"{page} at {width} px: tables read by scrolling: {found['scrollingBoxes']}"
-    if width > 1100:        # the page's full width: no prose cell squeezed to a word a line (history's flag column was)
+    if width > 1100 or page.startswith("compare"):     # no prose cell squeezed to a word a line (history's flag was)
         assert found["squeezedCells"] == [], f"{page} at {width} px squeezes cells: {found['squeezedCells'][:4]}"
     # every chart is shown but one of the two drawings of a chart with a phone one: that on a narrow screen
     hidden = [s["cls"].split()[-1] for s in found["svgs"] if not s["shown"]]
@@ -157,7 +161,7 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
         assert json.loads((pages["wide"].parent / "result.json").read_text())["timeline"]["devices_total"] == 16
 
 
-@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("width", [390, 768, 1024, 1280])
 def test_labels_of_one_jobs_runs_wrap(pages, width, tmp_path):
     """Runs of one job are headed by the job and where each came from ('job (folder/job)'); the gate tables kept
     that label on one line, as a job name: at 390 px each stacked row was as wide as the label and its verdict
@@ -169,7 +173,7 @@ def test_labels_of_one_jobs_runs_wrap(pages, width, tmp_path):
     assert found["scrollWidth"] <= width
     assert found["offscreenProse"] == [], f"verdicts past the edge at {width} px: {found['offscreenProse']}"
     assert found["brokenWords"] == [], f"words split at {width} px: {found['brokenWords'][:8]}"
-    if width > 1100:
+    if width > 600:      # (at 768 px a gate's result was squeezed beside the label: a gate row is a block there)
         assert found["squeezedCells"] == [], f"cells squeezed at {width} px: {found['squeezedCells'][:4]}"
 
 
