@@ -165,3 +165,29 @@ def test_communication_table_walls_are_the_span_and_say_so(tmp_path):
     for described in (props["devices"]["items"]["properties"]["wall_s"], props["totals"]["properties"]["wall_s"]):
         assert "Sum of the occurrence walls" not in described["description"]
         assert "totals.wall_time_s" in described["description"]
+
+
+def test_a_single_process_report_gives_the_step_period(tmp_path):
+    """SEMANTICS §5: "also report ... the step period (start of occurrence k+1 minus start of k, per process)". With
+    several ranks the ranks section gives each rank's median period; a one-process report has no ranks section, so
+    the occurrences section says it. Ranges start at 0, 4000, 10000 and 12000 ns; occurrences 1-3 are selected, so
+    their periods are 4000, 6000 and 2000 ns (the last to the fourth, unselected range): median 4000 ns."""
+    from pipeline.report.render import render_all
+    e = Export()
+    main, key = gtid(100, 100), gpid(100)
+    for corr, start in enumerate((0, 4000, 10000, 12000), start=1):
+        e.range(start, start + 1000, main, "step")
+        e.launch(start + 10, main, corr)
+        e.kernel(start + 20, start + 900, key, corr)
+    files = render_all(_run(tmp_path, e, occurrences={"first": 1, "last": 3}))
+    said = "Step period (an occurrence's range start to the next matching range's start): median 4.000\u00a0µs."
+    assert said in files["report.md"] and said in files["report.html"].replace("&#39;", "'")
+    two = Export()                                                      # two ranks: the ranks table has it
+    for pid in (100, 200):
+        for corr, start in enumerate((0, 4000), start=1):
+            two.range(start, start + 1000, gtid(pid, pid), "step")
+            two.launch(start + 10, gtid(pid, pid), corr)
+            two.kernel(start + 20, start + 900, gpid(pid), corr, device=pid // 100 - 1)
+    (tmp_path / "two").mkdir()
+    pages = render_all(_run(tmp_path / "two", two))
+    assert "Step period (" not in pages["report.md"] and "period to next step, median" in pages["report.md"]
