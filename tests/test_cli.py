@@ -205,6 +205,22 @@ def test_gpus_lists_the_catalog(capsys):
     assert code == 0 and rows["h200-sxm"]["hbm_gbps"] == 4800 and rows["h100-sxm"]["bf16_tflops"] == 989.4
 
 
+def test_gpus_shows_every_peak_a_job_may_declare(capsys):
+    """`hardware.precision: fp32` is valid (and `mfu init` suggests it for sgemm kernels), but `mfu gpus` showed
+    only bf16/fp16/fp8/tf32 and its JSON left fp32, fp64 and int8 out: the peak a job was measured against
+    could not be looked up. Values from the NVIDIA A100 and H100 datasheets (dense)."""
+    code, out, _ = run_cli(capsys, "gpus")
+    header, *lines = out.splitlines()
+    assert code == 0 and header.split()[2:7] == ["bf16", "fp16", "fp8", "tf32", "fp32"]
+    a100 = next(line.split() for line in lines if line.startswith("a100-sxm4-40gb "))
+    assert a100[-7:-2] == ["312", "312", "—", "156", "19.5"]
+    code, out, _ = run_cli(capsys, "gpus", "--format", "json")
+    rows = {r["key"]: r for r in json.loads(out)}
+    assert (rows["a100-sxm4-40gb"]["fp32_tflops"], rows["a100-sxm4-40gb"]["int8_tflops"]) == (19.5, 624)
+    assert (rows["h100-sxm"]["fp64_tflops"], rows["h100-sxm"]["fp64_tensor_tflops"]) == (33.5, 66.9)
+    assert rows["v100-sxm2-32gb"]["bf16_tflops"] is None and rows["v100-sxm2-32gb"]["fp32_tflops"] == 15.7
+
+
 def test_gpus_and_models_name_the_file_they_read_and_how_a_job_overrides_it(capsys):
     """An installed wheel has the catalog and presets only inside the package, not as configs/*.yaml: each
     listing ends naming the file it read, whole (here the checkout's, which pipeline/_data links to), and how
@@ -212,8 +228,8 @@ def test_gpus_and_models_name_the_file_they_read_and_how_a_job_overrides_it(caps
     repo = Path(__file__).resolve().parents[1]
     code, out, _ = run_cli(capsys, "gpus")
     assert code == 0 and out.splitlines()[-1] == (
-        f"Dense TFLOP/s per GPU, from {repo}/configs/hardware.yaml (each entry's source: `mfu gpus --format json`); "
-        "a job file sets its own peak with hardware.peak_tflops.")
+        f"Dense TFLOP/s per GPU, from {repo}/configs/hardware.yaml (each entry's source, and its fp64, fp64_tensor, "
+        "int8, fp4 peaks: `mfu gpus --format json`); a job file sets its own peak with hardware.peak_tflops.")
     code, out, _ = run_cli(capsys, "models")
     assert code == 0 and out.splitlines()[-1] == (
         f"From {repo}/configs/models.yaml. Use with `model: {{preset: NAME}}` in a job (keys beside it override the "

@@ -332,11 +332,12 @@ def cmd_gpus(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2, sort_keys=True))
         return 0
-    print(f"{'key':<18} {'name':<34} {'bf16':>8} {'fp16':>8} {'fp8':>8} {'tf32':>8} {'HBM GB/s':>9} {'GB':>6}")
+    shown = ("bf16", "fp16", "fp8", "tf32", "fp32")
+    print(f"{'key':<18} {'name':<34} {' '.join(f'{p:>8}' for p in shown)} {'HBM GB/s':>9} {'GB':>6}")
     for r in rows:
-        cells = [f"{r[k]:>8g}" if r[k] is not None else f"{'—':>8}"
-                 for k in ("bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops")]
+        cells = [f"{r[f'{p}_tflops']:>8g}" if r[f"{p}_tflops"] is not None else f"{'—':>8}" for p in shown]
         print(f"{r['key']:<18} {r['name'][:34]:<34} {' '.join(cells)} {r['hbm_gbps']:>9g} {r['memory_gb']:>6g}")
-    print(f"Dense TFLOP/s per GPU, from {label(catalog.DEFAULT_CATALOG)} (each entry's source: "
-          "`mfu gpus --format json`); a job file sets its own peak with hardware.peak_tflops.")
+    others = ", ".join(p for p in catalog.PRECISIONS if p not in shown)
+    print(f"Dense TFLOP/s per GPU, from {label(catalog.DEFAULT_CATALOG)} (each entry's source, and its {others} "
+          "peaks: `mfu gpus --format json`); a job file sets its own peak with hardware.peak_tflops.")
     return 0

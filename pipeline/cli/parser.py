@@ -286,11 +286,12 @@ def _flops_options(sub: Any) -> None:
 
 def _gpus_options(sub: Any) -> None:
     sp = _command(sub, "gpus", commands.cmd_gpus,
-                  "List the built-in GPU catalog: dense peaks and bandwidth, and the file they are read from "
-                  "(hardware.yaml in the installed package); --format json adds each entry's source. A job file sets "
-                  "its own peak with hardware.peak_tflops.")
+                  "List the built-in GPU catalog: dense peaks (bf16, fp16, fp8, tf32, fp32) and bandwidth, and the "
+                  "file they are read from (hardware.yaml in the installed package); --format json adds each entry's "
+                  "source and its fp64, fp64_tensor, int8 and fp4 peaks. A job file sets its own peak with "
+                  "hardware.peak_tflops.")
     sp.add_argument("--format", choices=["text", "json"], default="text",
-                    help="text table (default) or json (every entry with its source)")
+                    help="text table (default) or json (every entry with its source and every precision's peak)")
 
 
 def _models_options(sub: Any) -> None:

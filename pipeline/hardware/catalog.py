@@ -19,6 +19,7 @@ from pipeline.errors import ConfigError, HardwareError, Problem
 from pipeline.job.documents import locate, read_config
 
 DEFAULT_CATALOG = config_path("hardware.yaml")
+PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")   # hardware.precision's
 
 
 @dataclass(frozen=True)
@@ -146,9 +147,10 @@ def _entry(key: str, raw: Mapping[str, Any]) -> GpuEntry:
 
 
 def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
-    """One flat row per entry for `mfu gpus` (table or JSON); missing precisions are None."""
+    """One flat row per entry for `mfu gpus` (table or JSON): a dense peak for every precision a job may
+    declare (missing: None), fp32 and int8 too, since a job declaring them is measured against them."""
     return [{"key": e.key, "name": e.display_name,
-             **{f"{p}_tflops": e.dense.get(p) for p in ("bf16", "fp16", "fp8", "tf32")},
+             **{f"{p}_tflops": e.dense.get(p) for p in PRECISIONS},
              "hbm_gbps": e.hbm_gbps, "memory_gb": e.memory_gb,
              "source": e.source_title, "source_url": e.source_url}
             for e in catalog.entries.values()]

@@ -15,10 +15,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Collection, Mapping, Sequence
 
 
-from pipeline.hardware.catalog import Catalog, GpuEntry
+from pipeline.hardware.catalog import PRECISIONS, Catalog, GpuEntry
 from pipeline.errors import HardwareError
 
-PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
 OVERRIDE_HINT = ("set `hardware.gpu: <catalog name>` (list them with `mfu gpus`) "
                  "or `hardware.peak_tflops` in the job file")
 _MIG = re.compile(r"^(?P<base>.+?)\s+MIG\s+(?P<profile>\d+g\.\d+gb)$", re.IGNORECASE)
