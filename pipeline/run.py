@@ -63,6 +63,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
                 + plausibility.roofline_under_roof(rows) + plausibility.roofline_under_peak(rows, peak.peak_tflops)
+                + plausibility.figures_found_kernels(job.analysis.get("figures", []), where["figure_device_s"])
                 + plausibility.achievable_is_a_ceiling(fig.metrics, peak.achievable_tflops)
                 + _unsteady(fig.occurrences)
                 + plausibility.occurrences_above_100(fig.occurrences)

@@ -265,6 +265,16 @@ def test_roofline_under_peak():
 
 # --------------------------------------------------------------------------- completeness
 
+def test_figures_found_kernels():
+    """A figure with a pattern and no kernel time (0 s) is named; one with time, or without a pattern (the
+    region's, None by design), is not."""
+    figures = [{"name": "a", "kernels": "x", "flops": 1}, {"name": "b", "kernels": "y", "flops": 1},
+               {"name": "c", "flops": 1}]
+    (w,) = plausibility.figures_found_kernels(figures, [0.0, 0.5, None])
+    assert w["code"] == "figure_no_kernels" and w["message"].startswith("analysis.figures 'a': no attributed kernel")
+    assert plausibility.figures_found_kernels(figures, [0.1, 0.5, None]) == []
+
+
 def test_every_rule_has_its_own_test():
     assert untested_rules(plausibility, __name__) == []
     assert set(plausibility.VERDICT_RULES) <= set(rules_of(plausibility).values())

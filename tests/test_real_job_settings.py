@@ -213,3 +213,23 @@ def test_roofline_says_what_each_row_is_timed_over(real_trace, tmp_path):
     html = render_all(res)["report.html"]                       # the HTML page said nothing of what rows are timed over
     assert ("for a row of <code>analysis.figures</code>, the kernels its pattern names) or, for a region row, "
             "over the wall.") in html
+
+
+def test_a_figure_whose_pattern_names_no_kernel_says_so(real_trace, tmp_path):
+    """README's own example figure, `kernels: "fused_mlp"`, on a trace without such a kernel: its row showed
+    "—" for the measured time with no word why, as if not measured yet. By hand: no kernel name in the trace
+    holds 'fused_mlp'; 'nvfuser' names one kernel (135999 ns) and stays silent."""
+    con = sqlite3.connect(f"file:{real_trace(FUSER_H100)}?mode=ro", uri=True)
+    names = [n for (n,) in con.execute("SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                                       "ON s.id IN (k.shortName, k.demangledName)")]
+    assert names and not any("fused_mlp" in n for n in names) and any("nvfuser" in n for n in names)
+    res, md = _run(real_trace, tmp_path, region=RUN_FUSION, hardware={"num_gpus": 1, "precision": "fp16"},
+                   model={"flops_per_step": 5.0e10}, workload={"mode": "inference"},
+                   analysis={"figures": [{"name": "fused MLP", "kernels": "fused_mlp", "flops": 1.0e10},
+                                         {"name": "mm", "kernels": "nvfuser", "flops": 4.0e10}]})
+    rows = {r["operator"]: r for r in res["roofline"]}
+    assert rows["fused MLP"]["measured_s"] is None and rows["mm"]["measured_s"] == pytest.approx(135999e-9, abs=1e-15)
+    (w,) = [w for w in res["warnings"] if w["code"] == "figure_no_kernels"]
+    assert w["message"].startswith("analysis.figures 'fused MLP': no attributed kernel of the selected occurrences "
+                                   "with a name matching `fused_mlp`")
+    assert "`figure_no_kernels`" in md

@@ -67,6 +67,16 @@ def roofline_under_peak(rows: list[Doc], peak_tflops: float) -> list[Warning]:
     return [_above_roof(r, peak_tflops, "dense peak") for r in rows if r["bound"] == ABOVE_PEAK]
 
 
+def figures_found_kernels(figures: list[Doc], device_s: list[float | None]) -> list[Warning]:
+    """A figure of analysis.figures whose `kernels` pattern names no kernel time has no measured row: its
+    "—" read as "not measured yet" while the pattern was mistyped or the kernels are called otherwise."""
+    return [{"code": "figure_no_kernels", "message": f"analysis.figures '{f['name']}': no attributed kernel of "
+             f"the selected occurrences with a name matching `{f['kernels']}` (an RE2 search anywhere in the name) "
+             "took any time, so its roofline row has no measured time; check the pattern against the report's "
+             "top kernels"}
+            for f, s in zip(figures, device_s) if "kernels" in f and not s]
+
+
 def achievable_is_a_ceiling(m: Doc, achievable_tflops: float | None) -> list[Warning]:
     """MFU against hardware.achievable_tflops above 100 %: the job ran faster than its "measured ceiling",
     so that ceiling is not one (a benchmark of another precision or GPU count, or a typo)."""
