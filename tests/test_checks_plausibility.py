@@ -233,6 +233,22 @@ def test_roofline_under_roof():
     assert "4.02 TFLOP/s achieved exceeds the 4.00 TFLOP/s roof" in close["message"]
 
 
+def test_the_region_row_above_its_roof_is_not_blamed_on_kernels():
+    """The region row is timed over the wall (SEMANTICS: model FLOPs / (wall x GPUs)). On a real trace whose
+    FLOPs were for more work than a range held (6212 TFLOP/s on a 989.4 roof) its warning said 'the kernels
+    matched to it ran too briefly for its analytic FLOPs (a synthetic trace, kernel-class patterns...)':
+    no kernel is matched to it. 1 GPU, 1000 TFLOP/s, 2000 GB/s; 1e15 FLOPs, 1e12 bytes (AI 1000, compute
+    roof 1000) in 0.5 s: 2000 TFLOP/s."""
+    from pipeline.model.operators import Operator
+    from pipeline.model.roofline import REGION_ROW, row
+    region = row(Operator(REGION_ROW, None, 1e15, 1e12, "bytes: sum of the operators' minimum traffic"),
+                 "analytic", 0.5, 1000.0, 2000.0, 1)
+    (w,) = plausibility.roofline_under_roof([region])
+    assert w["message"].startswith(f"roofline row '{REGION_ROW}': 2000.0 TFLOP/s achieved exceeds the 1000.0 "
+                                   "TFLOP/s roof; this row is timed over the wall, not over kernels")
+    assert "kernels matched to it" not in w["message"]
+
+
 def test_achievable_is_a_ceiling():
     """10 TFLOP/s achieved against a 5 TFLOP/s 'ceiling' is 200 %: that figure is no ceiling."""
     def m(pct, achieved):

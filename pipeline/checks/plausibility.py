@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.job.config import Job
-from pipeline.model.roofline import ABOVE_PEAK, JOB_NOTE
+from pipeline.model.roofline import ABOVE_PEAK, JOB_NOTE, REGION_ROW
 
 Doc = Mapping[str, Any]
 Warning = dict[str, str]
@@ -90,8 +90,13 @@ def achievable_is_a_ceiling(m: Doc, achievable_tflops: float | None) -> list[War
 
 
 def _above_roof(r: Doc, roof: float, what: str) -> Warning:
-    """Whose FLOPs are off: the job's own figure (its FLOPs or its kernel pattern), or the analytic model's."""
-    if r["note"] != JOB_NOTE:
+    """Whose FLOPs are off: the job's own figure (its FLOPs or its kernel pattern), the region's (timed over the
+    wall, so no kernel ran 'too briefly'), or an analytic operator's."""
+    if r["operator"] == REGION_ROW:
+        why = ("this row is timed over the wall, not over kernels: the model FLOPs (and the operators' minimum bytes "
+               "behind its roof) describe more work than the selected occurrences hold (check covers, global_batch, "
+               "seq_len, num_gpus; at the dense peak it is an MFU above 100 %)")
+    elif r["note"] != JOB_NOTE:
         why = ("the kernels matched to it ran too briefly for its analytic FLOPs (a synthetic trace, kernel-class "
                "patterns that miss its kernels, or a scope error)")
     else:

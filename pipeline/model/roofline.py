@@ -39,6 +39,7 @@ class Roofs:
 
 
 JOB_NOTE = "from the job file"   # the note of a row built from the job's analysis.figures
+REGION_ROW = "whole region (model FLOPs)"   # the row of the region's model FLOPs, timed over the wall
 ABOVE_PEAK = "impossible: above the peak (heuristic)"
 
 
@@ -141,7 +142,7 @@ def table(fl: FlopsResult, model: dict[str, Any], job: Job, totals: dict[str, An
                       round(fig.get("bytes", 0) * totals["occurrences"]), JOB_NOTE)
         rows.append(row(op, "job", measured, peak.peak_tflops, peak.hbm_gbps, gpus, busy if gpu_s is None else None))
     if not any("kernels" not in f for f in figures):
-        op = Operator("whole region (model FLOPs)", None, totals["model_flops"], region_bytes,
+        op = Operator(REGION_ROW, None, totals["model_flops"], region_bytes,
                       "bytes: sum of the operators' minimum traffic" if region_bytes else "no bytes figure")
         rows.append(row(op, "analytic", wall, peak.peak_tflops, peak.hbm_gbps, gpus, busy))
     return rows
