@@ -246,6 +246,8 @@ def test_a_whole_float_beyond_64_bits_is_no_count(tmp_path, capsys, old, new, me
     code, err = run(tmp_path, JOB.replace(old, new), capsys)
     assert code == 3 and message in err
     assert run(tmp_path, JOB.replace("num_gpus: 2", "num_gpus: 2e3"), capsys) == (0, "")   # a whole float counts
+    code, err = run(tmp_path, JOB.replace("num_gpus: 2", "num_gpus: 2, gpu: 1e308"), capsys)    # a name: no count
+    assert code == 3 and "/hardware/gpu: 1e+308 is not valid here" in err and "64-bit" not in err
 
 
 @pytest.mark.parametrize("key", ["peak_tflops", "achievable_tflops", "hbm_gbps"])

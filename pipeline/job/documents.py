@@ -387,13 +387,20 @@ def _message(err) -> str:
     if err.validator == "enum":
         return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
     if err.validator in ("type", "oneOf", "anyOf") and isinstance(err.instance, float) and err.instance.is_integer() \
-            and abs(err.instance) >= 2 ** 63:       # refused as a count by _is_integer: say why
+            and abs(err.instance) >= 2 ** 63 and _wants_integer(err.schema):     # refused by _is_integer: say why
         return f"{_shown(err.instance)} is too large (beyond 64-bit integers)"
     if err.validator in ("type", "oneOf", "anyOf"):
         return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
     if err.validator in _BOUNDS:
         return f"{_shown(err.instance)} is {_BOUNDS[err.validator]} {_shown(err.validator_value)}"
     return err.message
+
+
+def _wants_integer(schema: dict[str, Any]) -> bool:
+    """An integer is one of the types the schema (or one of its choices) takes."""
+    types = schema.get("type", [])
+    return "integer" in ([types] if isinstance(types, str) else types) or \
+        any(_wants_integer(s) for s in schema.get("oneOf", []) + schema.get("anyOf", []))
 
 
 _BOUNDS = {"minimum": "less than the minimum of", "maximum": "greater than the maximum of",
