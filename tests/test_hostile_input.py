@@ -287,3 +287,12 @@ def test_a_shipped_file_whose_alias_contains_itself_is_a_config_error():
     from pipeline.job.documents import parse_yaml
     with pytest.raises(ConfigError, match="an alias .* inside the value its anchor"):
         parse_yaml("a: &a [*a]\n", "models.yaml", shipped=True)
+
+
+def test_the_64_bit_integers_end_where_int64_does(tmp_path, capsys):
+    """-2^63 is a 64-bit integer (the smallest): it was called 'too large'; 2^63 is not one."""
+    covers = "{name: train_step, covers: %s}"
+    code, err = run(tmp_path, JOB.replace("{name: train_step}", covers % "-9223372036854775808"), capsys)
+    assert code == 3 and "/region/covers: -9223372036854775808 is not valid here" in err and "64-bit" not in err
+    code, err = run(tmp_path, JOB.replace("{name: train_step}", covers % "9223372036854775808"), capsys)
+    assert code == 3 and "/region/covers: 9223372036854775808 is too large (beyond 64-bit integers)" in err
