@@ -241,6 +241,15 @@ def test_packed_sequences_use_sum_of_squares():
     assert short.tokens_per_step == 4000 and any("padding" in w for w in short.warnings)
 
 
+def test_packed_documents_of_unequal_lengths_by_hand():
+    """SEMANTICS §7: packed sequences use Σ Lᵢ² instead of b·s². Two documents of 6000 and 2192 tokens, full
+    attention (c = 1), per layer QKᵀ = 2·(6000² + 2192²)·q_dim; equal halves could not tell Σ Lᵢ² from (Σ Lᵢ)²/n."""
+    by = rows(compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, seq_lens=[6000, 2192]))
+    assert by["attn_scores"].forward_flops == 32 * 2 * (6000**2 + 2192**2) * 4096
+    assert by["attn_context"].forward_flops == 32 * 2 * (6000**2 + 2192**2) * 4096
+    assert by["mlp"].forward_flops == 32 * 4 * 8192 * 4096 * 16384          # 4·T·h·ffn, T = 8192 tokens
+
+
 def test_decode_one_token_llama():
     """New token at context 4095 sees 4096 keys; projections cost 2 FLOPs per matmul weight."""
     r = compute_flops({"preset": "llama-3-8b"}, mode="decode", seq_len=1, sequences=1, context_len=4095)
