@@ -435,6 +435,29 @@ def test_convention_note_states_what_was_applied_to_this_model():
     gemma = compute_flops({"preset": "gemma-2-9b"}, mode="inference", seq_len=16, sequences=1).convention_note
     assert "sliding window 4096, one layer in 2 global" in gemma
 
+
+@pytest.mark.parametrize("kwargs, said, attention_x", [
+    ({}, "HFU: no recomputation declared, hardware FLOPs = model FLOPs", (3, 3)),
+    ({"recompute": "full"}, "HFU: full recomputation re-runs every layer's forward (4× for the layers, the LM head "
+                            "stays 3×)", (4, 4)),
+    ({"recompute": "selective"}, "HFU: selective recomputation re-runs the attention core (QKᵀ and ×V at 4×)", (4, 4)),
+    ({"flash_recompute": True}, "HFU: FlashAttention's backward recomputes QKᵀ once more (+1×)", (4, 3)),
+    ({"recompute": "full", "flash_recompute": True}, "HFU: full recomputation re-runs every layer's forward (4× for "
+     "the layers, the LM head stays 3×) and FlashAttention's backward recomputes QKᵀ once more (+1×)", (5, 4)),
+])
+def test_convention_note_says_what_hfu_counts(kwargs, said, attention_x):
+    """SEMANTICS §7: HFU adds what is recomputed (full: each layer's forward again, 4×, the LM head 3×; selective:
+    the attention core). The report printed HFU with no word on which recomputation it assumed; the note says it,
+    and says what the multipliers in the breakdown are (QKᵀ, ×V and the LM head checked here)."""
+    r = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=128, sequences=1, **kwargs)
+    assert r.convention_note.endswith("; " + said)
+    by = rows(r)
+    assert (by["attn_scores"].hardware_multiplier, by["attn_context"].hardware_multiplier) == attention_x
+    assert by["lm_head"].hardware_multiplier == 3
+    infer = compute_flops({"preset": "llama-3-8b"}, mode="inference", seq_len=128, sequences=1).convention_note
+    assert "HFU" not in infer                                   # nothing is recomputed without a backward pass
+
+
 # --- explicit numerator, presets, resolution ------------------------------------------
 
 def test_explicit_numerator_passes_through():

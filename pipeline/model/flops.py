@@ -130,8 +130,8 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
     return FlopsResult(
         model_flops_per_step=model_flops, hardware_flops_per_step=sum(r.hardware_total for r in rows),
         flops_per_token=model_flops / tokens, tokens_per_step=tokens, params_total=total,
-        params_active=active, convention=chosen, convention_note=convention_note(arch, chosen, mode), mode=mode,
-        recompute=recompute, flash_recompute=flash_recompute, breakdown=rows,
+        params_active=active, convention=chosen, mode=mode, recompute=recompute, flash_recompute=flash_recompute,
+        convention_note=convention_note(arch, chosen, mode, recompute, flash_recompute), breakdown=rows,
         six_n_flops_per_step=six_n, warnings=warnings, quick_check_factor=factor)
 
 
@@ -156,11 +156,12 @@ def six_n_differs(arch: Arch, rows: list[Component], model_flops: int, six_n: in
             "tied_embeddings, lm_head)")
 
 
-def convention_note(arch: Arch, convention: str, mode: str) -> str:
+def convention_note(arch: Arch, convention: str, mode: str, recompute: str = "none", flash: bool = False) -> str:
     """The counting choices behind this figure, as the report states them (SEMANTICS §7).
 
     Says what was applied to this model, not what the convention would do in general:
-    causal halving yes/no (and why not), LM head counted or not, active vs total experts.
+    causal halving yes/no (and why not), LM head counted or not, active vs total experts,
+    and what HFU counts on top of MFU.
     """
     parts = [CONVENTIONS[convention]]
     if convention != "6n":
@@ -187,7 +188,22 @@ def convention_note(arch: Arch, convention: str, mode: str) -> str:
                      f"never all experts")
     multiplier = "training: 3× forward (forward, input gradient, weight gradient)" if mode == "training" \
         else f"{mode}: 1× forward"
-    return "; ".join(parts + [multiplier])
+    return "; ".join(parts + [multiplier] + _hardware_note(convention, mode, recompute, flash))
+
+
+def _hardware_note(convention: str, mode: str, recompute: str, flash: bool) -> list[str]:
+    """What HFU counts beyond MFU (SEMANTICS §7: the forwards run again, as _row multiplies them). Nothing for
+    inference (nothing is recomputed) or for 6n, which cannot see it (a warning says so when it is declared)."""
+    if mode != "training" or convention == "6n":
+        return []
+    again = []
+    if recompute == "full":
+        again.append("full recomputation re-runs every layer's forward (4× for the layers, the LM head stays 3×)")
+    elif recompute == "selective":
+        again.append("selective recomputation re-runs the attention core (QKᵀ and ×V at 4×)")
+    if flash:
+        again.append("FlashAttention's backward recomputes QKᵀ once more (+1×)")
+    return ["HFU: " + " and ".join(again) if again else "HFU: no recomputation declared, hardware FLOPs = model FLOPs"]
 
 
 def per_occurrence(per_step: int, steps: Fraction) -> int:
