@@ -14,7 +14,9 @@ from html import unescape as html_unescape
 import os
 import re
 import shutil
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +116,9 @@ PROBE = """<script>(function () {
       scrolling.push(first ? first.textContent.trim().slice(0, 40) : "");
     }
   });
-  var out = {innerWidth: window.innerWidth, scrollingBoxes: scrolling, texts: Object.values(texts), marks: Object.values(marks),
+  var boxes = Array.prototype.map.call(document.querySelectorAll("div.scroll"), function (b) {   // where each table box is
+    var r = box(b); r.scrolls = b.scrollWidth > b.clientWidth + 1; return r; });
+  var out = {innerWidth: window.innerWidth, scrollingBoxes: scrolling, scrollBoxes: boxes, texts: Object.values(texts), marks: Object.values(marks),
              inkAttr: Array.prototype.slice.call(document.querySelectorAll("svg.chart")).map(function (s) {
                return [s.getAttribute("fill"), getComputedStyle(s).fill]; }),
              brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen,
@@ -192,6 +196,33 @@ def screenshot(page: Path, width: int, png: Path, tmp: Path, height: int = 2400,
     finally:
         copy.unlink()
         wrapper.unlink()
+
+
+def pixels(png: Path) -> tuple[int, int, list[list[tuple[int, int, int]]]]:
+    """Width, height and rows of (r, g, b) of a screenshot: Chromium writes 8-bit RGB(A) PNGs, not interlaced
+    (PNG specification, 'Filtering': each row's filter undone from the row before)."""
+    data, pos, idat = png.read_bytes(), 8, b""
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + size]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+            n = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + size
+    raw, stride, rows, prev = zlib.decompress(idat), width * n, [], bytearray(width * n)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a, b, c = (line[i - n] if i >= n else 0), prev[i], (prev[i - n] if i >= n else 0)
+            p = a + b - c
+            line[i] = (line[i] + (0, a, b, (a + b) // 2, a if abs(p - a) <= min(abs(p - b), abs(p - c))
+                                  else b if abs(p - b) <= abs(p - c) else c)[kind]) & 255
+        rows.append([tuple(line[x * n:x * n + 3]) for x in range(width)])
+        prev = line
+    return width, height, rows
 
 
 def rgb(css: str) -> tuple[float, float, float, float]:

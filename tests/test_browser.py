@@ -296,3 +296,40 @@ def test_why_a_run_is_not_comparable_is_read_on_a_phone(tmp_path):
     found = browser.probe(page, 390, tmp_path)
     assert found["offscreenProse"] == [], found["offscreenProse"]
     assert found["brokenWords"] == [] and found["scrollWidth"] <= 390
+
+
+SHADED = "body *:not(.scroll, .scroll *, :has(.scroll)) { display: none !important; }\n" \
+         ".scroll { height: 40px; overflow-y: hidden; } .scroll > table { visibility: hidden; }"
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_a_table_read_by_scrolling_shows_it_scrolls(pages, dark, tmp_path):
+    """At 390 px the report's numeric tables (occurrences, classes, top kernels, ...) scroll in their boxes, their
+    later columns past the screen's edge with nothing showing that they go on (a phone hides its scroll bars).
+    A box that scrolls is shaded on the side where more of its table lies, and only there; a box that does not
+    scroll (the phone's stacked tables) is not. Measured on the screen's pixels: the page keeps only its table
+    boxes, 40 px tall, their tables hidden, so a box's edges show the page's colour or the shade alone."""
+    page = pages["demo"]
+    for end in (False, True):                  # as opened, and each box scrolled to its table's end
+        variant = page.with_name(f".shaded-{int(end)}-{int(dark)}-{page.name}")
+        script = "<script>document.querySelectorAll('.scroll').forEach(function (b) { b.scrollLeft = b.scrollWidth; });</script>"
+        variant.write_text(page.read_text(encoding="utf-8").replace(
+            "</body>", f"<style>{SHADED}</style>{script if end else ''}</body>"), encoding="utf-8")
+        try:
+            found = browser.probe(variant, 390, tmp_path, dark=dark)
+            browser.screenshot(variant, 390, tmp_path / "shot.png", tmp_path, height=900, dark=dark)
+        finally:
+            variant.unlink()
+        boxes = found["scrollBoxes"]
+        assert sum(b["scrolls"] for b in boxes) >= 5 and not all(b["scrolls"] for b in boxes)
+        width, height, rows = browser.pixels(tmp_path / "shot.png")
+        background = rows[2][2]                                # the page's colour, top left
+        for box in boxes:
+            assert box["y"] + box["h"] < height
+            def strip(first: int) -> float:                    # how far 3 px columns from `first` are from the page
+                return max(abs(rows[y][x][i] - background[i]) for y in range(round(box["y"]) + 5, round(box["y"] + box["h"]) - 5)
+                           for x in range(first, first + 3) for i in range(3))
+            left, right = strip(round(box["x"]) + 1), strip(round(box["x"] + box["w"]) - 4)
+            more_left, more_right = box["scrolls"] and end, box["scrolls"] and not end
+            assert (left > 20, right > 20) == (more_left, more_right), (box, end, dark, left, right)
+            assert (more_left or left <= 2) and (more_right or right <= 2), (box, end, dark, left, right)
