@@ -109,6 +109,12 @@ PROBE = """<script>(function () {
     var words = cell.textContent.trim().split(/\\s+/).filter(Boolean).length;
     if (words >= 8 && cell.getBoundingClientRect().right > window.innerWidth + 1) offscreen.push(cell.textContent.trim().slice(0, 40));
   });
+  var narrow = [];     // long prose cells (20 words or more) in a column under 16 em wide: read a few words a line
+  document.querySelectorAll("td").forEach(function (cell) {
+    var words = cell.textContent.trim().split(/\\s+/).filter(Boolean).length, w = cell.getBoundingClientRect().width;
+    if (words >= 20 && w > 0 && w < 16 * parseFloat(getComputedStyle(cell).fontSize))
+      narrow.push(cell.textContent.trim().slice(0, 40));
+  });
   var scrolling = [];  // table boxes read by scrolling sideways, each by its first cell ('item', 'operator')
   document.querySelectorAll("div.scroll").forEach(function (box) {
     if (box.scrollWidth > box.clientWidth + 1) {
@@ -121,7 +127,7 @@ PROBE = """<script>(function () {
   var out = {innerWidth: window.innerWidth, scrollingBoxes: scrolling, scrollBoxes: boxes, texts: Object.values(texts), marks: Object.values(marks),
              inkAttr: Array.prototype.slice.call(document.querySelectorAll("svg.chart")).map(function (s) {
                return [s.getAttribute("fill"), getComputedStyle(s).fill]; }),
-             brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen,
+             brokenWords: broken, squeezedCells: squeezed, offscreenProse: offscreen, narrowProse: narrow,
              scrollWidth: document.documentElement.scrollWidth,
              bodyScrollWidth: document.body.scrollWidth, svgs: svgs, refs: refs,
              resources: performance.getEntriesByType("resource").map(function (r) { return r.name; }),
