@@ -338,3 +338,14 @@ def test_a_table_read_by_scrolling_shows_it_scrolls(pages, dark, tmp_path):
             more_left, more_right = box["scrolls"] and end, box["scrolls"] and not end
             assert (left > 20, right > 20) == (more_left, more_right), (box, end, dark, left, right)
             assert (more_left or left <= 2) and (more_right or right <= 2), (box, end, dark, left, right)
+
+
+@pytest.mark.parametrize("width", [360, 375, 390, 412, 430])
+@pytest.mark.parametrize("page", ["compare-3", "compare-5", "compare-same"])
+def test_compare_values_are_whole_on_phones(pages, page, width, tmp_path):
+    """On a phone the comparison is a block a figure, each value after its input's label; with labels as long as
+    CI's ('llama-3-8b-bf16-2xh100-baseline (reports/llama-3-8b-bf16-2xh100-baseline) (baseline): h100-sxm') the value
+    was split at its hyphen at the line's end, at phone widths from 360 to 430 px."""
+    found = browser.probe(pages[page], width, tmp_path)
+    assert found["scrollWidth"] <= width
+    assert found["brokenWords"] == [], f"{page} at {width} px splits words: {found['brokenWords'][:8]}"
