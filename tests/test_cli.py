@@ -117,6 +117,24 @@ def test_bad_traces(make, code, needle, tmp_path, capsys):
     assert not (tmp_path / "o" / "j").exists()            # nothing half-written
 
 
+@pytest.mark.parametrize("name, hint", [
+    ("step.nsys-rep",
+     "(an Nsight Systems report: export it with `nsys export --type sqlite -o step.sqlite step.nsys-rep`)"),
+    ("old.qdrep", "(an Nsight Systems report: export it with `nsys export --type sqlite -o old.sqlite old.qdrep`)"),
+    ("job.yaml", "(a YAML file, a job file perhaps: the trace is the `nsys export --type sqlite` output; "
+                 "`mfu validate` and `mfu run` take job files)"),
+    ("notes.txt", None)])
+def test_a_file_that_is_no_trace_says_what_it_probably_is(tmp_path, capsys, name, hint):
+    """`mfu inspect job.yaml` (the job file given where the trace goes) and a report from Nsight Systems
+    before 2021.3 (.qdrep) said only 'not an SQLite file'; an .nsys-rep got the export command without its
+    file names."""
+    path = tmp_path / name
+    path.write_text("name: j\n")
+    code, _, err = run_cli(capsys, "inspect", path)
+    assert code == 4
+    assert err.strip() == f"error: {path}: not an SQLite file" + (f" {hint}" if hint else "")
+
+
 def _text_file(d: Path) -> Path:
     p = d / "notes.sqlite"
     p.write_text("hello")

@@ -36,9 +36,7 @@ def check_file(path: Path) -> None:
     except OSError as exc:
         raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
     if head[:len(SQLITE_MAGIC)] != SQLITE_MAGIC:
-        hint = " (an .nsys-rep report: export it with `nsys export --type sqlite`)" \
-            if path.suffix == ".nsys-rep" else ""
-        raise TraceError(f"{path}: not an SQLite file{hint}")
+        raise TraceError(f"{path}: not an SQLite file{_not_sqlite_hint(path)}")
     if (short := _cut_short(head, size)) is not None:
         raise TraceError(f"{path}: truncated: {size:,} bytes, {short}; the copy or export that wrote it did not "
                          "finish. Copy it again from where it was recorded, or export it again with "
@@ -53,6 +51,19 @@ def check_file(path: Path) -> None:
                 f"them in on a copy: cp '{path}' '{side}' DIR/ && python3 -c \"import sqlite3; "
                 f"sqlite3.connect('DIR/{path.name}').execute('PRAGMA journal_mode=DELETE')\", then point trace: at "
                 f"DIR/{path.name}")
+
+
+def _not_sqlite_hint(path: Path) -> str:
+    """What the file probably is, by its name: a report Nsight Systems has not exported yet (.qdrep before
+    2021.3), or a job file given where the trace goes (`mfu inspect job.yaml`)."""
+    suffix = path.suffix.casefold()
+    if suffix in (".nsys-rep", ".qdrep"):
+        return (f" (an Nsight Systems report: export it with "
+                f"`nsys export --type sqlite -o {path.stem}.sqlite {path.name}`)")
+    if suffix in (".yaml", ".yml"):
+        return (" (a YAML file, a job file perhaps: the trace is the `nsys export --type sqlite` output; "
+                "`mfu validate` and `mfu run` take job files)")
+    return ""
 
 
 def _cut_short(head: bytes, size: int) -> str | None:
