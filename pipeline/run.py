@@ -69,7 +69,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                 + plausibility.occurrences_above_100(fig.occurrences)
                 + plausibility.ranks_above_100(per_rank.summary, per_rank.ranks))
     evidence = plausibility.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],
-                                     len(m.counts_per_process), warnings)
+                                     len(m.counts_per_process), warnings,
+                                     precision.faster_than_declared(sections["gemm_precision"], peak.peak_tflops))
     status, reason = plausibility.verdict(job, evidence)
     return result.build(result.Outputs(
         job=job, measurement=m, files=sm.files, trace_sha256=trace_sha256, time_sections=sections, flops=fl,

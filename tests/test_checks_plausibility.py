@@ -131,6 +131,18 @@ def test_mfu_or_hfu_above_100(tmp_path):
     assert "set region.covers: microbatch" not in rule(micro, evidence(mfu=150.0))
 
 
+def test_an_impossible_mfu_names_a_faster_precision_the_kernels_ran_in_first(tmp_path):
+    """fp64 declared on a trace whose matrix kernels ran in bf16: MFU 955 % 'likely: the FLOPs may be for
+    more work than one occurrence holds (check covers, global_batch, seq_len); the peak may be too low',
+    while the trace said which peak: the precision the kernels ran in is named first."""
+    job = job_of(tmp_path, GOOD.replace("precision: bf16", "precision: fp64"))
+    why = plausibility.mfu_or_hfu_above_100(job, plausibility.Evidence(metrics(mfu=955.0), [1.0, 1.1], 8, [],
+                                                                        ("bf16",)))
+    assert why.startswith("MFU above 100 % is physically impossible; likely: the matrix kernels ran in bf16 "
+                          "(warning precision_mismatch), whose peak is above the declared fp64's")
+    assert "matrix kernels ran in" not in plausibility.mfu_or_hfu_above_100(job, evidence(mfu=955.0))
+
+
 def test_occurrences_above_100():
     """A short occurrence can exceed 100 % while the total over longer ones stays below: warned, by index."""
     def occ(i, mfu, hfu):

@@ -201,3 +201,16 @@ def test_roofline_rows_above_their_roof_are_warned(truth_run):
     res, _ = truth_run(model={"preset": "llama-3-8b"}, hardware={"peak_tflops": 0.5})
     above = [w["message"] for w in res["warnings"] if w["code"] == "above_roof"]
     assert any(m.startswith("roofline row 'attention core'") for m in above)
+
+
+def test_an_impossible_mfu_from_a_declared_precision_the_kernels_did_not_run_in_says_so(truth_run):
+    """fp64 declared (H100 SXM fp64 peak 33.5 TFLOP/s, from the catalog) on the synthetic trace, whose gemm
+    kernels' names say bf16 (989.4): the MFU is far above 100 % and the verdict named scope errors and 'the
+    peak may be too low' before anything the trace shows. It now names bf16 first."""
+    res, _ = truth_run(hardware={"gpu": "h100-sxm", "num_gpus": 2, "precision": "fp64"})
+    shares = {r["precision"]: r["share"] for r in res["gemm_precision"]["precisions"]}
+    assert shares["bf16"] > 0.10 and res["metrics"]["mfu_pct_wall"] > 100
+    assert res["status"] == "invalid"
+    assert res["status_reason"].startswith("MFU above 100 % is physically impossible; likely: the matrix kernels ran "
+                                           "in bf16 (warning precision_mismatch), whose peak is above the declared "
+                                           "fp64's: check hardware.precision")

@@ -77,6 +77,13 @@ def judge(measured: dict[str, Any], hardware: dict[str, Any], peak_tflops: float
                 if unknown else "")}] + warnings
 
 
+def faster_than_declared(section: dict[str, Any], peak_tflops: float) -> tuple[str, ...]:
+    """Precisions the matrix kernels ran in, over 10 % of their time, whose peak is above the one used: the
+    likeliest cause of an MFU above 100 % when they are there (`section`: judge's)."""
+    return tuple(r["precision"] for r in section["precisions"] if r["matches_declared"] is False
+                 and (r["share"] or 0) > MISMATCH_SHARE and (r["peak_tflops"] or 0) > peak_tflops)
+
+
 def _accumulate_warning(section: dict[str, Any], hardware: dict[str, Any], peak_tflops: float, gpu: str,
                         acc_tflops: float | None) -> list[dict[str, str]]:
     """SEMANTICS §8, the peak of the precision the math ran in: a GeForce card's fp16 figure is its FP32-accumulate

@@ -132,11 +132,15 @@ class Evidence:
     step_times_s: list[float]
     processes: int                  # processes (ranks) that had the region
     warnings: list[Warning]
+    faster_precisions: tuple[str, ...] = ()     # matrix kernels' precisions with a higher peak than the one used
 
 
 def _causes(job: Job, ev: Evidence) -> str:
     """The scope errors most likely behind an impossible ratio, most specific first."""
     causes = []
+    if ev.faster_precisions:
+        causes.append(f"the matrix kernels ran in {', '.join(ev.faster_precisions)} (warning precision_mismatch), "
+                      f"whose peak is above the declared {job.hardware['precision']}'s: check hardware.precision")
     if ev.metrics["active_ratio_pct_union"] is None and (ev.metrics["mfu_pct_wall"] or 0) > 0:
         causes.append("no attributed kernel ran in the selected occurrences, so the time is only the ranges' CPU "
                       "time (select occurrences that launch GPU work: 'mfu inspect' lists them)")
