@@ -603,3 +603,14 @@ def test_a_missing_job_file_is_said_not_to_exist_and_where_it_was_looked_for(tmp
     assert len(written) >= 4 and not [p for p in written if str(here).encode() in p.read_bytes()]
     code, _, err = run_cli(capsys, "validate", here / "nosuch.yaml")
     assert code == 3 and err == f"{here}/nosuch.yaml: no such job file\n"         # absolute: nothing to add
+
+
+def test_cache_and_no_cache_together_are_a_usage_error(tmp_path, capsys):
+    """`mfu run job.yaml --cache DIR --no-cache` ran without the cache and never said --cache was ignored;
+    README writes them as alternatives (`[--cache DIR|--no-cache]`)."""
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(tmp_path / "j.yaml"), "--cache", str(tmp_path / "c"), "--no-cache"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert "argument --no-cache: not allowed with argument --cache" in err
+    assert not (tmp_path / "c").exists()

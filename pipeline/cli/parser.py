@@ -119,9 +119,10 @@ def _run_options(sub: Any) -> None:
     sp.add_argument("--label", metavar="TEXT", help="stored with this run in the --history, e.g. the commit "
                     "(--label \"$GITHUB_SHA\"); shown next to the run number (needs --history)")
 
-    sp.add_argument("--cache", metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
-                    "reuse them (default: off for one job, the user cache folder for several; see README)")
-    sp.add_argument("--no-cache", action="store_true", help="never use or write a cache")
+    cache = sp.add_mutually_exclusive_group()       # both given, one was ignored without a word
+    cache.add_argument("--cache", metavar="DIR", help="keep each trace's tables as Parquet under DIR and "
+                       "reuse them (default: off for one job, the user cache folder for several; see README)")
+    cache.add_argument("--no-cache", action="store_true", help="never use or write a cache")
     sp.add_argument("--executor", default="local", metavar="ENGINE",
                     help="local (default), dask-local, or dask://HOST:PORT (needs the [dask] extra)")
 
