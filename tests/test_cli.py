@@ -267,6 +267,17 @@ def test_no_help_names_a_configs_file_a_wheel_has_not():
     assert "hardware.peak_tflops" in commands["gpus"].format_help()
 
 
+def test_flops_help_names_the_model_schema_where_a_wheel_has_it():
+    """Every architecture flag of `mfu flops --help` said '(see schemas/model.schema.json)', a checkout's path:
+    an installed wheel has the file only inside the package, under pipeline/_data/schemas/."""
+    import pipeline
+    from pipeline.cli.parser import build_parser
+    text = build_parser()._subparsers._group_actions[0].choices["flops"].format_help()
+    assert "schemas/model.schema.json" not in text
+    assert "model.schema.json (pipeline/_data/schemas/ in the installed package)" in " ".join(text.split())
+    assert (Path(pipeline.__file__).parent / "_data" / "schemas" / "model.schema.json").is_file()
+
+
 def test_console_script_help_lists_exit_codes():
     out = subprocess.run([sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1])

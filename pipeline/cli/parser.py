@@ -259,7 +259,8 @@ def _synth_options(sub: Any) -> None:
 def _flops_options(sub: Any) -> None:
     sp = _command(sub, "flops", commands.cmd_flops,
                   "Print the model FLOPs breakdown for a job file, a preset, or architecture flags (flags override "
-                  "the preset's fields).")
+                  "the preset's fields). Each architecture flag sets the model key it names, described in "
+                  "model.schema.json (pipeline/_data/schemas/ in the installed package).")
     sp.add_argument("job", nargs="?", type=Path, metavar="JOB", help="job file (then no model flags)")
     sp.add_argument("--preset", help="model preset name (`mfu models` lists them)")
     for flag, key in (("hidden", "hidden"), ("layers", "layers"), ("heads", "heads"), ("kv-heads", "kv_heads"),
@@ -268,7 +269,7 @@ def _flops_options(sub: Any) -> None:
                       ("moe-expert-ffn", "moe.expert_ffn"), ("moe-shared-ffn", "moe.shared_ffn"),
                       ("moe-first-dense-layers", "moe.first_dense_layers"),
                       ("sliding-window-window", "sliding_window.window")):
-        sp.add_argument(f"--{flag}", type=int, help=f"model.{key} (see schemas/model.schema.json)")
+        sp.add_argument(f"--{flag}", type=int, help=f"model.{key}")
     sp.add_argument("--mlp", choices=["swiglu", "geglu", "gelu", "relu"], help="MLP kind")
     sp.add_argument("--attention", choices=["causal", "full"], help="attention mask")
     sp.add_argument("--lm-head", action=argparse.BooleanOptionalAction, default=None, help="count the LM head")
