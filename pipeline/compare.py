@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline import gate
-from pipeline.errors import ConfigError, Problem, UsageError
+from pipeline.errors import ConfigError, Problem, UsageError, from_current_folder
 from pipeline.job.documents import validator
 from pipeline.report.result import SCHEMA_VERSION
 
@@ -108,6 +108,8 @@ SHOWN = ("FLOPs convention", "precision", "peak", "occurrence scope", "attributi
 def load_input(text: str) -> tuple[str, dict[str, Any]]:
     """A result from a job file (run now), a result.json, or a report folder holding one."""
     path = Path(text)
+    if not path.exists():       # a job file too: README's exit 2 for an input that does not exist, not run's 3
+        raise UsageError(f"{text}: no such file or folder{from_current_folder() if not path.is_absolute() else ''}")
     if path.is_dir():           # nothing here was read: a location to correct (exit 2), not a damaged result (3)
         path = path / "result.json"
         if not path.is_file():

@@ -540,6 +540,19 @@ def test_a_folder_without_result_json_is_a_usage_error_and_a_folder_with_a_bad_o
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.parametrize("name", ["gone", "gone/", "gone.json", "gone.yaml"])
+def test_an_input_that_does_not_exist_says_so_and_exits_2(tmp_path, capsys, monkeypatch, name):
+    """README: exit 2 for 'an input that does not exist'. A missing folder or result.json said 'not a job
+    file, result.json or report folder' (it may well be one, misspelt), and a missing job file exited 3."""
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "result.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", name, "r", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {name}: no such file or folder (relative to the current folder, {tmp_path})\n"
+    assert not (tmp_path / "c").exists()
+
+
 def test_an_input_invalid_on_both_sides_is_said_so():
     """Two invalid results read 'status invalid (this input)', as if the baseline were a measurement: neither is
     (the same flaw as 'unknown (this input)' for an input both lack)."""
