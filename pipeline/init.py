@@ -103,7 +103,9 @@ def _hardware(info: dict[str, Any]) -> list[str]:
             "count every GPU of the job if other ranks ran elsewhere")
     count = _kv("  num_gpus", str(len(devices)) if devices else MARK, seen)
     prec = info["precision_by_kernel_names"]
-    named = ", ".join(f"{r['precision']} {100 * r['share']:.0f} %" for r in prec)
+    untyped = 1 - sum(r["share"] for r in prec)           # names that carry no type: the rest of the time
+    named = ", ".join(f"{r['precision']} {100 * r['share']:.0f} %" for r in prec) + \
+        (f", no type in the name {100 * untyped:.0f} %" if round(100 * untyped) else "")
     precision = (_kv("  precision", prec[0]["precision"], f"suggested by kernel names (share of gemm/attention/convolution time: "
                      f"{named}); the precision of the matrix math") if prec else
                  _kv("  precision", MARK, "bf16 | fp16 | fp8 | tf32 | ...: the precision of the matrix math"))
