@@ -429,12 +429,13 @@ def test_a_gpu_typed_by_its_short_name_is_pointed_at_its_entries_first(catalog, 
 
 def test_a_gpu_outside_the_catalog_is_said_in_words_true_for_a_wheel(catalog):
     """The catalog is built in: an installed wheel has it only inside the package, not as configs/hardware.yaml.
-    A GPU outside it points to `mfu gpus` (which prints the file) and to the job's own peak; the message also
-    lands in status records and, as a warning, in reports, so it names no path."""
+    A GPU outside it points to `mfu gpus` and to the job's own peak, not to an entry added to the catalog file (in
+    a wheel that is editing the installed package, lost at the next upgrade); the message also lands in status
+    records and, as a warning, in reports, so it names no path."""
     with pytest.raises(HardwareError) as err:
         catalog.lookup("Acme X1")
-    assert str(err.value) == ("GPU 'Acme X1' is not in the GPU catalog. Use a key from `mfu gpus`, add an entry "
-                              "to the catalog file it names, or set hardware.peak_tflops")
+    assert str(err.value) == ("GPU 'Acme X1' is not in the GPU catalog. Use a key from `mfu gpus`, or set "
+                              "hardware.peak_tflops to the GPU's dense TFLOP/s at the job's precision")
     with pytest.raises(HardwareError) as err:
         detect(catalog, [row(name="Acme X1", chip="AX1")])
     assert str(err.value) == ("GPU 'Acme X1' (chip AX1, which never decides alone) from the trace is not in the GPU "

@@ -98,8 +98,8 @@ class Catalog:
                                 f"set hardware.gpu to one of these keys")
         close = self.close_names(name)
         hint = f"; close names: {', '.join(close)}" if close else ""
-        raise HardwareError(f"GPU {name!r} is not in the GPU catalog{hint}. Use a key from `mfu gpus`, "
-                            f"add an entry to the catalog file it names, or set hardware.peak_tflops")
+        raise HardwareError(f"GPU {name!r} is not in the GPU catalog{hint}. Use a key from `mfu gpus`, or set "
+                            f"hardware.peak_tflops to the GPU's dense TFLOP/s at the job's precision")
 
 
 def load_catalog(path: Path | None = None) -> Catalog:
