@@ -19,6 +19,7 @@ from pipeline.cli import main
 from pipeline.compare import compare, load_input
 from pipeline.job.documents import schema_registry, validator
 from tests import fake_results as fake
+from tests.test_markdown_escaping import tables_after_text
 
 
 def write(folder: Path, name: str, trace: Path, precision: str = "bf16") -> Path:
@@ -81,6 +82,7 @@ def test_signs_and_words_agree_in_every_output(pair, tmp_path, capsys):
     err = capsys.readouterr().err
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     md = (tmp_path / "c" / "compare.md").read_text()
+    assert tables_after_text(md) == []
     step_pct = 100 * (median_step_s(truth_b) / median_step_s(truth_a) - 1)
     mfu = next(r for r in doc["rows"] if r["metric"] == "mfu_pct_wall")
     mfu_pct = 100 * (mfu["values"][1] / mfu["values"][0] - 1)

@@ -20,6 +20,7 @@ from pipeline.report import render
 from pipeline.report.charts import history_charts
 from tests import fake_results
 from tests.test_batch import write
+from tests.test_markdown_escaping import tables_after_text
 from tests.test_sql_history_append import V1_DDL, V1_ROW
 from tests.test_sql_history_migrate import V2_DDL
 
@@ -42,6 +43,7 @@ def test_appended_twice_and_rendered(synth_trace, tmp_path, capsys):
     capsys.readouterr()
     assert main(["history", str(db), "--out", str(tmp_path / "h")]) == 0
     md = (tmp_path / "h/history.md").read_text()
+    assert md.startswith("# MFU history\n\n") and tables_after_text(md) == []
     change = second["metrics"]["mfu_pct_wall"] - first["metrics"]["mfu_pct_wall"]
     assert f"| {change:+.2f} |" in md and "| 1 |" in md and "| 2 |" in md      # column "change (pt)"
     step = 100 * (second["step_time"]["median_s"] / first["step_time"]["median_s"] - 1)

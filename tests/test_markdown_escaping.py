@@ -30,6 +30,14 @@ def unescaped_pipes(line: str) -> int:
     return len(re.findall(r"(?<!\\)\|", line))
 
 
+def tables_after_text(text: str) -> list[str]:
+    """Lines of text a table follows with no blank line between: GitHub starts the table anyway, stricter
+    Markdown (CommonMark without tables' interruption, Python-Markdown) reads the rows as the paragraph's text."""
+    lines = text.splitlines()
+    return [before for before, line in zip(lines, lines[1:])
+            if line.startswith("|") and before.strip() and not before.startswith("|")]
+
+
 def strip_code_spans(text: str) -> str:
     return re.sub(r"(`+)(?:(?!\1).)+?\1", "", text)
 
