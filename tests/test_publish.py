@@ -309,7 +309,8 @@ def test_a_job_that_fails_after_a_good_run_shows_its_latest_outcome_once(synth_t
 
 
 def test_the_index_strikes_out_the_figures_of_an_invalid_result(synth_trace, tmp_path):
-    """An invalid job's MFU (here 4e16 FLOPs: far above 100 %) stays visible for diagnosis, struck out."""
+    """An invalid job's MFU (here 4e16 FLOPs: far above 100 %) stays visible for diagnosis, struck out; so do its
+    tokens/s, which rest on the same scope (tokens per step over the occurrences), as compare strikes them."""
     from pipeline.batch import run_batch
     trace, _ = synth_trace()
     job = tmp_path / "huge.yaml"
@@ -323,6 +324,11 @@ def test_the_index_strikes_out_the_figures_of_an_invalid_result(synth_trace, tmp
     [line] = [ln for ln in (tmp_path / "out" / "index.md").read_text().splitlines() if ln.startswith("| [huge]")]
     assert f"| ~~{mfu}~~ | ~~{mfu}~~ |" in line
     assert f'<s title="not a measurement">{mfu}</s>' in (tmp_path / "out" / "index.html").read_text()
+    totals = json.loads((tmp_path / "out" / "huge" / "result.json").read_text())["totals"]
+    tokens = f"{2048 * 8 * totals['occurrences'] / totals['wall_time_s']:,.0f}"   # seq_len x global_batch a step
+    assert f"| ~~{tokens}~~ |" in line
+    assert f'<td class="n" data-label="tokens/s"><s title="not a measurement">{tokens}</s></td>' in (
+        tmp_path / "out" / "index.html").read_text()
 
 
 def _job_folder(root: Path, trace: Path) -> Path:
