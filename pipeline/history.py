@@ -288,6 +288,12 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
     for what in ("config", "trace"):         # a hash a failed run did not learn is no change
         now, before = r[f"{what}_sha256"], r[f"previous_{what}_sha256"]
         out[f"{what}_changed"] = None not in (now, before) and now != before
+    if out["config_changed"] and r["trace_sha256"] is not None and r["trace_sha256"] == r["previous_trace_sha256"]:
+        # nothing was measured again: the job file made the change (the pages say so where config_changed and
+        # not trace_changed)
+        for c in out["changes"]:
+            c["detail"] += (f"; the trace is the one of run {r['previous_run']} and the job file changed, so the "
+                            "change comes from the job file (its FLOPs, GPUs or peak), not from a new measurement")
     return out
 
 

@@ -548,3 +548,39 @@ def test_the_summary_links_a_flagged_job_to_its_own_section(tmp_path):
     assert [(j["name"], j["flagged_runs"]) for j in doc["jobs"]] == [("a", []), ("b", [2])]
     html = render.render_all(doc, kind="history")["history.html"]
     assert 'changes flagged in <a href="#job-2">b</a> (run 2)' in html and '<h2 id="job-2">b</h2>' in html
+
+
+def test_a_change_with_the_same_trace_is_said_to_come_from_the_job_file(tmp_path, capsys):
+    """Only global_batch changed in the job file, the trace the same: the history flagged 'regression, statistically
+    clear' as if the run were slower. The test is right by its rule (MFU compares across FLOPs), but nothing was
+    measured again: every output now says the change comes from the job file. A run on a new trace says nothing."""
+    folder = tmp_path / "h"
+    append(folder, [fake("a", 40.0, 1.25, [1.25] * 5)], label="before")          # 4e15 / (1.25 s x 8 x 1e15) = 40 %
+    halved = fake("a", 20.0, 1.25, [1.25] * 5)                                      # half the FLOPs, same times
+    halved["job"]["config_sha256"] = "d" * 64
+    halved["flops"].update(model_flops_per_occurrence=2 * 10**15, model_flops_per_step=2 * 10**15)
+    append(folder, [halved], label="smaller-batch")
+    retraced = fake("a", 10.0, 2.5, [2.5] * 5)                                      # a new trace, twice as slow
+    retraced["job"]["config_sha256"] = "e" * 64
+    retraced["trace"]["sha256"] = "cd" * 32
+    retraced["flops"].update(model_flops_per_occurrence=2 * 10**15, model_flops_per_step=2 * 10**15)
+    append(folder, [retraced], label="retraced")
+    assert main(["history", str(folder), "--out", str(tmp_path / "out")]) == 0
+    runs = json.loads((tmp_path / "out/history.json").read_text())["jobs"][0]["runs"]
+    # 5 tied samples each side, all worse: exact p = 1 / C(10, 5) = 1/252; 20 / 40 - 1 = -50 %, 10 / 20 - 1 = -50 %
+    for run in runs[1:]:
+        (mfu,) = [c for c in run["changes"] if c["metric"] == "mfu_pct_wall"]
+        assert (mfu["outcome"], mfu["change_pct"]) == ("regression", pytest.approx(-50.0))
+        assert mfu["test"]["p_value"] == pytest.approx(1 / 252)
+    said = ("the trace is the one of run 1 and the job file changed, so the change comes from the job file (its "
+            "FLOPs, GPUs or peak), not from a new measurement")
+    assert runs[1]["changes"][0]["detail"].endswith("; " + said)
+    assert "job file" not in runs[2]["changes"][0]["detail"]
+    err = capsys.readouterr().err
+    assert f"regression: a run 2 (smaller-batch) mfu_pct_wall: " in err and said in err
+    page = "(same trace as run 1, job file changed: not a new measurement)"
+    md = (tmp_path / "out/history.md").read_text()
+    rows = {ln.split(" | ")[0]: ln for ln in md.splitlines() if ln.startswith("| 2 |") or ln.startswith("| 3 |")}
+    assert page in rows["| 2"] and "same trace" not in rows["| 3"]
+    html = (tmp_path / "out/history.html").read_text()
+    assert html.count(page) == 1
