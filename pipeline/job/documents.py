@@ -122,11 +122,16 @@ def validator(name: str) -> Draft202012Validator:
     return validators.extend(Draft202012Validator, type_checker=checker)(schema, registry=schema_registry())
 
 
+def _int64(value: float) -> bool:
+    """Within YAML's (and SQLite's) 64-bit integers."""
+    return -2 ** 63 <= value < 2 ** 63
+
+
 def _is_integer(checker: Any, value: Any) -> bool:
     """JSON Schema's integer, as YAML's 64-bit ones: a whole float (2e3) still counts, but not one beyond 2^63
     (`covers: 1e308`, `num_gpus: 1e19`), which no count reaches and whose products overflowed a float."""
     if isinstance(value, float):
-        return value.is_integer() and -2 ** 63 <= value < 2 ** 63
+        return value.is_integer() and _int64(value)
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -299,7 +304,7 @@ def _absurd_number(node: yaml.Node) -> str | None:
             value = int(text, 0)
         except ValueError:
             return None
-        return f"{shown} is too large (beyond 64-bit integers)" if not -2 ** 63 <= value < 2 ** 63 else None
+        return None if _int64(value) else f"{shown} is too large (beyond 64-bit integers)"
     return None
 
 
@@ -387,7 +392,7 @@ def _message(err) -> str:
     if err.validator == "enum":
         return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
     if err.validator in ("type", "oneOf", "anyOf") and isinstance(err.instance, float) and err.instance.is_integer() \
-            and not -2 ** 63 <= err.instance < 2 ** 63 and _wants_integer(err.schema):   # refused by _is_integer
+            and not _int64(err.instance) and _wants_integer(err.schema):   # refused by _is_integer
         return f"{_shown(err.instance)} is too large (beyond 64-bit integers)"
     if err.validator in ("type", "oneOf", "anyOf"):
         return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
