@@ -140,23 +140,15 @@ def test_moe_layer_pattern():
     assert [every2.is_moe_layer(i) for i in range(4)] == [False, True, False, True]
 
 
-def test_moe_counts_only_active_and_shared_experts():
-    model = {"hidden": 64, "layers": 1, "heads": 4, "mlp": "swiglu", "lm_head": False,
+@pytest.mark.parametrize("mlp, matrices", [("swiglu", 3), ("gelu", 2)])
+def test_moe_counts_only_active_and_shared_experts(mlp, matrices):
+    """SEMANTICS §7: routed experts 2·T·(2 or 3)·h·expert_ffn·top_k, shared 2·T·(2 or 3)·h·shared_ffn: 3 matrices
+    for a gated MLP, 2 for a GELU/ReLU one. Router 2·T·h·experts either way."""
+    model = {"hidden": 64, "layers": 1, "heads": 4, "mlp": mlp, "lm_head": False,
              "moe": {"experts": 16, "top_k": 2, "expert_ffn": 32, "shared_experts": 1, "shared_ffn": 48}}
     by = rows(compute_flops(model, mode="inference", seq_len=10, sequences=1))
-    assert by["experts"].forward_flops == 2 * 10 * 3 * 64 * 32 * 2
-    assert by["shared_experts"].forward_flops == 2 * 10 * 3 * 64 * 48
-    assert by["router"].forward_flops == 2 * 10 * 64 * 16
-
-
-def test_moe_experts_with_a_two_matrix_mlp():
-    """SEMANTICS §7: routed experts 2·T·(2 or 3)·h·expert_ffn·top_k, shared 2·T·(2 or 3)·h·shared_ffn: 2 matrices
-    for a GELU/ReLU MLP, 3 for a gated one (the test above). Router 2·T·h·experts either way."""
-    model = {"hidden": 64, "layers": 1, "heads": 4, "mlp": "gelu", "lm_head": False,
-             "moe": {"experts": 16, "top_k": 2, "expert_ffn": 32, "shared_experts": 1, "shared_ffn": 48}}
-    by = rows(compute_flops(model, mode="inference", seq_len=10, sequences=1))
-    assert by["experts"].forward_flops == 2 * 10 * 2 * 64 * 32 * 2
-    assert by["shared_experts"].forward_flops == 2 * 10 * 2 * 64 * 48
+    assert by["experts"].forward_flops == 2 * 10 * matrices * 64 * 32 * 2
+    assert by["shared_experts"].forward_flops == 2 * 10 * matrices * 64 * 48
     assert by["router"].forward_flops == 2 * 10 * 64 * 16
 
 
