@@ -45,7 +45,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         raise TraceError(f"{job.trace_text}: {not_intervals}")
     devices = [sm.device_labels[d] for d in m.devices_used]         # as the report names them (file:device)
     _raise(scope.gpu_scope(job, devices))
-    unseen = (scope.gpus_unseen(job, devices, any(w["code"] == "devices_of_several_hosts" for w in m.warnings))
+    scope_warnings = (scope.gpus_unseen(job, devices, any(w["code"] == "devices_of_several_hosts" for w in m.warnings))
               + scope.identical_files(sm.files))
     catalog = load_catalog()
     try:
@@ -58,7 +58,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     sections["gemm_precision"], precision_warnings = _precision(sections["gemm_precision"], job, catalog, peak)
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
-    warnings = (m.warnings + unseen + numerator_warnings + [{"code": "flops", "message": w} for w in fl.warnings]
+    warnings = (m.warnings + scope_warnings + numerator_warnings + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
