@@ -58,7 +58,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     sections["gemm_precision"], precision_warnings = _precision(sections["gemm_precision"], job, catalog, peak)
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
-    warnings = (m.warnings + scope_warnings + numerator_warnings + [{"code": "flops", "message": w} for w in fl.warnings]
+    warnings = (m.warnings + scope_warnings + numerator_warnings
+                + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
