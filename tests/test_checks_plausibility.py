@@ -273,6 +273,37 @@ def test_achievable_is_a_ceiling():
                                    "more than hardware.achievable_tflops (5)")
 
 
+def test_a_point_exactly_on_its_roof_is_not_above_it():
+    """SEMANTICS §9: attainable = min(peak, AI x bandwidth); only a point *above* it is impossible. Rows whose
+    work is by hand exactly at their roof, for a time in ns as the trace gives it: on the compute roof 1.000000007 s
+    x 1 GPU x 989.4 TFLOP/s = 989,400,006,925,800 FLOPs (AI 1000 FLOP/B, past the ridge 989.4 / 4.8 = 206); on the
+    memory roof 0.987654321 s x 64 GPUs x 2039 GB/s = 128,884,938,273,216 bytes with as many FLOPs (AI 1 FLOP/B,
+    roof 2.039 TFLOP/s); without bytes, the compute case again against the dense peak. Each is 100 % of its roof,
+    so no warning (dividing the derived floats gave 100.00000000000001 and 100.00000000000003, and the row
+    without bytes was labelled "impossible: above the peak"). A point one part in 10^8 above is still warned."""
+    from pipeline.model.operators import Operator
+    from pipeline.model.roofline import ABOVE_PEAK, row
+
+    on_peak = 1_000_000_007 * 1 * 9894 * 100
+    assert on_peak == 989_400_006_925_800
+    on_bw = 987_654_321 * 64 * 2039
+    assert on_bw == 128_884_938_273_216
+    rows = [row(Operator("gemm", "gemm", on_peak, on_peak // 1000, ""), "analytic", 1.000000007, 989.4, 4800.0, 1),
+            row(Operator("add", "elementwise", on_bw, on_bw, ""), "analytic", 0.987654321, 989.4, 2039.0, 64),
+            row(Operator("region", None, on_peak, 0, ""), "analytic", 1.000000007, 989.4, 4800.0, 1)]
+    assert [r["bound"] for r in rows[:2]] == ["compute", "memory"]
+    assert [r["pct_of_roof"] for r in rows[:2]] == [100.0, 100.0]
+    assert rows[2]["bound"] == "likely compute-bound (heuristic)"
+    assert plausibility.roofline_under_roof(rows) == [] and plausibility.roofline_under_peak(rows, 989.4) == []
+    above = [row(Operator("gemm", "gemm", on_peak + on_peak // 10**8, on_peak // 1000, ""), "analytic", 1.000000007,
+                 989.4, 4800.0, 1),
+             row(Operator("add", "elementwise", on_bw, on_bw + on_bw // 10**8, ""), "analytic", 0.987654321,
+                 989.4, 2039.0, 64),
+             row(Operator("region", None, on_peak + on_peak // 10**8, 0, ""), "analytic", 1.000000007, 989.4,
+                 4800.0, 1)]
+    assert len(plausibility.roofline_under_roof(above)) == 2 and above[2]["bound"] == ABOVE_PEAK
+
+
 def test_roofline_under_peak():
     """Without bytes there is no attainable roof, but the dense peak still bounds a row: 1 GPU at 1000 TFLOP/s.
     1e15 FLOPs in 0.5 s is 2000 TFLOP/s (impossible); in 1 s, exactly the peak; with bytes the roof rule judges."""
@@ -360,3 +391,26 @@ def test_work_exactly_at_the_peak_is_a_measurement(tmp_path):
     assert res["status"] == "ok" and res["status_reason"] is None
     assert res["occurrences"][0]["mfu_pct_wall"] == 100.0
     assert "occurrence_above_100" not in {w["code"] for w in res["warnings"]}
+
+
+def test_work_exactly_at_the_peak_has_a_roofline_row_on_its_roof(tmp_path):
+    """The roofline's region row is the model FLOPs over the wall: at exactly the peak it is on the dense peak,
+    not above it. One rank, one range and kernel over 0..1.000000007 s, 1 GPU at 989.4 TFLOP/s, by hand
+    1.000000007 s x 989.4e12 = 989,400,006,925,800 FLOPs: MFU 100 % (status ok), and the row without bytes is
+    "likely compute-bound", with no above_roof warning (its achieved figure in floats came out a few ulp above
+    989.4 and the row was called impossible while the MFU beside it was a valid 100 %)."""
+    wall = 1_000_000_007
+    e = Export()
+    e.range(0, wall, gtid(100, 100), "step")
+    e.launch(0, gtid(100, 100), 1)
+    e.kernel(0, wall, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    flops = wall * 9894 * 100                                  # ns x (TFLOP/s x 10) x 1e2 = FLOPs
+    assert flops == 989_400_006_925_800
+    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 989.4},
+                    model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
+    res = run_job(load_job(job))
+    assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == 100.0
+    (region,) = [r for r in res["roofline"] if r["operator"] == "whole region (model FLOPs)"]
+    assert region["bound"] == "likely compute-bound (heuristic)"
+    assert "above_roof" not in {w["code"] for w in res["warnings"]}

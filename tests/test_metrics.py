@@ -65,3 +65,18 @@ def test_work_exactly_at_the_peak_is_exactly_100(wall_ns, gpus, peak):
     assert metrics.utilization_pct(flops, wall_ns / 1e9, gpus, peak) == 100.0
     # a millionth of a percent more is above the peak, and stays above 100 %
     assert metrics.utilization_pct(flops + flops // 10**8, wall_ns / 1e9, gpus, peak) > 100.0
+
+
+@pytest.mark.parametrize("wall_ns, gpus, hbm", [
+    (1_000_000_007, 1, 4800.0),       # 100.00000000000001 when computed in floats as written
+    (987_654_321, 64, 2039.0),        # 100.00000000000003
+    (2_231_593_033, 8, 3350.0),
+])
+def test_traffic_exactly_at_the_bandwidth_is_exactly_100(wall_ns, gpus, hbm):
+    """The memory roof's share (SEMANTICS §9), as utilization_pct for the peak: bytes by hand wall x GPUs x
+    bandwidth, exactly ((wall_ns / 1e9) s x GB/s x 1e9 = wall_ns x GB/s bytes per GPU)."""
+    nbytes = wall_ns * gpus * int(hbm)
+    assert metrics.bandwidth_pct(nbytes, wall_ns / 1e9, gpus, hbm) == 100.0
+    assert metrics.bandwidth_pct(nbytes + nbytes // 10**8, wall_ns / 1e9, gpus, hbm) > 100.0
+    assert metrics.bandwidth_pct(nbytes // 2, wall_ns / 1e9, gpus, hbm) == pytest.approx(50.0)
+    assert metrics.bandwidth_pct(nbytes, 0.0, gpus, hbm) is None

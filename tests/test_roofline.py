@@ -56,17 +56,19 @@ def test_row_without_bytes_is_labelled_heuristic():
     ("elementwise", 2404.0, "impossible: above the peak (heuristic)"),
 ])
 def test_heuristic_rules(cls, achieved, want):
-    assert heuristic_bound(cls, achieved, H200_BF16) == want
+    assert heuristic_bound(cls, None if achieved is None else 100 * achieved / H200_BF16) == want
 
 
 def test_a_mostly_idle_wall_is_not_called_memory_bound():
     """A row timed over the wall where kernels ran 3 % of it: slow for want of work, which says nothing about
     memory. Busy for most of it (or timed over kernels only: no share), the throughput rules apply."""
-    assert heuristic_bound(None, 10.8, H200_BF16, busy_share=0.0303) == \
+    def pct(tflops):
+        return 100 * tflops / H200_BF16
+    assert heuristic_bound(None, pct(10.8), busy_share=0.0303) == \
         "mostly idle: kernels ran in 3 % of the wall (heuristic)"
-    assert heuristic_bound(None, 10.8, H200_BF16, busy_share=0.9) == "likely memory-bound (heuristic)"
-    assert heuristic_bound("gemm", 600.0, H200_BF16, busy_share=0.2) == "likely compute-bound (heuristic)"
-    assert heuristic_bound(None, 2000.0, H200_BF16, busy_share=0.2).startswith("impossible")
+    assert heuristic_bound(None, pct(10.8), busy_share=0.9) == "likely memory-bound (heuristic)"
+    assert heuristic_bound("gemm", pct(600.0), busy_share=0.2) == "likely compute-bound (heuristic)"
+    assert heuristic_bound(None, pct(2000.0), busy_share=0.2).startswith("impossible")
 
 
 def test_operators_of_the_semantics_dense_case():

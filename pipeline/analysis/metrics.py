@@ -27,11 +27,22 @@ def utilization_pct(flops: float, seconds: float, num_gpus: int, peak_tflops: fl
     ulp off, either way (wall 2.231593033 s x 8 GPUs x 312 TFLOP/s gave 100.00000000000001). Near 100 the
     figure is worked out again exactly, from the decimals the inputs stand for (ns / 1e9, a peak as written).
     """
+    return _share_pct(flops, seconds, num_gpus, peak_tflops, 10**12)
+
+
+def bandwidth_pct(nbytes: float, seconds: float, num_gpus: int, hbm_gbps: float) -> float | None:
+    """Bytes / (time x GPUs x memory bandwidth), in percent: the memory roof's share (SEMANTICS §9), exactly
+    100.0 for traffic exactly at the bandwidth, as utilization_pct is for work exactly at the peak."""
+    return _share_pct(nbytes, seconds, num_gpus, hbm_gbps, 10**9)
+
+
+def _share_pct(amount: float, seconds: float, num_gpus: int, rate: float, unit: int) -> float | None:
+    """amount / (seconds x GPUs x rate x unit) in percent; within 1e-12 of 100, worked out exactly."""
     if seconds <= 0:
         return None
-    pct = 100.0 * flops / (seconds * num_gpus * peak_tflops * TERA)
+    pct = 100.0 * amount / (seconds * num_gpus * rate * unit)
     if abs(pct - 100.0) <= 1e-12 * 100.0:
-        pct = float(100 * _decimal(flops) / (_decimal(seconds) * num_gpus * _decimal(peak_tflops) * 10**12))
+        pct = float(100 * _decimal(amount) / (_decimal(seconds) * num_gpus * _decimal(rate) * unit))
     return pct
 
 

@@ -43,20 +43,19 @@ REGION_ROW = "whole region (model FLOPs)"   # the row of the region's model FLOP
 ABOVE_PEAK = "impossible: above the peak (heuristic)"
 
 
-def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, peak_tflops: float,
-                    busy_share: float | None = None) -> str:
-    """A label from measured throughput and kernel class alone; never a roofline result. Whatever the
-    bytes, the peak is a roof: a row above it is impossible, never "compute-bound". busy_share: for a row
+def heuristic_bound(kernel_class: str | None, pct_of_peak: float | None, busy_share: float | None = None) -> str:
+    """A label from measured throughput (as a share of the dense peak, metrics.utilization_pct: work exactly at
+    the peak is 100.0, not a float rounding above it) and kernel class alone; never a roofline result. Whatever
+    the bytes, the peak is a roof: a row above it is impossible, never "compute-bound". busy_share: for a row
     timed over the wall, the share of it in which any kernel ran; mostly idle GPUs are slow for want of
     work, which says nothing about memory."""
-    if achieved_tflops is not None and achieved_tflops > peak_tflops:
+    if pct_of_peak is not None and pct_of_peak > 100.0:
         return ABOVE_PEAK
-    if achieved_tflops is not None and 100 * achieved_tflops >= COMPUTE_LIKE_PCT * peak_tflops:
+    if pct_of_peak is not None and pct_of_peak >= COMPUTE_LIKE_PCT:
         return "likely compute-bound (heuristic)"
     if busy_share is not None and busy_share < MOSTLY_IDLE:
         return f"mostly idle: kernels ran in {100 * busy_share:.0f} % of the wall (heuristic)"
-    if kernel_class in MEMORY_CLASSES or (
-            achieved_tflops is not None and 100 * achieved_tflops < STARVED_PCT * peak_tflops):
+    if kernel_class in MEMORY_CLASSES or (pct_of_peak is not None and pct_of_peak < STARVED_PCT):
         return "likely memory-bound (heuristic)"
     return "undetermined (heuristic)"
 
@@ -64,19 +63,25 @@ def heuristic_bound(kernel_class: str | None, achieved_tflops: float | None, pea
 def row(op: Operator, source: str, measured_s: float | None, peak_tflops: float, hbm_gbps: float | None,
         num_gpus: int, busy_share: float | None = None) -> dict[str, Any]:
     """One table row. measured_s is per GPU; FLOPs and bytes are totals over num_gpus GPUs; busy_share: see
-    heuristic_bound (rows timed over the wall only)."""
+    heuristic_bound (rows timed over the wall only).
+
+    The share of the roof is achieved / min(compute roof, memory roof), i.e. the larger of the FLOPs' share of
+    the peak and the bytes' share of the bandwidth, each by the metrics helper that makes a point exactly on
+    its roof 100.0: dividing the derived floats put such a point a few ulp above and warned it impossible."""
     achieved = op.flops / num_gpus / measured_s / metrics.TERA if measured_s else None
+    of_peak = metrics.utilization_pct(op.flops, measured_s, num_gpus, peak_tflops) if measured_s else None
     ai = op.flops / op.bytes if op.bytes else None
     attainable = metrics.attainable_tflops(ai, peak_tflops, hbm_gbps) if ai is not None and hbm_gbps else None
     if attainable is None:
-        bound, source = heuristic_bound(op.kernel_class, achieved, peak_tflops, busy_share), "heuristic"
+        bound, source = heuristic_bound(op.kernel_class, of_peak, busy_share), "heuristic"
     else:
         bound = "memory" if attainable < peak_tflops else "compute"
+    of_roof = (max(of_peak, metrics.bandwidth_pct(op.bytes, measured_s, num_gpus, hbm_gbps))
+               if of_peak is not None and attainable else None)
     return {"operator": op.operator, "kernel_class": op.kernel_class, "flops": op.flops,
             "bytes": op.bytes or None, "arithmetic_intensity": ai, "attainable_tflops": attainable,
             "bound": bound, "measured_s": measured_s, "achieved_tflops": achieved,
-            "pct_of_roof": 100 * achieved / attainable if achieved is not None and attainable else None,
-            "source": source, "note": op.note}
+            "pct_of_roof": of_roof, "source": source, "note": op.note}
 
 
 def analytic_operators(model: dict[str, Any], components: dict[str, int], work: Work) -> list[Operator]:
