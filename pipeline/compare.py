@@ -414,9 +414,9 @@ def failure_kind(g: dict[str, Any], allow_incomparable: bool) -> str:
 
 
 def gate_lines(doc: dict[str, Any]) -> list[str]:
-    """Failing and undecided figures, for stderr in CI logs (same signs and words as compare.md)."""
+    """Failing and undecided figures, for stderr in CI logs (same names, signs and words as compare.md)."""
     return [f"{failure_kind(g, doc['allow_incomparable']) if g['outcome'] == 'fail' else 'undecided'}: "
-            f"{g['column']} {g['metric']}: "
+            f"{g['column']} {g['label']}: "
             f"{_g(g['value'])} vs baseline {_g(g['baseline'])} — {g['detail']}"
             for g in doc["gates"] if g["outcome"] != "pass"]
 

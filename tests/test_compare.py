@@ -64,7 +64,7 @@ def test_gate_fails_at_5_and_passes_at_15_percent(pair, tmp_path, capsys):
     err = capsys.readouterr().err
     # every b occurrence is slower than every a occurrence: U = n², exact p = 1 / C(2n, n)
     p = 1 / math.comb(2 * n, n)
-    assert "regression: b step_time_median_s" in err and "(worse), limit 5 % worse" in err
+    assert "regression: b step time (median):" in err and "(worse), limit 5 % worse" in err
     assert f"effect size 1.00, p = {p:.3g} < 0.01" in err and "Traceback" not in err   # p next to its alpha
     assert main(["compare", str(a), str(b), "--max-regression", "15%", "--out", str(tmp_path / "c15")]) == 0
     # the faster run against the slower baseline is an improvement, never a regression
@@ -228,10 +228,10 @@ def test_gating_an_incomparable_figure_fails_unless_allowed(tmp_path, capsys):
     assert main(args + ["--out", str(tmp_path / "c")]) == 1
     err = capsys.readouterr().err
     # refused, not measured: the log line says so as the JUnit failure's type does, not 'regression'
-    assert ("not comparable: big step_time_median_s: 1 vs baseline 1 — not comparable with the baseline: "
+    assert ("not comparable: big step time (median): 1 vs baseline 1 — not comparable with the baseline: "
             "model FLOPs per step: 12,000,000,000,000,000 vs baseline 4,000,000,000,000,000") in err
     assert "regression: big" not in err
-    assert "big mfu_pct_wall" not in err                              # MFU is comparable, and unchanged
+    assert "big MFU (wall)" not in err and "big mfu_pct_wall" not in err   # MFU is comparable, and unchanged
     assert main(args + ["--allow-incomparable", "--out", str(tmp_path / "a")]) == 0
     doc = json.loads((tmp_path / "a" / "compare.json").read_text())
     step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
@@ -245,9 +245,9 @@ def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
     args = ["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--max-regression", "5"]
     assert main(args + ["--out", str(tmp_path / "c")]) == 0
     err = capsys.readouterr().err
-    assert "undecided: new step_time_median_s" in err and "cannot decide, 3 sample(s) here and 3 in the baseline" in err
+    assert "undecided: new step time (median):" in err and "cannot decide, 3 sample(s) here and 3 in the baseline" in err
     assert main(args + ["--strict", "--out", str(tmp_path / "s")]) == 1
-    assert "regression: new step_time_median_s" in capsys.readouterr().err
+    assert "regression: new step time (median):" in capsys.readouterr().err
     for out in ("c", "s"):
         doc = json.loads((tmp_path / out / "compare.json").read_text())
         assert [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
@@ -337,8 +337,8 @@ def test_each_column_says_which_figures_compare_and_why_not(tmp_path, capsys):
                    "1,000,000,000,000,000 vs baseline 4,000,000,000,000,000; GPU count: 4 vs baseline 8) |")
     err = capsys.readouterr().err
     # the +169 % step time is not called a regression: it is refused as incomparable, with the reason
-    assert "not comparable: four step_time_median_s" in err and "not comparable with the baseline: model FLOPs" in err
-    assert "regression: four step_time_median_s" not in err
+    assert "not comparable: four step time (median):" in err and "not comparable with the baseline: model FLOPs" in err
+    assert "regression: four step time (median)" not in err
     assert "+169.00 % (worse), limit" not in err
 
 

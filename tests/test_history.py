@@ -217,7 +217,7 @@ def test_format_1_duckdb_is_read_as_is_and_migrated_on_append(tmp_path, capsys):
                                        "reasons": ["comparability inputs unknown (both: stored before history "
                                                    "format 3)"]}]
     assert run2["mfu_change_pt"] == pytest.approx(-10.0)               # the arithmetic stays: 30 - 40
-    assert "not comparable: a run 2 mfu_pct_wall, step_time_median_s with run 1: comparability inputs unknown " \
+    assert "not comparable: a run 2 MFU (wall), step time (median) with run 1: comparability inputs unknown " \
            "(both: stored before history format 3)" in capsys.readouterr().err
     md = (tmp_path / "h1/history.md").read_text()
     assert "Not comparable with the run before: run 2." in md and "| -10.00 ⚠ |" in md and "| +30.0 ⚠ |" in md
@@ -347,7 +347,7 @@ def test_changes_between_consecutive_runs_are_flagged_where_they_happen(tmp_path
     assert mfu["change_pct"] == pytest.approx(100 * (1 / 1.1 - 1)) and mfu["verdict"] == "worse"
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     err = capsys.readouterr().err
-    assert "regression: a run 4 (commit4) step_time_median_s: +" in err and "improvement: a run 5 (commit5)" in err
+    assert "regression: a run 4 (commit4) step time (median): +" in err and "improvement: a run 5 (commit5)" in err
     md = (tmp_path / "out/history.md").read_text()
     assert "Changes at runs 4, 5." in md
     assert f"⚑ **regression**: step time (median) {step['change_pct']:+.2f} % (worse), p = {step['test']['p_value']:.3g}" in md
@@ -441,12 +441,35 @@ def test_an_invalid_run_is_not_a_change_and_the_next_run_is_compared_with_the_la
     assert doc["jobs"][0]["flagged_runs"] == [3]
     assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
     err = capsys.readouterr().err
-    assert "run 2" not in err and "regression: a run 3 (slower) mfu_pct_wall: -20.00 % (worse)" in err
+    assert "run 2" not in err and "regression: a run 3 (slower) MFU (wall): -20.00 % (worse)" in err
     md = (tmp_path / "out/history.md").read_text()
     row2 = next(ln for ln in md.splitlines() if ln.startswith("| 2 |"))
     row3 = next(ln for ln in md.splitlines() if ln.startswith("| 3 |"))
     assert "| invalid | 400.00 | — |" in row2 and "⚑" not in row2
     assert "| 32.00 | -8.00 |" in row3 and "| +25.0 |" in row3
+
+
+def test_stderr_names_each_figure_as_the_pages_do_and_json_keeps_the_keys(tmp_path, capsys):
+    """A CI log read 'regression: a run 2 mfu_pct_wall' and 'not comparable: ... step_time_median_s' where the
+    pages say 'MFU (wall)' and 'step time (median)': stderr is for people, history.json keeps the keys."""
+    folder = tmp_path / "h"
+    append(folder, [fake("a", 40.0, 1.25, [1.25] * 5)])
+    append(folder, [fake("a", 32.0, 1.5625, [1.5625] * 5)])                   # -20 % MFU, +25 % step time
+    fewer = fake("a", 32.0, 1.5625, [1.5625] * 5)
+    fewer["hardware"]["num_gpus"] = 4                                          # step time no longer comparable
+    append(folder, [fewer])
+    assert main(["history", str(folder), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "regression: a run 2 MFU (wall): -20.00 % (worse)" in err
+    assert "regression: a run 2 step time (median): +25.00 % (worse)" in err
+    assert "not comparable: a run 3 step time (median) with run 2: GPU count: 4 vs baseline 8" in err
+    assert "mfu_pct_wall" not in err and "step_time_median_s" not in err
+    md = (tmp_path / "out/history.md").read_text()
+    assert "**regression**: MFU (wall) -20.00 %" in md and "**regression**: step time (median) +25.00 %" in md
+    assert "not comparable with run 2: step time (median) (GPU count: 4 vs baseline 8)" in md
+    runs = json.loads((tmp_path / "out/history.json").read_text())["jobs"][0]["runs"]
+    assert [c["metric"] for c in runs[1]["changes"]] == ["mfu_pct_wall", "step_time_median_s"]
+    assert runs[2]["not_comparable"][0]["metrics"] == ["step_time_median_s"]
 
 
 def test_a_label_without_a_history_is_refused_before_running(synth_trace, tmp_path, capsys):
@@ -500,9 +523,9 @@ def test_a_batch_change_is_not_comparable_and_the_next_run_is_compared_with_it(t
     assert runs[3]["changes"][1]["test"]["p_value"] == pytest.approx(1 / 252)
     assert doc["jobs"][0]["flagged_runs"] == [4]
     err = capsys.readouterr().err
-    assert ("not comparable: a run 3 (b2) step_time_median_s with run 2: model FLOPs per step: 8,000,000,000,000,000 "
+    assert ("not comparable: a run 3 (b2) step time (median) with run 2: model FLOPs per step: 8,000,000,000,000,000 "
             "vs baseline 4,000,000,000,000,000; tokens per step: 2,000 vs baseline 1,000") in err
-    assert "regression: a run 3" not in err and "regression: a run 4 (slow) step_time_median_s: +10.00 %" in err
+    assert "regression: a run 3" not in err and "regression: a run 4 (slow) step time (median): +10.00 %" in err
     md = (tmp_path / "out/history.md").read_text()
     assert "Changes at run 4. Not comparable with the run before: run 3." in md
     row3 = next(ln for ln in md.splitlines() if ln.startswith("| 3 |"))
@@ -577,7 +600,7 @@ def test_a_change_with_the_same_trace_is_said_to_come_from_the_job_file(tmp_path
     assert runs[1]["changes"][0]["detail"].endswith("; " + said)
     assert "job file" not in runs[2]["changes"][0]["detail"]
     err = capsys.readouterr().err
-    assert f"regression: a run 2 (smaller-batch) mfu_pct_wall: " in err and said in err
+    assert "regression: a run 2 (smaller-batch) MFU (wall): " in err and said in err
     page = "(same trace as run 1, job file changed: not a new measurement)"
     md = (tmp_path / "out/history.md").read_text()
     rows = {ln.split(" | ")[0]: ln for ln in md.splitlines() if ln.startswith("| 2 |") or ln.startswith("| 3 |")}

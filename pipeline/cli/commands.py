@@ -154,10 +154,10 @@ def cmd_history(args: argparse.Namespace) -> int:
                 print(f"failed: {job['name']} run {r['run']}{_label(r)} exit {r['exit_code']}: {r['error']}",
                       file=sys.stderr)
             for g in r["not_comparable"]:         # said, so a nightly log does not read the run as unchanged
-                print(f"not comparable: {job['name']} run {r['run']}{_label(r)} {', '.join(g['metrics'])} with run "
+                print(f"not comparable: {job['name']} run {r['run']}{_label(r)} {', '.join(g['figures'])} with run "
                       f"{r['compared_with_run']}: {'; '.join(g['reasons'])}", file=sys.stderr)
             for c in r["changes"]:
-                print(f"{c['outcome']}: {job['name']} run {r['run']}{_label(r)} {c['metric']}: {c['detail']}",
+                print(f"{c['outcome']}: {job['name']} run {r['run']}{_label(r)} {c['label']}: {c['detail']}",
                       file=sys.stderr)
     return 0
 
