@@ -111,9 +111,15 @@ class HardwareError(MfuError):
 
 
 def from_current_folder() -> str:
-    """Where a relative path on the command line was looked for, said after it on the terminal; a report or a
-    history leaves it out (publish.job_relative): it names this machine's folders."""
+    """Where a relative path on the command line was looked for, said after it on the terminal; a report, a
+    history or `mfu run --format json` leaves it out (`without_current_folder`): it names this machine's folders."""
     return f" (relative to the current folder, {os.getcwd()})"
+
+
+def without_current_folder(text: str) -> str:
+    """`text` as a file or a tool gets it: 'nosuch.yaml: no such job file', the path as the user typed it, without
+    the absolute folder the terminal's message adds (from_current_folder)."""
+    return text.replace(from_current_folder(), "")
 
 
 def io_reason(exc: BaseException) -> str:

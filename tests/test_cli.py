@@ -616,6 +616,23 @@ def test_a_missing_job_file_is_said_not_to_exist_and_where_it_was_looked_for(tmp
     assert code == 3 and err == f"{here}/nosuch.yaml: no such job file\n"         # absolute: nothing to add
 
 
+@pytest.mark.parametrize("given", ["nosuch.yaml", "jobs/nosuch.yaml", "../elsewhere/nosuch.yaml"])
+def test_a_missing_job_file_in_the_json_summary_is_named_as_typed_without_this_machines_folder(
+        tmp_path, monkeypatch, capsys, given):
+    """`mfu run --format json nosuch.yaml` gave the reason 'nosuch.yaml: no such job file (relative to the current
+    folder, /home/me/runs)': an absolute path of this machine in output meant for a tool or a file. The reason
+    says what is wrong with the path as typed; stderr, read by a person, still names the folder."""
+    here = tmp_path / "runs"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    code, out, err = run_cli(capsys, "run", "--format", "json", given, "--out", "out")
+    [row] = json.loads(out)
+    assert code == 3 and (row["job"], row["exit_code"], row["status"]) == (given, 3, "error")
+    assert row["reason"] == f"{given}: no such job file"
+    assert str(tmp_path) not in out
+    assert f"error: {given}: no such job file (relative to the current folder, {here.resolve()})\n" in err
+
+
 def test_cache_and_no_cache_together_are_a_usage_error(tmp_path, capsys):
     """`mfu run job.yaml --cache DIR --no-cache` ran without the cache and never said --cache was ignored;
     README writes them as alternatives (`[--cache DIR|--no-cache]`)."""

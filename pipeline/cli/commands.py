@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import locations
-from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError, io_reason
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, UsageError, io_reason, without_current_folder
 
 INT64_MAX = 2**63 - 1           # DuckDB's BIGINT and the export's timestamps: a larger count ended in a traceback
 MAX_SYNTH_KERNELS = 200_000_000  # about 95 bytes a kernel in an export (bench/RESULTS.md: 0.76 GB for 8 M)
@@ -55,8 +55,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"note: {r['job']}: {r['reason']}", file=sys.stderr)
         elif "metrics" not in r:
             print(f"error: {r['reason']}", file=sys.stderr)
-    if args.format == "json":
-        print(json.dumps(rows, indent=2, sort_keys=True))
+    if args.format == "json":            # for a tool or a file: no folder of this machine (stderr said it)
+        print(json.dumps([{**r, "reason": without_current_folder(r["reason"])} for r in rows], indent=2,
+                         sort_keys=True))
     elif quiet:
         for r in rows:
             if "metrics" in r:

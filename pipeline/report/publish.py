@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import bundled
-from pipeline.errors import UsageError, from_current_folder
+from pipeline.errors import UsageError, without_current_folder
 
 STATUS_DIR = ".status"
 LOCK_FILE = ".lock"
@@ -193,10 +193,10 @@ def job_relative(reason: str, job: Path) -> str:
     """`reason` with the job file's folder left out of the paths in it, however it was reached (as
     typed, absolute, through symlinks): 'jobs/a.yaml:2:1' and '/home/x/jobs/traces/t.sqlite' become
     'a.yaml:2:1' and 'traces/t.sqlite', paths relative to the job file's folder as its trace paths are. The
-    current folder a missing job file was looked for in (errors.from_current_folder) is left out too. A file
+    current folder a missing job file was looked for in (errors.without_current_folder) is left out too. A file
     the package ships, which messages name by its whole path, is named inside the package first
     ('pipeline/_data/configs/models.yaml:12:7'), wherever the job file is."""
-    reason = reason.replace(from_current_folder(), "")
+    reason = without_current_folder(reason)
     for folder, name in sorted(bundled.kept_names().items(), key=lambda f: len(f[0]), reverse=True):
         reason = under_folder(reason, folder, name)
     folders = {str(job.resolve().parent), os.path.abspath(job.parent)}
