@@ -396,17 +396,6 @@ def _judge(e: dict[str, Any], x: list[float], y: list[float], base_values: list[
     return e
 
 
-def parse_pct(text: str, option: str = "--max-regression") -> float:
-    """'5%' or '5' -> 5.0; the CLI's --max-regression and --min-change."""
-    try:
-        value = float(text.strip().rstrip("%"))
-    except ValueError:
-        raise UsageError(f"{option} {text!r}: give a percentage such as 5%") from None
-    if not value >= 0:
-        raise UsageError(f"{option} must not be negative")
-    return value
-
-
 def failure_kind(g: dict[str, Any], allow_incomparable: bool) -> str:
     """What a failed gated figure is: 'not comparable' (refused, nothing measured) or 'regression'.
     The one word for the log line and the JUnit failure's type."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli import build_parser, main
 
 JOB = """\
 name: {name}
@@ -631,6 +631,42 @@ def test_a_missing_job_file_in_the_json_summary_is_named_as_typed_without_this_m
     assert row["reason"] == f"{given}: no such job file"
     assert str(tmp_path) not in out
     assert f"error: {given}: no such job file (relative to the current folder, {here.resolve()})\n" in err
+
+
+@pytest.mark.parametrize("args, said", [
+    (["history", "h", "--min-change", "-5%"], "argument --min-change: -5%: a size takes no sign (a run is flagged "
+     "when MFU or the median step time moves by more than it, either way); write 5%"),
+    (["history", "h", "--min-change=-5%"], "argument --min-change: -5%: a size takes no sign"),
+    (["history", "h", "--min-change", "-.5"], "argument --min-change: -.5: a size takes no sign (a run is flagged "
+     "when MFU or the median step time moves by more than it, either way); write 0.5%"),
+    (["compare", "a", "b", "--max-regression", "-5%"], "argument --max-regression: -5%: a size takes no sign (how "
+     "much worse a gated figure may be: MFU lower, step time higher); write 5%"),
+    (["compare", "a", "b", "--max-regression", "5%%"], "argument --max-regression: '5%%' is not a percentage; write "
+     "it as e.g. 5%"),
+    (["compare", "a", "b", "--max-regression", "inf"], "argument --max-regression: 'inf' is not a finite percentage"),
+    (["history", "h", "--min-change", "nan"], "argument --min-change: 'nan' is not a finite percentage"),
+    (["run", "j.yaml", "-j", "-1e3"], "argument -j/--jobs: '-1e3' is not a whole number"),
+    (["flops", "--preset", "llama-3-8b", "--seq-len", "-1e3"], "argument --seq-len: '-1e3' is not a whole number"),
+])
+def test_a_value_starting_with_a_minus_reaches_its_option_and_is_refused_saying_how_to_write_it(
+        tmp_path, monkeypatch, capsys, args, said):
+    """`mfu history --min-change -5%` got argparse's 'expected one argument' (the value read as an option):
+    the option's own check now says what is wrong and how to write it, exit 2, before anything is written."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and said in err and "expected one argument" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("given, want", [(None, 5.0), ("7.5%", 7.5), ("7.5", 7.5), (" 0% ", 0.0), ("1e1%", 10.0)])
+def test_a_percentage_is_read_with_or_without_the_percent_sign(given, want):
+    """The values --min-change and --max-regression take (README: 5%, or 5): the number before one '%'."""
+    extra = [] if given is None else ["--max-regression", given]
+    assert build_parser().parse_args(["compare", "a", "b", *extra]).max_regression == (None if given is None else want)
+    extra = [] if given is None else ["--min-change", given]
+    assert build_parser().parse_args(["history", "h", *extra]).min_change == want
 
 
 def test_cache_and_no_cache_together_are_a_usage_error(tmp_path, capsys):

@@ -105,11 +105,11 @@ def _pct(v: float | None) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pipeline.compare import compare, gate_lines, gather, parse_pct
+    from pipeline.compare import compare, gate_lines, gather
     from pipeline.report.render import render_all, write_files
     from pipeline import ci
     args.out = locations.folder(args.out, "--out")
-    limit = parse_pct(args.max_regression) if args.max_regression is not None else None
+    limit = args.max_regression
     if args.junit is not None and limit is None:
         raise UsageError("--junit lists the gated figures: give --max-regression too")
     for given, option in ((args.strict, "--strict"), (args.allow_incomparable, "--allow-incomparable")):
@@ -144,10 +144,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from pipeline.compare import parse_pct
     from pipeline.history import write
     args.out = locations.folder(args.out, "--out")
-    doc = write(args.path, args.out, parse_pct(args.min_change, "--min-change"))
+    doc = write(args.path, args.out, args.min_change)
     print(f"history of {args.path} -> {args.out}/history.md, history.html, history.json")
     for job in doc["jobs"]:
         for r in job["runs"]:

@@ -24,6 +24,8 @@ Exit codes (the same table is in README.md):
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -52,6 +54,13 @@ COMPARE_EPILOG = """Exit codes of mfu compare (the same list is in README.md, "C
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `--min-change -5%`, `--seq-len -1e3`: a value starting with a minus and a digit is a value, as in Python
+        # 3.13's argparse, so the option's own check says what is wrong; before, only -5 and -0.5 were, and
+        # anything else failed as "expected one argument" (no option here looks like a negative number)
+        self._negative_number_matcher = re.compile(r"-\.?\d")
+
     def error(self, message: str) -> None:  # argparse exits 2 already; keep its format, add a hint
         self.print_usage(sys.stderr)
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
@@ -71,6 +80,23 @@ def _whole(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
         if value > INT64_MAX:
             raise argparse.ArgumentTypeError(f"{value} is more than {INT64_MAX:,} (64 bits)")
+        return value
+    return convert
+
+
+def _percent(meaning: str) -> Callable[[str], float]:
+    """An argparse type: '5%' or '5' -> 5.0, a size without a sign; else a usage error (exit 2) saying how to
+    write it. `meaning`: why the option has no sign, said when it is given one."""
+    def convert(text: str) -> float:
+        number = text.strip().removesuffix("%")
+        try:
+            value = float(number)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a percentage; write it as e.g. 5%") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite percentage; write it as e.g. 5%")
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{text}: a size takes no sign ({meaning}); write {-value:g}%")
         return value
     return convert
 
@@ -143,7 +169,9 @@ def _history_options(sub: Any) -> None:
                     "renders the same rows byte for byte")
     sp.add_argument("--out", default="reports/history",
                     help="output folder (default: reports/history)")
-    sp.add_argument("--min-change", metavar="PCT", default="5%", help="flag a run whose MFU or median step "
+    sp.add_argument("--min-change", metavar="PCT", default="5%", type=_percent(
+                        "a run is flagged when MFU or the median step time moves by more than it, either way"),
+                    help="flag a run whose MFU or median step "
                     "time moved by more than PCT (relative) since the job's previous valid run (when comparable) AND "
                     "a one-sided Mann-Whitney U test on the per-occurrence samples is significant at alpha 0.01, as "
                     "the compare gate (default 5%%); runs without samples 'cannot decide'")
@@ -170,8 +198,9 @@ def _compare_options(sub: Any) -> None:
                          "baseline runs of the same job: their samples are pooled and a value inside the "
                          "range they span is never called a regression (per-occurrence samples of one run "
                          "see jitter inside that run, not run-to-run noise)")
-    sp.add_argument("--max-regression", metavar="PCT", help="gate: allowed regression, e.g. 5%% (relative "
-                    "to the baseline's value)")
+    sp.add_argument("--max-regression", metavar="PCT", type=_percent(
+                        "how much worse a gated figure may be: MFU lower, step time higher"),
+                    help="gate: allowed regression, e.g. 5%% (relative to the baseline's value)")
     sp.add_argument("--strict", action="store_true", help="gate: fail a figure worse than the limit even when "
                     "there are too few samples to test it (needs --max-regression)")
     sp.add_argument("--allow-incomparable", action="store_true", help="gate figures that are not comparable "
