@@ -144,6 +144,13 @@ def test_extends_of_a_non_mapping_shows_none_of_its_lines(tmp_path, capsys, cont
      "(fix: what goes here: GPUs that did the work of one occurrence"),
     ("name: hostile", "name: bad name", "job.yaml:1:7: /name: 'bad name' does not match '^[A-Za-z0-9][A-Za-z0-9._-]*$' "
      "(fix: what goes here: Report folder name under the output directory (reports/<name>/). Letters, digits"),
+    # a percentage written with its sign is text to YAML: say to drop the '%', not only that it is not valid
+    ("workload:", "thresholds: {mfu_pct_wall_min: 35%}\nworkload:", "job.yaml:6:32: /thresholds/mfu_pct_wall_min: "
+     "'35%' is not valid here: Minimum wall-time MFU in percent. (fix: write the number alone, without '%' (35 for "
+     "35 %))"),
+    ("workload:", "thresholds: {hfu_pct_wall_min: -5 %}\nworkload:", "/thresholds/hfu_pct_wall_min: '-5 %' is not "
+     "valid here: Minimum wall-time HFU in percent (at most 100: an HFU above it marks the result invalid). (fix: "
+     "write the number alone, without '%' (35 for 35 %))"),
 ])
 def test_schema_problems_show_the_yaml_value_and_how_to_fix_it(tmp_path, capsys, old, new, message):
     """YAML 1.1 reads yes/no/on/off as booleans and 2024-01-01 as a date: say so in YAML's words (not

@@ -392,7 +392,7 @@ def _message(err) -> str:
     if err.validator == "enum":
         return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
     if err.validator in ("type", "oneOf", "anyOf") and isinstance(err.instance, float) and err.instance.is_integer() \
-            and not _int64(err.instance) and _wants_integer(err.schema):   # refused by _is_integer
+            and not _int64(err.instance) and _wants(err.schema, "integer"):   # refused by _is_integer
         return f"{_shown(err.instance)} is too large (beyond 64-bit integers)"
     if err.validator in ("type", "oneOf", "anyOf"):
         return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
@@ -401,11 +401,11 @@ def _message(err) -> str:
     return err.message
 
 
-def _wants_integer(schema: dict[str, Any]) -> bool:
-    """An integer is one of the types the schema (or one of its choices) takes."""
+def _wants(schema: dict[str, Any], *kinds: str) -> bool:
+    """One of `kinds` ('integer', 'number') is among the types the schema (or one of its choices) takes."""
     types = schema.get("type", [])
-    return "integer" in ([types] if isinstance(types, str) else types) or \
-        any(_wants_integer(s) for s in schema.get("oneOf", []) + schema.get("anyOf", []))
+    return bool(set(kinds) & set([types] if isinstance(types, str) else types)) or \
+        any(_wants(s, *kinds) for s in schema.get("oneOf", []) + schema.get("anyOf", []))
 
 
 _BOUNDS = {"minimum": "less than the minimum of", "maximum": "greater than the maximum of",
@@ -434,6 +434,8 @@ def _hint(err) -> str:
                 "the text (\"no\"), or write the value this key takes")
     if isinstance(err.instance, (datetime.date, datetime.datetime)):
         return f"YAML reads an unquoted {err.instance.isoformat()} as a date: quote it (\"{err.instance.isoformat()}\")"
+    if isinstance(err.instance, str) and err.instance.strip().endswith("%") and _wants(err.schema, "number", "integer"):
+        return "write the number alone, without '%' (35 for 35 %)"      # thresholds: {mfu_pct_wall_min: 35%}
     if err.validator in ("type", "oneOf", "anyOf", "enum", "additionalProperties"):
         return ""                     # the message already says what the key holds, or lists the choices
     return f"what goes here: {err.schema['description']}" if "description" in err.schema else ""
