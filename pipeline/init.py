@@ -20,7 +20,7 @@ from typing import Any
 from pipeline.errors import TraceError, UsageError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.model.presets import presets
-from pipeline.trace.discovery import NO_KERNELS, NO_RANGES, WARMUP_FACTOR
+from pipeline.trace.discovery import NO_RANGES, WARMUP_FACTOR
 from pipeline.trace.inspect import inspect_trace
 from pipeline.job.todo import MARK
 
@@ -36,7 +36,8 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
                          + (f" (did you mean {', '.join(close)}?)" if close else " (`mfu models` lists them)"))
     info = inspect_trace(trace, regions=6)
     found = info["region_discovery"]
-    if found["message"] in (NO_RANGES, NO_KERNELS):   # a job of TODOs could never run: say why instead
+    no_gpu_time = bool(found["regions"]) and found["regions"][0]["kernel_share"] is None     # no kernels, or none timed
+    if found["message"] == NO_RANGES or no_gpu_time:   # a job of TODOs could never run: say why instead
         raise TraceError(f"{trace}: {found['message']}. No job file written")
     lines = [f"# Job skeleton written by `mfu init` from {_comment(trace.name)}.",
              f"# Fill in every {MARK} (`mfu validate` lists each with its line), then `mfu run` this file.",

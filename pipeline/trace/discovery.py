@@ -28,13 +28,18 @@ NAMELESS = ("this trace's {ranges:,} NVTX ranges have no name (text NULL and a t
             "region can select them: the export is incomplete; export the report again with `nsys export --type sqlite`")
 NO_KERNELS = ("this trace holds no GPU kernels, so no range encloses GPU work and `mfu run` has nothing to "
               f"measure: capture again with CUDA tracing on ({CAPTURE})")
+NO_KERNEL_TIME = ("this trace's {kernels:,} kernels all have no length (each ends at or before its start): it lost "
+                  "their GPU timestamps, so no range encloses measurable GPU work, and a `mfu run` report over them "
+                  "is invalid (warning kernels_without_length): export the report again with `nsys export --type "
+                  "sqlite`")
 SUFFIX_NOTE = ("names marked '…' carry PyTorch's ', seq = N' / ', op_id = M' suffixes, one per call: "
                "`match: prefix` on the name groups them")
 
 
-def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int) -> dict[str, Any]:
+def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int, kernels: int = 0) -> dict[str, Any]:
     """Name groups ranked by the GPU work they enclose, each with why it is (not) step-like; `ranges` counts
-    the trace's NVTX ranges, named or not (none named is not the same as none at all)."""
+    the trace's NVTX ranges, named or not (none named is not the same as none at all), and `kernels` its kernel
+    rows (kernels without any time are not the same as none: the trace lost their timestamps)."""
     rows = queries.run(con, "inspect_regions", limit=limit, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
                        max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)
     for r in rows:
@@ -44,7 +49,7 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int) -> dict[st
     if best is None:
         message = NAMELESS.format(ranges=ranges) if ranges else NO_RANGES
     elif best["kernel_share"] is None:       # no kernel time in the whole trace: no share to rank by
-        message = NO_KERNELS
+        message = NO_KERNEL_TIME.format(kernels=kernels) if kernels else NO_KERNELS
     elif steps:
         message = (f"'{steps[0]}' looks like one step: {'; '.join(rows[0]['reasons'])}"
                    + (f" (also step-like: {', '.join(repr(s) for s in steps[1:])})" if len(steps) > 1 else ""))

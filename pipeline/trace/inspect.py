@@ -44,7 +44,7 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         devices = queries.run(trace.con, "inspect_devices")
         processes = queries.run(trace.con, "inspect_processes")
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
-        found = discovery.discover(trace.con, regions, counts["nvtx_ranges"])
+        found = discovery.discover(trace.con, regions, counts["nvtx_ranges"], counts["kernels"])
         precision = _precision(trace.con)
         graphs = queries.run(trace.con, "inspect_graphs")[0]
     finally:
