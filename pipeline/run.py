@@ -56,12 +56,13 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     fig, per_rank = figures.figures(m, work, sm.device_labels), figures.rank_figures(m, work)
     sections = {k: v for k, v in where.items() if k != "figure_device_s"}
     sections["gemm_precision"], precision_warnings = _precision(sections["gemm_precision"], job, catalog, peak)
-    roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, len(m.devices_used))
+    timed = sum(1 for d in fig.devices if d["union_s"] > 0)     # a device whose kernels lost their lengths has no time
+    roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, timed)
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
     warnings = (m.warnings + scope_warnings + numerator_warnings
                 + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
-                + per_rank.warnings + precision_warnings
+                + scope.kernels_have_length(m.ranks, fig.devices) + per_rank.warnings + precision_warnings
                 + classes.graph_rows_warning(sections["kernel_classes"])
                 + plausibility.roofline_under_roof(rows) + plausibility.roofline_under_peak(rows, peak.peak_tflops)
                 + plausibility.figures_found_kernels(job.analysis.get("figures", []), where["figure_device_s"])

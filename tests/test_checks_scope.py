@@ -223,6 +223,76 @@ def test_ranges_have_length_inside_another_range_is_a_trace_problem(tmp_path):
     assert "occurrence 2 rank 100: ends before it starts (-100 ns)" in str(err.value)
 
 
+def test_kernels_have_length():
+    """A rank whose kernels in an occurrence have no union (every end at or before its start) is named with those
+    occurrences and its kernel count; a rank with time, or without kernels, is not. Devices: only those that ran
+    kernels and have no busy time."""
+    rows = [{"occurrence": 1, "rank": "100", "pid": 100, "kernel_count": 2, "union_ns": 500},
+            {"occurrence": 1, "rank": "200", "pid": 200, "kernel_count": 3, "union_ns": 0},
+            {"occurrence": 2, "rank": "200", "pid": 200, "kernel_count": 1, "union_ns": 0},
+            {"occurrence": 4, "rank": "200", "pid": 200, "kernel_count": 2, "union_ns": 0},
+            {"occurrence": 2, "rank": "100", "pid": 100, "kernel_count": 0, "union_ns": 0}]
+    devices = [{"label": "0", "union_s": 5e-7, "kernel_count": 2}, {"label": "1", "union_s": 0.0, "kernel_count": 6},
+               {"label": "2", "union_s": 0.0, "kernel_count": 0}]
+    assert scope.kernels_have_length(rows[:1] + rows[4:], devices[:1]) == []
+    (w,) = scope.kernels_have_length(rows, devices)
+    assert w["code"] == "kernels_without_length"
+    assert w["message"].startswith("the attributed kernels of rank 200 (occurrence(s) 1-2, 4: 6 kernels) all have no "
+                                   "length (each ends at or before its start); device(s) 1 ran only such kernels: "
+                                   "the trace lost their GPU timestamps")
+    assert "rank 100" not in w["message"] and "The wall MFU rests on the NVTX ranges" in w["message"]
+
+
+def _two_ranks(second_kernel_end: int) -> Export:
+    """Ranks 100 (device 0) and 200 (device 1), one range 1000..3000 each launching one gemm kernel: rank 100's
+    runs 1200..2200 (1000 ns), rank 200's starts at 1300 and ends at `second_kernel_end`."""
+    e = Export()
+    for pid, end, device in ((100, 2200, 0), (200, second_kernel_end, 1)):
+        e.range(1000, 3000, gtid(pid, pid), "step")
+        e.launch(1100, gtid(pid, pid), 1)
+        e.kernel(1200 if pid == 100 else 1300, end, gpid(pid), 1, device=device)
+    return e
+
+
+def test_kernels_have_length_is_applied_by_run(tmp_path):
+    """Rank 200's only kernel has no length (1300..1300): the report is a measurement over rank 100's, with warning
+    kernels_without_length naming rank 200 and device 1, and the roofline's per-GPU time of a figure matching
+    `gemm` is rank 100's 1000 ns over the one device with time, 1e-6 s: 1.5e6 FLOPs on 2 GPUs in it is 0.75 TFLOP/s
+    per GPU (over both devices it was 5e-7 s and 1.5 TFLOP/s, above the 1 TFLOP/s peak, warned as kernels 'too
+    brief')."""
+    job = step_job(tmp_path, _two_ranks(1300), gpus=2)
+    doc = json.loads(job.read_text())
+    job.write_text(json.dumps({**doc, "analysis": {"figures": [{"name": "g", "kernels": "gemm", "flops": 1.5e6}]}}))
+    res = run_job(load_job(job))
+    assert res["status"] == "ok"
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "kernels_without_length"]
+    assert w.startswith("the attributed kernels of rank 200 (occurrence(s) 1: 1 kernels) all have no length") and \
+        "device(s) 1 ran only such kernels" in w
+    (g,) = [r for r in res["roofline"] if r["operator"] == "g"]
+    assert g["measured_s"] == pytest.approx(1e-6) and g["achieved_tflops"] == pytest.approx(0.75)
+    assert "above_roof" not in {w["code"] for w in res["warnings"]}
+    (tmp_path / "timed").mkdir()
+    res = run_job(load_job(step_job(tmp_path / "timed", _two_ranks(2300), gpus=2)))     # rank 200's kernel has time
+    assert "kernels_without_length" not in {w["code"] for w in res["warnings"]}
+
+
+def test_kernels_all_without_length_are_not_said_to_be_missing(tmp_path):
+    """Both ranks' kernels without length: no kernel time at all, so the union diagnostic cannot be computed and
+    the result is invalid (as it was), but because the kernels lost their timestamps, not because 'no attributed
+    kernel ran' and other occurrences should be selected, which it said."""
+    e = _two_ranks(1300)
+    e.kernels[0]["end"] = e.kernels[0]["start"]
+    res = run_job(load_job(step_job(tmp_path, e, gpus=2)))
+    assert res["status"] == "invalid"
+    assert res["status_reason"].startswith("the union diagnostic (model FLOPs / (kernel union x GPUs x peak)) cannot "
+                                           "be computed: every attributed kernel of the selected occurrences has no "
+                                           "length (warning kernels_without_length)")
+    assert "no attributed kernel ran" not in res["status_reason"]
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "kernels_without_length"]
+    assert "rank 100 (occurrence(s) 1: 1 kernels); rank 200 (occurrence(s) 1: 1 kernels)" in w
+    assert "device(s) 0, 1 ran only such kernels" in w
+
+
 def test_repeated_files(tmp_path):
     assert scope.repeated_files([]) == []
     (w,) = scope.repeated_files([("link.sqlite", "t.sqlite")])

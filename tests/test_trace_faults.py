@@ -479,3 +479,23 @@ def test_a_negative_process_id_is_named(synth_trace, tmp_path, capsys):
     assert main(["inspect", str(bad)]) == 4
     err = capsys.readouterr().err
     assert f"{bad}: NVTX_EVENTS.globalTid: 1 rows hold a negative id" in err and "Traceback" not in err, err
+
+
+def test_kernels_without_time_are_not_said_to_be_missing(synth_trace, tmp_path, capsys):
+    """Every kernel zero-length: inspect's verdict said 'this trace holds no GPU kernels ... capture again with CUDA
+    tracing on', and init repeated it, while the kernels are all there and only their end times were lost. Both
+    now say how many kernels have no length and to export again (init still writes no file); a trace with time
+    keeps its verdict."""
+    trace, _ = synth_trace()
+    bad = copy_with(trace, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = start")
+    with sqlite3.connect(bad) as con:
+        (kernels,) = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+    said = (f"this trace's {kernels:,} kernels all have no length (each ends at or before its start): it lost their "
+            "GPU timestamps")
+    assert main(["inspect", str(bad)]) == 0
+    out = capsys.readouterr().out
+    assert f"  verdict: {said}" in out and "holds no GPU kernels" not in out and "warning kernels_without_length" in out
+    assert main(["init", str(bad), "-o", str(tmp_path / "job.yaml")]) == 4
+    err = capsys.readouterr().err
+    assert said in err and "No job file written" in err and not (tmp_path / "job.yaml").exists()
+    assert main(["inspect", str(trace)]) == 0 and "have no length" not in capsys.readouterr().out

@@ -135,6 +135,16 @@ class Evidence:
     faster_precisions: tuple[str, ...] = ()     # matrix kernels' precisions with a higher peak than the one used
 
 
+LOST_LENGTHS = ("every attributed kernel of the selected occurrences has no length (warning kernels_without_length): "
+                "the trace lost their GPU timestamps, so no kernel time is known and the wall ends at the last "
+                "kernel's start, not its end (a GPU tail past the ranges is lost)")
+
+
+def _lost_lengths(ev: Evidence) -> bool:
+    """Kernels were attributed, but none has a length: no kernel time, which is not the same as no kernel."""
+    return any(w["code"] == "kernels_without_length" for w in ev.warnings)
+
+
 def _causes(job: Job, ev: Evidence) -> str:
     """The scope errors most likely behind an impossible ratio, most specific first."""
     causes = []
@@ -142,7 +152,8 @@ def _causes(job: Job, ev: Evidence) -> str:
         causes.append(f"the matrix kernels ran in {', '.join(ev.faster_precisions)} (warning precision_mismatch), "
                       f"whose peak is above the declared {job.hardware['precision']}'s: check hardware.precision")
     if ev.metrics["active_ratio_pct_union"] is None and (ev.metrics["mfu_pct_wall"] or 0) > 0:
-        causes.append("no attributed kernel ran in the selected occurrences, so the time is only the ranges' CPU "
+        causes.append(LOST_LENGTHS if _lost_lengths(ev) else
+                      "no attributed kernel ran in the selected occurrences, so the time is only the ranges' CPU "
                       "time (select occurrences that launch GPU work: 'mfu inspect' lists them)")
     if job.region.covers == "step" and job.workload.get("grad_accum", 1) > 1:
         causes.append("the region may wrap one microbatch, not a whole step (set region.covers: microbatch)")
@@ -167,6 +178,9 @@ def union_diagnostic_above_100(job: Job, ev: Evidence) -> str | None:
     while busy, even if MFU on the wall looks plausible (SEMANTICS §1: a diagnostic, still bounded).
     With FLOPs but no kernel at all the ratio is infinite (SEMANTICS §6), not missing."""
     ratio = ev.metrics["active_ratio_pct_union"]
+    if ratio is None and (ev.metrics["mfu_pct_wall"] or 0) > 0 and _lost_lengths(ev):
+        return ("the union diagnostic (model FLOPs / (kernel union x GPUs x peak)) cannot be computed: " + LOST_LENGTHS
+                + "; export the report again")
     if ratio is None and (ev.metrics["mfu_pct_wall"] or 0) > 0:
         return ("no attributed kernel ran in the selected occurrences, so the union diagnostic (model FLOPs / "
                 "(kernel union x GPUs x peak)) is infinite: the MFU would only measure the ranges' CPU time "

@@ -5,8 +5,9 @@ numerator must agree with the declared architecture (`numerator_agrees`, `numera
 warnings; far off, `scope_mismatch` makes the result invalid), the measured work must fit the job's
 GPUs (`gpu_scope`, exit 3) and, when it ran on fewer, the figure says what it then assumes (`gpus_unseen`, a
 warning), the selected ranges must be real time intervals (`ranges_have_length`,
-exit 4), and a file given twice is one rank (`repeated_files`, a warning), as a copy of one file under
-another name is one capture (`identical_files`, a warning).
+exit 4), ranks whose kernels lost their lengths are named (`kernels_have_length`, a warning), and a file
+given twice is one rank (`repeated_files`, a warning), as a copy of one file under another name is one
+capture (`identical_files`, a warning).
 Each rule has its own test in tests/test_checks_scope.py.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline.analysis.trace_warnings import occurrence_runs
 from pipeline.errors import Problem
 from pipeline.job.config import Job
 
@@ -96,6 +98,32 @@ def ranges_have_length(ranks: list[Doc]) -> str | None:
     more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
     return (f"{len(bad)} selected range(s) of NVTX_EVENTS are not time intervals: {shown}{more}. Check the capture "
             "(unbalanced or cross-thread push/pop, a truncated export) or select other occurrences")
+
+
+def kernels_have_length(ranks: list[Doc], devices: list[Doc]) -> list[Warning]:
+    """Ranks whose attributed kernels in an occurrence all have no length (union 0 over kernel_count > 0: every end
+    at or before its start) lost their GPU timestamps: their GPU time is unknown, not zero, and every figure taken
+    from kernel lengths leaves it out while looking like a measurement (SEMANTICS §5). Name those ranks and the
+    devices that ran only such kernels, and what does and does not stand."""
+    lost: dict[str, dict[int, int]] = {}
+    for r in ranks:
+        if r["kernel_count"] and r["union_ns"] <= 0:
+            lost.setdefault(str(r.get("rank", r["pid"])), {})[r["occurrence"]] = r["kernel_count"]
+    if not lost:
+        return []
+    names = list(lost)
+    shown = "; ".join(f"rank {rank} (occurrence(s) {occurrence_runs(sorted(occ))}: {sum(occ.values()):,} kernels)"
+                      for rank, occ in list(lost.items())[:10])
+    more = f"; and {len(names) - 10} more rank(s)" if len(names) > 10 else ""
+    idle = [d["label"] for d in devices if d["kernel_count"] and d["union_s"] <= 0]
+    on = f"; device(s) {', '.join(idle)} ran only such kernels" if idle else ""
+    return [{"code": "kernels_without_length", "message":
+             f"the attributed kernels of {shown}{more} all have no length (each ends at or before its start){on}: "
+             "the trace lost their GPU timestamps (a damaged export: export the report again). Their GPU time is "
+             "unknown, not zero, and is left out of everything taken from kernel lengths: kernel sums and unions, the "
+             "active-time ratio, busy time per device and rank, class times, communication overlap and the roofline's "
+             "measured times (per GPU over the devices whose kernels have length). The wall MFU rests on the NVTX "
+             "ranges and the kernels' start times: a GPU tail past a range's end is lost with the ends"}]
 
 
 def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
