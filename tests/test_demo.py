@@ -51,6 +51,19 @@ def test_demo_numbers_check_out_by_hand(fresh):
         assert idle + busy[str(d["device_id"])] == pytest.approx(median_wall, abs=40 * r["timeline"]["joined_below_s"])
     md = fresh.joinpath("report.md").read_text()
     assert f"**{r['metrics']['mfu_pct_wall']:.2f}\u00a0%**" in md        # number and unit never wrap apart
+    # the demo job declares no recomputation: HFU multiplies each forward by 3, as MFU does, so the FLOPs table's
+    # hardware column repeats the model column, and HFU = MFU (SEMANTICS §7)
+    table = md.split("| component | forward FLOPs (TFLOP) | MFU × | model FLOPs per step (TFLOP) | HFU × | hardware "
+                     "FLOPs per step (TFLOP) |\n|---|---:|---:|---:|---:|---:|\n", 1)[1].split("\n\n", 1)[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
+    assert [row[0] for row in rows] == ["q_proj", "kv_proj", "attn_scores", "attn_context", "out_proj", "mlp",
+                                        "lm_head", "**total**"]
+    for name, forward, mfu_x, model, hfu_x, hardware in rows[:-1]:
+        assert (mfu_x, hfu_x) == ("3", "3") and hardware == model
+        assert float(model.replace(",", "")) == pytest.approx(3 * float(forward), rel=2e-3)   # 4 digits each
+    assert rows[-1][3] == rows[-1][5] == "**3,373**"                 # 3.373 PFLOP per step, as the formula
+    assert r["metrics"]["hfu_pct_wall"] == r["metrics"]["mfu_pct_wall"]
+    assert "HFU = hardware FLOPs / (wall time × GPUs × dense peak per GPU)\n    = 16.87\u00a0PFLOP / " in md
 
 
 def test_demo_walls_and_unions_are_the_generated_truth(tmp_path):

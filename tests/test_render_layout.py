@@ -129,6 +129,52 @@ def test_the_flops_section_states_the_convention_it_used():
     assert f"Convention <code>megatron</code>: {note}." in pages["report.html"]
 
 
+def test_the_flops_table_shows_hfus_multipliers_and_totals_beside_mfus():
+    """The table showed only MFU's multiplier and model FLOPs; HFU's recomputation was in a note, so HFU could
+    not be derived from the page. Full recomputation by hand: the MLP's forward (738.9 TFLOP per step) counted
+    4x instead of 3x, the LM head (not checkpointed) 3x; the hardware total gains one MLP forward."""
+    r = demo()
+    mlp_forward = 738_871_813_865_472
+    for c in r["flops"]["breakdown"]:
+        if c["component"] == "mlp":
+            assert c["forward_flops"] == mlp_forward
+            c["hardware_multiplier"], c["hardware_total"] = 4, 2_955_487_255_461_888        # 4 x 738,871,813,865,472
+    per_step = 4_112_036_048_928_768                                 # 3,373,164,235,063,296 + 738,871,813,865,472
+    r["flops"]["hardware_flops_per_step"] = per_step
+    r["totals"]["hardware_flops"] = 5 * per_step                     # 1 step per occurrence, 5 occurrences
+    r["metrics"]["hfu_pct_wall"] = 100 * 5 * per_step / (5.510978888 * 8 * 989.4e12)   # = 47.134 %
+    pages = render_all(r)
+    md = pages["report.md"].replace(NB, " ")
+    assert ("| component | forward FLOPs (TFLOP) | MFU × | model FLOPs per step (TFLOP) | HFU × | hardware FLOPs per "
+            "step (TFLOP) |") in md
+    assert "| mlp | 738.9 | 3 | 2,217 | 4 | 2,955 |" in md
+    assert "| lm_head | 68.86 | 3 | 206.6 | 3 | 206.6 |" in md
+    assert "| **total** | — | — | **3,373** | — | **4,112** |" in md
+    hfu = ("HFU = hardware FLOPs / (wall time × GPUs × dense peak per GPU)\n"
+           "    = 20.56 PFLOP / (5.511 s × 8 × 989.4 TFLOP/s)\n    = 47.13 %")
+    assert hfu in md and hfu.replace(" TFLOP/s", "&nbsp;TFLOP/s") in pages["report.html"].replace(NB, " ")
+    assert "| hardware FLOPs per optimizer step | 4.112 PFLOP | model FLOPs plus what is recomputed" in md
+    html = pages["report.html"].replace(NB, " ")
+    assert ('<th class="n">MFU ×</th><th class="n">model FLOPs per step (TFLOP)</th><th class="n">HFU ×</th>'
+            '<th class="n">hardware FLOPs per step (TFLOP)</th>') in html
+    assert ('<tr><td>mlp</td><td class="n">738.9</td><td class="n">3</td><td class="n">2,217</td><td class="n">4</td>'
+            '<td class="n">2,955</td></tr>') in html
+    assert ('<tr><th>total</th><td class="n">—</td><td class="n">—</td><th class="n">3,373</th><td class="n">—</td>'
+            '<th class="n">4,112</th></tr>') in html
+
+
+def test_an_explicit_numerator_shows_no_hfu_multiplier():
+    """`model.flops_per_step` and `hardware_flops_per_step` given in the job file: the hardware figure is no
+    multiple of a forward pass, so its multiplier is not printed as 1."""
+    r = demo()
+    r["flops"] = {**r["flops"], "convention": "explicit", "model_flops_per_step": 4 * 10**15,
+                  "hardware_flops_per_step": 5 * 10**15,
+                  "breakdown": [{"component": "explicit", "forward_flops": 4 * 10**15, "multiplier": 1,
+                                 "total": 4 * 10**15, "hardware_multiplier": 1, "hardware_total": 5 * 10**15}]}
+    md = render_all(r)["report.md"]
+    assert "| explicit | 4.000 | 1 | 4.000 | — | 5.000 |" in md and "| **total** | — | — | **4.000** | — | **5.000** |" in md
+
+
 @pytest.mark.parametrize("hbm_source, shown", [
     (None, ["both: SRC"]),                                       # one catalog entry gave both: cited once
     ("from job file", ["TFLOP/s (SRC) ÷", "GB/s (from job file)"]),
