@@ -25,6 +25,11 @@ def test_code_spans_outlast_backticks_and_keep_pipes_out_of_tables():
     assert mdsafe.code("fwd|bwd", in_table=False) == "`fwd|bwd`"      # GitHub would show the backslash there
 
 
+def test_a_struck_figure_is_escaped_inside_its_strikethrough_and_no_figure_is_not_struck():
+    assert mdsafe.struck("1~2|3") == "~~1\\~2\\|3~~"
+    assert mdsafe.struck("—") == "—" and mdsafe.struck("5 %", False) == "5 %"
+
+
 def unescaped_pipes(line: str) -> int:
     """Cell separators of a GFM table row: pipes not preceded by a backslash (code spans included)."""
     return len(re.findall(r"(?<!\\)\|", line))

@@ -104,6 +104,34 @@ def test_invalid_mfu_card_is_greyed_with_the_reason():
     assert '<div class="card main">' not in html
 
 
+def test_an_invalid_results_figures_from_its_flops_or_tokens_are_struck_out_as_in_the_index():
+    """The HTML voided the MFU, HFU, union and TFLOP/s cards but showed tokens/s (the line below) and the MFU
+    against the measured ceiling plainly, and report.md struck nothing: the index strikes an invalid result's
+    MFU, HFU and tokens/s. Times (step time, union over wall) are measured and stay as they are."""
+    r = demo(status="invalid", status_reason="MFU 140 % is above 100 %.")
+    r["metrics"]["mfu_pct_achievable"], r["hardware"]["achievable_tflops"] = 50.0, 700.0
+    r["metrics"]["active_ratio_pct_union"] = None                        # no figure: a dash, not struck
+    pages = render_all(r)
+    md = pages["report.md"].replace(NB, " ")
+    assert "**MFU ~~38.66 %~~** · verdict: **invalid**" in md
+    for row in ("| **MFU (wall time)** — the official figure — INVALID, not a measurement | **~~38.66 %~~** |",
+                "| MFU against the measured ceiling (700.0 TFLOP/s) | ~~50.00 %~~ |",
+                "| HFU (wall time, counts recomputation) | ~~38.66 %~~ |",
+                "| Active-time ratio (kernel union) — diagnostic, not MFU | — |",
+                "| Kernel union / wall time | 91.5 % |",
+                "| Step time, median of 5 (min / max, CV) | 1.102 s (1.102 s / 1.103 s, &lt;0.1 %) |",
+                "| Achieved model TFLOP/s per GPU | ~~382.6~~ |", "| Tokens per second | ~~59,459~~ |"):
+        assert row + "\n" in md, row
+    html = pages["report.html"].replace(NB, " ")
+    assert 'Tokens/s <s title="not a measurement">59,459</s>. Kernel union covers 91.5 % of wall time.' in html
+    assert '<div class="card void"><div class="l">MFU vs measured ceiling (700.0&nbsp;TFLOP/s)</div>' in html
+    assert '<div class="card"><div class="l">Step time, median of 5</div>' in html
+    ok = render_all(demo())
+    head = ok["report.md"].split("The active-time ratio divides", 1)[0]
+    assert "~~" not in head and "| Tokens per second | 59,459 |" in head.replace(NB, " ")
+    assert "<s " not in ok["report.html"].split("<h2", 1)[0] and " void" not in ok["report.html"].split("<h2", 1)[0]
+
+
 def test_every_table_has_a_header_and_a_scroll_box():
     html = _html(demo())
     tables = re.findall(r"(.{25})<table>(.*?)</table>", html, re.S)

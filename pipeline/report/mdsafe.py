@@ -9,7 +9,8 @@ in a code span, `` `{{ value }}` ``, is rewritten before compiling into `{{ (val
 a code span fenced with more backticks than the value holds, with `|` escaped on table rows
 (template lines starting with `|`), so names keep their `<float>`.
 Kernel names, GPU and range names, paths, regexes and reasons all go through one of the two;
-prose that quotes names in backticks (messages, descriptions) goes through `ticks`, which uses both.
+prose that quotes names in backticks (messages, descriptions) goes through `ticks`, which uses both;
+an invalid result's figure through `struck`, escaped inside its strikethrough.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def ticks(value: Any, in_table: bool = False) -> Safe:
     the backticks themselves (`trace:` in the index, `mfu demo` under the demo's title)."""
     parts = TICKED.split(str(value))
     return Safe("".join(code(part, in_table) if i % 2 else plain(part) for i, part in enumerate(parts)))
+
+
+def struck(value: Any, void: bool = True) -> Safe:
+    """`value` as plain text, struck out when `void` (an invalid result's figure: not a measurement); "—", no
+    figure, is never struck."""
+    text = plain(str(value))
+    return Safe(f"~~{text}~~" if void and text != "—" else text)
 
 
 @jinja2.pass_context

@@ -145,6 +145,7 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     )
     env.filters["code"] = mdsafe.code
     env.filters["ticks"] = mdsafe.ticks
+    env.filters["struck"] = mdsafe.struck
     env.filters["html_ticks"] = html_ticks
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
                        timeline_step=charts.timeline_step)
