@@ -131,3 +131,27 @@ def test_a_launch_belongs_only_to_its_own_process_ranges(open_export) -> None:
     e.kernel(1600, 1700, c, 3, device=2, name="c3")
     trace = open_export(e)
     assert _attributed(trace, 1, 1, same_thread=False) == [(1, A, 0, 1100, 1200, "a1")]
+
+
+def test_a_kernel_with_a_negative_process_id_is_kept_for_the_refusal(open_export) -> None:
+    """A kernel row inside the envelope whose globalPid is negative (the sign bit set on B's 200 << 24) has no
+    process: no launch matches it, so it fell out of `attributed` and `unlaunched` without a word. The query's
+    row gives the first such row; a sound export gives NULLs and the count of unlaunched kernels as before
+    (k6 of process 100: no launch row, inside its process's range; k4 runs after it)."""
+    e = _export()
+    sound = open_export(e)
+    queries.run(sound.con, "region_ranges", name="step", match="exact", domain=None)
+    queries.run(sound.con, "select_occurrences", first=1, last=2)
+    (row,) = queries.run(sound.con, "attribute_launch", same_thread=False)
+    assert row == {"unlaunched": 1, "negative_start_ns": None, "negative_device_id": None,
+                   "negative_correlation_id": None, "negative_global_pid": None, "negative_is_graph": False}
+    negative = B - 2 ** 63
+    assert negative == (200 << 24) - 9_223_372_036_854_775_808 < 0
+    e.kernel(1900, 1950, negative, 9, device=1, name="lost")
+    e.kernel(1400, 1450, negative, 8, device=1, name="lost")     # the earlier of the two is named
+    trace = open_export(e)
+    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
+    queries.run(trace.con, "select_occurrences", first=1, last=2)
+    (row,) = queries.run(trace.con, "attribute_launch", same_thread=False)
+    assert row == {"unlaunched": 1, "negative_start_ns": 1400, "negative_device_id": 1,
+                   "negative_correlation_id": 8, "negative_global_pid": negative, "negative_is_graph": False}

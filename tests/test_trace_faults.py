@@ -499,3 +499,62 @@ def test_kernels_without_time_are_not_said_to_be_missing(synth_trace, tmp_path, 
     err = capsys.readouterr().err
     assert said in err and "No job file written" in err and not (tmp_path / "job.yaml").exists()
     assert main(["inspect", str(trace)]) == 0 and "have no length" not in capsys.readouterr().out
+
+
+def test_a_selected_range_with_a_negative_thread_id_is_a_trace_error(synth_trace, tmp_path, capsys):
+    """One train_step range of the second process with the sign bit of its globalTid set (an id that does not
+    overflow, unlike -2^63): no query failed, so it was measured as a third process with no kernels, exit 0,
+    with rank warnings about misaligned and missing occurrences. It is refused (exit 4) naming the table,
+    column and the range, its start and id read here from the file."""
+    trace, _ = synth_trace()
+    with sqlite3.connect(trace) as con:
+        rowid, start, tid = con.execute(
+            "SELECT n.rowid, n.start, n.globalTid FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId "
+            "WHERE coalesce(n.text, s.value) = 'train_step' AND n.globalTid = (SELECT max(globalTid) FROM NVTX_EVENTS) "
+            "ORDER BY n.start LIMIT 1").fetchone()
+    broken = tid - 2 ** 63
+    assert broken < 0
+    bad = copy_with(trace, tmp_path, f"UPDATE NVTX_EVENTS SET globalTid = {broken} WHERE rowid = {rowid}")
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and "Traceback" not in err, err
+    assert (f"{bad}: NVTX_EVENTS.globalTid: 1 occurrence(s) of region 'train_step' have a negative thread id (e.g. "
+            f"the range starting at {start} ns, globalTid {broken})") in err
+
+
+def test_a_kernel_with_a_negative_process_id_is_a_trace_error(synth_trace, tmp_path, capsys):
+    """A kernel of the selected occurrences with the sign bit of its globalPid set matched no launch and no
+    process, and was left out of every figure, exit 0. It is refused (exit 4) naming the table, column and row."""
+    trace, _ = synth_trace()
+    with sqlite3.connect(trace) as con:
+        rowid, start, device, corr, pid = con.execute(
+            "SELECT rowid, start, deviceId, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "ORDER BY start DESC LIMIT 1").fetchone()              # the last kernel: inside the last occurrence
+    broken = pid - 2 ** 63
+    bad = copy_with(trace, tmp_path, f"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = {broken} "
+                                     f"WHERE rowid = {rowid}")
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and "Traceback" not in err, err
+    assert (f"{bad}: CUPTI_ACTIVITY_KIND_KERNEL.globalPid: a row inside the selected occurrences has a negative "
+            f"process id (start {start} ns, deviceId {device}, correlationId {corr}, globalPid {broken})") in err
+
+
+def test_a_launch_row_with_a_negative_thread_id_is_a_trace_error(synth_trace, tmp_path, capsys):
+    """The one launch row of a kernel of the last occurrence with the sign bit of its globalTid set: the kernel
+    was reported as 'no launch record in the trace (trimmed capture or CUDA graphs)', exit 0. The row is there,
+    under an id no process has: refused (exit 4) naming table, column and row."""
+    trace, _ = synth_trace()
+    with sqlite3.connect(trace) as con:
+        rowid, start, corr, tid = con.execute(
+            "SELECT r.rowid, r.start, r.correlationId, r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+            "JOIN CUPTI_ACTIVITY_KIND_KERNEL AS k ON k.correlationId = r.correlationId "
+            "AND k.globalPid = r.globalTid - (r.globalTid % 16777216) "
+            "WHERE (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS o WHERE o.correlationId = r.correlationId "
+            "AND o.globalTid - (o.globalTid % 16777216) = k.globalPid) = 1 "
+            "ORDER BY k.start DESC LIMIT 1").fetchone()
+    broken = tid - 2 ** 63
+    bad = copy_with(trace, tmp_path, f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = {broken} "
+                                     f"WHERE rowid = {rowid}")
+    code, err = run(job_on(bad, tmp_path), capsys)
+    assert code == 4 and "Traceback" not in err, err
+    assert (f"{bad}: CUPTI_ACTIVITY_KIND_RUNTIME.globalTid: the launch row of a kernel inside the selected occurrences "
+            f"has a negative thread id (start {start} ns, correlationId {corr}, globalTid {broken})") in err

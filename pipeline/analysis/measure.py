@@ -18,7 +18,8 @@ import duckdb
 
 from pipeline.analysis.trace_warnings import (analysed, backwards_warning, duplicate_warning, hosts_warning,
                                              memory_duplicate_warning, nested_warning, occurrence_runs,
-                                             refuse_early_rows, unclosed_warning)
+                                             refuse_early_rows, refuse_negative_kernel, refuse_negative_launch,
+                                             refuse_negative_ranges, unclosed_warning)
 from pipeline.trace import chain, queries
 from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
@@ -99,6 +100,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
                       name=region.name, match=region.match, domain=region.domain)
     _refuse_threadless(trace, region, found["region_counts"])
+    refuse_negative_ranges(trace, region.name, found["region_counts"])
     counts = _process_counts(found["region_counts"])
     warnings += nested_warning(found["nested_counts"]) + unclosed_warning(found["unclosed_counts"])
     if not counts:
@@ -120,10 +122,13 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     hosts = rows["select_occurrences"][0]["hosts"]
     if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
         warnings += hosts_warning(queries.run(trace.con, "host_devices"))
+    refuse_negative_kernel(trace, rows.get("attribute_launch", [{}])[0])
     refuse_early_rows(trace, queries.run(trace.con, "rows_before_range"))
     unattributed: dict[int, dict[str, int]] = {}
     if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
+        if unattributed:                # kernels with no launch row in their process: is theirs under a broken id?
+            refuse_negative_launch(trace, queries.run(trace.con, "negative_launches"))
     queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
     copies = {step: {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]} for r in rows[step]}
               for step in ("duplicate_kernels", "duplicate_memops")}

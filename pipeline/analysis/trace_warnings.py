@@ -1,4 +1,4 @@
-"""What a window's ranges and rows say about the trace, in words: the warnings (and the one refusal) of
+"""What a window's ranges and rows say about the trace, in words: the warnings (and the refusals) of
 building and analysing a window (measure.py), each worded from the rows of the SQL that counts it.
 
 Kept apart from the measuring because they are read apart: a warning's words are a promise to the
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.errors import TraceError
+from pipeline.trace import queries
 from pipeline.trace.open import Trace
 
 MOST_LISTED = 10                    # occurrences a message names one by one, with their counts
@@ -50,6 +51,50 @@ def refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
                      "starts before the CUDA call that launched it, so these start times cannot be right (a damaged "
                      "or edited export, or a broken clock); the kernel union and sum, and the active-time ratio, "
                      "would rest on them. Export the report again, or select occurrences without them")
+
+
+def refuse_negative_ranges(trace: Trace, region: str, counts: list[dict[str, Any]]) -> None:
+    """A thread id is (host << 48 | pid << 24 | tid) and never negative (SEMANTICS §2): ranges with a negative
+    NVTX_EVENTS.globalTid were measured as a phantom process of their own, with no kernel, skewing the ranks'
+    alignment, spread and straggler cost, exit 0. Trace data that cannot be right: exit 4 (SEMANTICS §6), found
+    in the per-process counts the selection makes anyway; one such range is looked up only then, to name it."""
+    negative = sum(r["occurrences"] for r in counts if r["global_pid"] is not None and r["global_pid"] < 0)
+    if not negative:
+        return
+    (row,) = queries.run(trace.con, "negative_ranges")
+    raise TraceError(f"{trace.path}: {trace.tables['raw_nvtx']}.globalTid: {negative} occurrence(s) of region "
+                     f"'{region}' have a negative thread id (e.g. the range starting at {row['start_ns']} ns, "
+                     f"globalTid {row['global_tid']}): an id packs host, pid and tid and is never negative, so no "
+                     "process is known for them and measured they were a process of their own; re-export the report "
+                     "with `nsys export --type sqlite`, or remove those rows on a copy")
+
+
+def refuse_negative_kernel(trace: Trace, found: dict[str, Any]) -> None:
+    """A kernel (or CUDA graph launch) row whose globalPid is negative belongs to no process (SEMANTICS §2): no
+    launch matches it and no range is its process's, so it was left out of every figure without a word. Found
+    in the window's kernels, which the attribution holds in memory anyway (attribute_launch.sql); exit 4."""
+    if found.get("negative_start_ns") is None:
+        return
+    table = trace.tables["raw_graph_trace" if found["negative_is_graph"] else "raw_kernel"]
+    raise TraceError(f"{trace.path}: {table}.globalPid: a row inside the selected occurrences has a negative "
+                     f"process id (start {found['negative_start_ns']} ns, deviceId {found['negative_device_id']}, "
+                     f"correlationId {found['negative_correlation_id']}, globalPid {found['negative_global_pid']}): "
+                     "an id packs host and pid and is never negative, so no process is known for it and it would be "
+                     "left out of every figure; re-export the report with `nsys export --type sqlite`, or remove "
+                     "those rows on a copy")
+
+
+def refuse_negative_launch(trace: Trace, rows: list[dict[str, Any]]) -> None:
+    """A kernel counted as launched by no call of its process whose launch row is there, with a negative
+    globalTid (SEMANTICS §2: never negative): the trace is wrong there, not the capture trimmed; exit 4."""
+    if not rows:
+        return
+    (row,) = rows
+    raise TraceError(f"{trace.path}: {trace.tables['raw_runtime']}.globalTid: the launch row of a kernel inside the "
+                     f"selected occurrences has a negative thread id (start {row['start_ns']} ns, correlationId "
+                     f"{row['correlation_id']}, globalTid {row['global_tid']}): an id packs host, pid and tid and is "
+                     "never negative, so no process is known for it and its kernel would be counted as never "
+                     "launched; re-export the report with `nsys export --type sqlite`, or remove those rows on a copy")
 
 
 def hosts_warning(shared: list[dict[str, Any]]) -> list[dict[str, str]]:

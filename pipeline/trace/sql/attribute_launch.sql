@@ -1,5 +1,5 @@
 -- reads: selected_ranges, range_buckets, launches, kernels, overlapping_ranges
--- creates: launched, attributed, unlaunched
+-- creates: launched, attributed, unlaunched, negative_kernels
 -- Kernels whose launch call started inside a selected range (SEMANTICS §4).
 -- The launch is the runtime row with the kernel's correlationId AND the same process:
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
@@ -60,6 +60,16 @@ SELECT occurrence, global_pid, correlation_id,
 FROM overlapping_ranges(candidates)
 WHERE global_pid = range_pid;
 
+-- A kernel whose process id is negative has no process (an id packs host and pid, SEMANTICS §2): no launch
+-- row can match it and no range is its process's, so it would be dropped here without a word. The window's
+-- kernels are in memory already; the first such row is kept for measure.build_window's refusal (exit 4).
+CREATE OR REPLACE TEMP TABLE negative_kernels AS
+SELECT start_ns, device_id, correlation_id, global_pid, graph_id
+FROM window_kernels
+WHERE global_pid < 0
+ORDER BY start_ns, device_id
+LIMIT 1;
+
 -- What is left is `attributed`: the table is renamed, not copied (at 8 M kernels a copy held 3.2 M
 -- rows twice, beyond DuckDB's memory limit). It keeps the kernels' correlation_id and stream_id
 -- (duplicate_kernels.sql tells a row recorded twice from two kernels of one launch by them).
@@ -67,4 +77,8 @@ DELETE FROM window_kernels WHERE occurrence IS NULL;
 DROP TABLE IF EXISTS attributed;
 ALTER TABLE window_kernels RENAME TO attributed;
 
-SELECT count(*) AS unlaunched FROM unlaunched;
+SELECT (SELECT count(*) FROM unlaunched) AS unlaunched, n.start_ns AS negative_start_ns,
+       n.device_id AS negative_device_id, n.correlation_id AS negative_correlation_id,
+       n.global_pid AS negative_global_pid, n.graph_id IS NOT NULL AS negative_is_graph
+FROM (SELECT 1) AS one
+LEFT JOIN negative_kernels AS n ON true;
