@@ -4,6 +4,7 @@ never blamed on the job file that happened to use it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,21 @@ def test_re2_remembers_a_valid_list_not_a_bad_one(tmp_path, monkeypatch):
     assert re2.problems(["gemm", "(?=x)"])[1] is not None
     assert re2.problems(["gemm", "cutlass"]) == [None, None]
     assert len(list(tmp_path.iterdir())) == 2                            # the bad list left nothing
+
+
+def test_validate_json_names_a_broken_installed_file_inside_the_package(tmp_path, capsys, installed):
+    """`mfu validate --format json` is kept by a CI as a report is: the broken models.yaml is named inside the
+    package, with its line, column and pointer, not by the folders of the machine that ran it."""
+    _, line = installed
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB, encoding="utf-8")
+    code = main(["validate", "--format", "json", str(job)])
+    out, err = capsys.readouterr()
+    assert code == 3 and f"{tmp_path}/site/pipeline/_data/configs/models.yaml:{line}:7:" in err
+    [row] = json.loads(out)
+    assert (row["job"], row["status"], row["exit_code"]) == (str(job), "invalid", 3)
+    assert row["problems"][0] == {"file": "pipeline/_data/configs/models.yaml", "line": line, "column": 7,
+                                  "pointer": "/presets/llama-3-8b/model/hidden", "message": "duplicate key 'hidden'",
+                                  "hint": "keep one of them"}
+    assert {p["file"] for p in row["problems"]} == {"pipeline/_data/configs/models.yaml"}   # its aliases' too
+    assert str(tmp_path) not in out.replace(str(job), "job.yaml")

@@ -169,18 +169,36 @@ def _label(run: dict[str, Any]) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     from pipeline.job.extends import BASE_NOTE, is_base
     from pipeline.run import validate_file
-    worst = 0
+    rows = []
     for job in args.job_files:
         if is_base(job):
-            print(f"{job}: {BASE_NOTE}")
-            continue
-        try:
-            validate_file(job)
-            print(f"ok: {job}")
-        except MfuError as exc:
-            print(f"{exc}", file=sys.stderr)
-            worst = max(worst, int(exc.code))
-    return worst
+            rows.append(_validated(job, "skipped", BASE_NOTE))
+        else:
+            try:
+                validate_file(job)
+                rows.append(_validated(job, "valid"))
+            except MfuError as exc:
+                print(f"{exc}", file=sys.stderr)      # in either format, as `mfu run --format json` says its errors
+                rows.append(_validated(job, "invalid", exc=exc))
+        if args.format == "text" and rows[-1]["status"] != "invalid":
+            print(f"ok: {job}" if rows[-1]["status"] == "valid" else f"{job}: {BASE_NOTE}")
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    return max((r["exit_code"] for r in rows), default=int(ExitCode.OK))
+
+
+def _validated(job: Path, status: str, reason: str = "", exc: MfuError | None = None) -> dict[str, Any]:
+    """A job file's entry in `mfu validate --format json` (schemas/validate.schema.json): what the text form says,
+    as data, naming no folder of this machine the user did not type (a CI keeps it, as it keeps a report)."""
+    from pipeline.report.publish import without_machine_folders as kept
+    problems = [] if exc is None else (exc.problems if isinstance(exc, ConfigError)
+                                       else [Problem(str(exc), "", str(job))])
+    return {"job": str(job), "status": status, "exit_code": int(exc.code) if exc else int(ExitCode.OK),
+            "reason": kept(str(exc)) if exc else reason,
+            "problems": [{"file": kept(p.file) or None, "line": p.line,
+                          "column": None if p.line is None else p.col or 1,
+                          "pointer": p.pointer if p.pointer or p.line is not None else None,
+                          "message": kept(p.message), "hint": kept(p.hint) or None} for p in problems]}
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

@@ -222,6 +222,11 @@ def _validate_options(sub: Any) -> None:
                   "Check job files (schema, scope rules, model) without reading traces. Base files (`kind: base`, "
                   "used through `extends:`) are reported as skipped.")
     sp.add_argument("job_files", nargs="+", type=Path, metavar="JOB", help="job YAML file(s), e.g. jobs/*.yaml")
+    sp.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text (default) or json: on stdout, one object per job file (status valid, invalid or "
+                         "skipped; each problem's file, line, column, JSON pointer, message and fix; "
+                         "schemas/validate.schema.json); the problems still go to stderr as text, and the exit code "
+                         "is the same")
 
 
 def _inspect_options(sub: Any) -> None:

@@ -196,15 +196,23 @@ def job_relative(reason: str, job: Path) -> str:
     current folder a missing job file was looked for in (errors.without_current_folder) is left out too. A file
     the package ships, which messages name by its whole path, is named inside the package first
     ('pipeline/_data/configs/models.yaml:12:7'), wherever the job file is."""
-    reason = without_current_folder(reason)
-    for folder, name in sorted(bundled.kept_names().items(), key=lambda f: len(f[0]), reverse=True):
-        reason = under_folder(reason, folder, name)
+    reason = without_machine_folders(reason)
     folders = {str(job.resolve().parent), os.path.abspath(job.parent)}
     if job.parent != Path("."):
         folders.add(str(job.parent))                       # as typed, relative to the current directory
     for folder in sorted(folders, key=len, reverse=True):
         reason = under_folder(reason, folder, "")
     return reason
+
+
+def without_machine_folders(text: str) -> str:
+    """`text` as what is kept or read by a tool names paths: without the current folder a missing file was looked
+    for in (errors.without_current_folder), and a file the package ships named inside the package
+    ('pipeline/_data/configs/models.yaml') rather than by this machine's folders; paths the user typed stay."""
+    text = without_current_folder(text)
+    for folder, name in sorted(bundled.kept_names().items(), key=lambda f: len(f[0]), reverse=True):
+        text = under_folder(text, folder, name)
+    return text
 
 
 def under_folder(text: str, folder: str, replacement: str) -> str:
