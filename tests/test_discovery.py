@@ -113,6 +113,27 @@ def test_ranges_without_kernels_have_no_share(tmp_path, capsys):
     assert row.split()[:2] == ["—", "3"] and row.endswith("  step")     # share, occurrences per process
 
 
+def test_kernels_without_length_are_not_called_no_kernels_in_the_reasons(tmp_path, capsys):
+    """Three ranges, each launching one kernel that ends where it starts (an export that lost the GPU end
+    times): the verdict said the 3 kernels have no length, while each region's reasons, in
+    `mfu inspect --format json`, still said 'no GPU kernels in the trace'. The reasons now say the same as
+    the verdict: no kernel time, the kernels there without length."""
+    from nsys_export import Export, gpid, gtid
+    e = Export()
+    for i, start in enumerate((0, 100, 200), start=1):
+        e.range(start, start + 90, gtid(7, 7), "step")
+        e.launch(start + 10, gtid(7, 7), i)
+        e.kernel(start + 20, start + 20, gpid(7), i)          # zero length
+    path = e.write(tmp_path / "t.sqlite")
+    assert main(["inspect", str(path), "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["region_discovery"]
+    (step,) = found["regions"]
+    assert step["kernel_share"] is None
+    assert step["reasons"][2] == "no GPU kernel time in the trace (its 3 kernels have no length)"
+    assert found["message"].startswith("this trace's 3 kernels all have no length")
+    assert "no GPU kernels" not in json.dumps(found)
+
+
 def test_one_period_is_not_called_steady(tmp_path):
     """Two occurrences: the reason gives the one period and says it cannot judge steadiness (no 'CV 0.0 %')."""
     from nsys_export import Export, gpid, gtid

@@ -43,7 +43,7 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int, kernels: i
     rows = queries.run(con, "inspect_regions", limit=limit, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
                        max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)
     for r in rows:
-        r["reasons"] = reasons(r)
+        r["reasons"] = reasons(r, kernels)
     steps = [r["name_group"] for r in rows if r["step_like"]]
     best = rows[0] if rows else None
     if best is None:
@@ -62,15 +62,17 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int, kernels: i
             "suffix_note": SUFFIX_NOTE if any(r["has_suffix"] for r in rows) else None}
 
 
-def reasons(r: dict[str, Any]) -> list[str]:
-    """Each criterion of a step-like name, stated with the figure it was judged on."""
+def reasons(r: dict[str, Any], kernels: int = 0) -> list[str]:
+    """Each criterion of a step-like name, stated with the figure it was judged on; `kernels`: the trace's kernel
+    rows, so no kernel time is not called no kernels when they are there without lengths (as the verdict says)."""
     share = r["kernel_share"]
     cv = r["period_cv"]
     return [
         "top-level" if r["min_depth"] == 0 else f"nested (depth {r['min_depth']}), not top-level",
         (f"repeats {r['occurrences_per_process_min']}x per process" if r["occurrences_per_process_min"] >= MIN_REPEATS
          else f"only {r['occurrences_per_process_min']} occurrence(s) in a process"),
-        ("no GPU kernels in the trace" if share is None else
+        (("no GPU kernels in the trace" if not kernels else f"no GPU kernel time in the trace (its {kernels:,} kernels "
+          "have no length)") if share is None else
          f"{100 * share:.1f} % of the trace's kernel time launched inside"
          + ("" if share >= MIN_SHARE else f" (under {100 * MIN_SHARE:.0f} %)")),
         ("no period (one occurrence)" if r["period_ns"] is None else
