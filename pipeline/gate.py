@@ -26,6 +26,11 @@ EXACT_MAX_PAIRS = 10_000       # exact distribution without ties up to m·n pair
 EXACT_MAX_TIED = 40            # exact distribution with ties up to this many samples in all
 
 
+# The per-occurrence figure a sample is, by the field step_samples reads, as the pages name it (the report's
+# "Step time per occurrence"): the test's sentence is read by people, on stderr and the pages; the JSON keeps the field.
+SAMPLE_NAMES = {"step_time_s": "step time per occurrence", "wall_time_s": "wall time per occurrence"}
+
+
 def step_samples(result: dict[str, Any]) -> tuple[str, list[float]]:
     """Per-occurrence step times of a result: `step_time_s`, or `wall_time_s` where a result predates it.
 
@@ -204,7 +209,8 @@ def detect(change_pct: float, better: str, min_change_pct: float, now: Sequence[
 
 def _stat(t: dict[str, Any], field: str) -> str:
     return (f"one-sided Mann–Whitney U = {t['u']:g}, {t['method']}, n = {t['n_value']} vs {t['n_baseline']} "
-            f"{field} samples, effect size {t['effect_size']:.2f}, p = {t['p_value']:.3g}")   # p last: '< alpha' follows
+            f"samples of the {SAMPLE_NAMES[field]}, effect size {t['effect_size']:.2f}, "
+            f"p = {t['p_value']:.3g}")   # p last: '< alpha' follows
 
 
 def change_text(change_pct: float, verdict: str | None) -> str:

@@ -239,6 +239,32 @@ def test_gating_an_incomparable_figure_fails_unless_allowed(tmp_path, capsys):
     assert doc["allow_incomparable"] and [e.message for e in validator("compare.schema.json").iter_errors(doc)] == []
 
 
+@pytest.mark.parametrize("old", [False, True])
+def test_the_gate_names_its_samples_as_the_pages_do_and_json_keeps_the_field(tmp_path, capsys, old):
+    """The gate's sentence said 'n = 6 vs 6 step_time_s samples' on stderr and the pages, where every other figure goes
+    by its human name; it names the per-occurrence figure instead (a result older than step_time_s: the wall)."""
+    base, new = fake.result("base", STEADY), fake.result("new", [1.2 * v for v in STEADY])
+    for doc in (base, new):
+        for o in doc["occurrences"]:
+            if old:
+                del o["step_time_s"]
+    for name, doc in (("b", base), ("n", new)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--max-regression", "5%",
+                 "--out", str(tmp_path / "c")]) == 1
+    err = capsys.readouterr().err
+    # every new occurrence is slower than every base one (STEADY repeats 1.0: ties): U = 36 of 6 x 6 pairs, and only
+    # one split of the 12 puts the 6 largest in new: exact p = 1 / C(12, 6)
+    said = (f"U = 36, exact (ties), n = 6 vs 6 samples of the {'wall' if old else 'step'} time per occurrence, "
+            f"effect size 1.00, p = {1 / math.comb(12, 6):.3g} < 0.01")
+    pages = [(tmp_path / "c" / f).read_text() for f in ("compare.md", "compare.html")]
+    assert err.count(said) == 2                                                   # MFU's line and step time's
+    assert all(page.count(said.replace("<", "&lt;")) == 2 for page in pages)      # escaped on both pages
+    assert "time_s samples" not in err and not any("time_s samples" in page for page in pages)
+    gates = json.loads((tmp_path / "c" / "compare.json").read_text())["gates"]
+    assert [g["samples"]["field"] for g in gates] == ["wall_time_s" if old else "step_time_s"] * 2
+
+
 def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
     (tmp_path / "b.json").write_text(json.dumps(fake.result("base", [1.0, 1.01, 0.99])))
     (tmp_path / "n.json").write_text(json.dumps(fake.result("new", [1.2, 1.21, 1.19])))
