@@ -334,6 +334,16 @@ def test_figures_found_kernels():
     assert plausibility.figures_found_kernels(figures, [0.1, 0.5, None]) == []
 
 
+def test_voided():
+    """An invalid result's figures resting on FLOPs or tokens are no measurement; its times are measured and stand
+    (SEMANTICS §6: the verdict judges MFU, HFU, the union diagnostic and the numerator's scope)."""
+    on_flops = ["mfu_pct_wall", "hfu_pct_wall", "active_ratio_pct_union", "mfu_pct_achievable",
+                "achieved_tflops_per_gpu", "tokens_per_s"]
+    times = ["union_over_wall_pct", "step_time_median_s", "wall_time_s", "gpu_kernel_union_s", "straggler_s"]
+    assert [f for f in on_flops + times if plausibility.voided("invalid", f)] == on_flops
+    assert not any(plausibility.voided("ok", f) for f in on_flops + times)
+
+
 def test_every_rule_has_its_own_test():
     assert untested_rules(plausibility, __name__) == []
     assert set(plausibility.VERDICT_RULES) <= set(rules_of(plausibility).values())

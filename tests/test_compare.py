@@ -518,7 +518,8 @@ def test_a_gate_option_without_the_gate_is_refused(tmp_path, capsys, option):
 
 def test_the_figures_of_an_invalid_input_are_struck_out_and_its_status_shown(tmp_path, capsys):
     """An invalid baseline's MFU of 320 % stood in compare.md as a plain '320.00 %', its column saying only
-    'baseline': the index strikes such a figure out (not a measurement); compare now does too, and says why."""
+    'baseline': the index strikes such a figure out (not a measurement); compare now does too, and says why.
+    Only the figures resting on FLOPs or tokens, as the report and the index: its times are measured and stand."""
     base = fake.result("base", STEADY, {"status": "invalid", "metrics.mfu_pct_wall": 320.0})
     new = fake.result("new", STEADY)
     for name, doc in (("b", base), ("n", new)):
@@ -528,12 +529,21 @@ def test_the_figures_of_an_invalid_input_are_struck_out_and_its_status_shown(tmp
     mfu = 100 * 4e15 * 6 / (sum(STEADY) * 8 * 989.4e12)          # fake_results: 6 x 4 PFLOP, 8 GPUs at 989.4
     assert f"| MFU (wall) | ~~320.00 %~~ | {mfu:.2f} % ({mfu - 320:+.2f} pt, {100 * (mfu / 320 - 1):+.1f} %, " \
            "⚠ not comparable) |" in md
-    assert "| step time (median) | ~~1.000 s~~ | 1.000 s (+0.0 %, ⚠ not comparable) |" in md
+    # a time is measured, not derived from the FLOPs the verdict refused: it stands, as in the report and the index
+    # (it is still not comparable: an invalid input gates nothing)
+    assert "| step time (median) | 1.000 s | 1.000 s (+0.0 %, ⚠ not comparable) |" in md
+    cells = {ln.split(" | ")[0][2:]: ln.split(" | ")[1] for ln in md.splitlines() if ln.startswith("| ")}
+    struck = sorted(label for label, cell in cells.items() if cell.startswith("~~"))
+    assert struck == sorted(["MFU (wall)", "HFU (wall)", "active-time ratio (diagnostic)", "achieved TFLOP/s per GPU",
+                             "tokens/s"])
+    for label in ("step time CV", "wall time (total)", "kernel union (total)", "straggler cost"):
+        assert label in cells and not cells[label].startswith("~~")
     assert "| GPUs | 8 | 8 (+0.0 %) |" in md                          # the setup is no figure: not struck
     assert "| status | invalid | ok |" in md
     assert "A struck-out figure belongs to an invalid result (not a measurement)." in md
     html = (tmp_path / "c" / "compare.html").read_text().replace("\u00a0", " ")
     assert '<td class="n" data-label="base (baseline)"><s title="not a measurement">320.00 %</s></td>' in html
+    assert html.count('<s title="not a measurement">') == 5
     # with no invalid input nothing is struck and no note is added
     assert main(["compare", str(tmp_path / "n.json"), str(tmp_path / "n.json"), "--out", str(tmp_path / "d")]) == 0
     plain = (tmp_path / "d" / "compare.md").read_text()

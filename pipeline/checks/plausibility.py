@@ -221,6 +221,18 @@ def verdict(job: Job, ev: Evidence) -> tuple[str, str | None]:
     return "ok", None
 
 
+# What an invalid result's pages strike out, the one list for the report, the index and compare: the figures
+# resting on the job's FLOPs or tokens, whose scope or size the verdict found impossible; the times are measured
+# from the trace and stand (step time, wall, kernel union, straggler cost, union over wall).
+VOIDED_BY_INVALID = frozenset({"mfu_pct_wall", "hfu_pct_wall", "active_ratio_pct_union", "mfu_pct_achievable",
+                               "achieved_tflops_per_gpu", "tokens_per_s"})
+
+
+def voided(status: str, figure: str) -> bool:
+    """Whether `figure` (a key of result.json's metrics) of a result with `status` is no measurement: struck out."""
+    return status != "ok" and figure in VOIDED_BY_INVALID
+
+
 # --------------------------------------------------------------------------- thresholds
 
 _PASSES = {"mfu_pct_wall_min": lambda v, t: v >= t, "hfu_pct_wall_min": lambda v, t: v >= t,

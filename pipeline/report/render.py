@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from pipeline.bundled import pycache_folder
+from pipeline.checks import plausibility
 from pipeline.report import charts, drawing, mdsafe, phone_charts, publish
 from pipeline.report.fmt import NBSP, column, fmt_against, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
 
@@ -148,7 +149,7 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["struck"] = mdsafe.struck
     env.filters["html_ticks"] = html_ticks
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
-                       timeline_step=charts.timeline_step)
+                       timeline_step=charts.timeline_step, voided=plausibility.voided)
     env.filters.update(num=fmt_num, against=fmt_against, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
                        procs=processes, util=fmt_util, kernel_labels=kernel_labels)
     return env
