@@ -121,6 +121,22 @@ def test_each_input_of_the_build_is_part_of_the_key(trace, tmp_path, builds, mon
     assert len(builds) == 3, "precision rules"
 
 
+def test_the_modules_building_a_window_are_part_of_the_key():
+    """A kept window holds what build_window made, its warnings' words included, and is read back while the code
+    that made it is unchanged (kept_window.BUILD_CODE, hashed into the key). Its warnings and refusals moved from
+    measure.py to analysis/trace_warnings.py, which the list never named: with that file changed (a warning
+    reworded), a warm run still printed the old words a cold run no longer does. Every analysis module measure.py
+    takes part of the build from is in the list."""
+    import ast
+    import pipeline
+    source = Path(pipeline.__file__).parent / "analysis" / "measure.py"
+    used = {node.module.removeprefix("pipeline.").replace(".", "/") + ".py"
+            for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline.analysis.")}
+    assert "analysis/trace_warnings.py" in used
+    assert used - set(kept_window.BUILD_CODE) == set()
+
+
 def test_another_trace_file_is_another_key(trace, tmp_path, builds):
     job, cache = load_job(job_file(tmp_path, trace)), tmp_path / "cache"
     rules = classes.load_rules()

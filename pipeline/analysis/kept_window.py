@@ -59,8 +59,8 @@ FORMAT = 5                     # bump when what is kept changes meaning (2: the 
                                # 5: its duplicate memory rows)
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times")
 DATABASE, RECORD = "window.duckdb", "window.json"
-BUILD_CODE = ("analysis/measure.py", "analysis/classes.py", "analysis/kept_window.py",   # code shaping a window
-              "trace/queries.py", "trace/unions.py", "trace/chain.py")
+BUILD_CODE = ("analysis/measure.py", "analysis/trace_warnings.py", "analysis/classes.py",   # code shaping a window
+              "analysis/kept_window.py", "trace/queries.py", "trace/unions.py", "trace/chain.py")
 KEPT = 8                       # windows kept per trace, the most recently used (about 10 MB each at 0.8 M kernels)
 T = TypeVar("T")
 
