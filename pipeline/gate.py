@@ -31,6 +31,13 @@ EXACT_MAX_TIED = 40            # exact distribution with ties up to this many sa
 SAMPLE_NAMES = {"step_time_s": "step time per occurrence", "wall_time_s": "wall time per occurrence"}
 
 
+def _sampled(metric: str, field: str) -> str:
+    """What a gated figure's test ran on, as the pages name it: MFU's samples are the MFU per occurrence (mfu_samples),
+    not the step times they come from, which differ from them in rank when the runs' FLOPs or GPUs differ."""
+    times = SAMPLE_NAMES[field]
+    return f"MFU per occurrence (from the {times})" if metric == "mfu_pct_wall" else times
+
+
 def step_samples(result: dict[str, Any]) -> tuple[str, list[float]]:
     """Per-occurrence step times of a result: `step_time_s`, or `wall_time_s` where a result predates it.
 
@@ -183,7 +190,8 @@ def verdict(change: float | None, better: str) -> str | None:
 
 
 def detect(change_pct: float, better: str, min_change_pct: float, now: Sequence[float],
-           before: Sequence[float], field: str = "step_time_s", alpha: float = ALPHA) -> dict[str, Any]:
+           before: Sequence[float], field: str = "step_time_s", alpha: float = ALPHA,
+           metric: str = "step_time_median_s") -> dict[str, Any]:
     """A change between two runs in either direction: regression, improvement, undecided or none.
 
     The same rule as the gate, both ways: at least `min_change_pct` and statistically clear in the
@@ -204,12 +212,12 @@ def detect(change_pct: float, better: str, min_change_pct: float, now: Sequence[
     if test["p_value"] >= alpha:
         return {"outcome": "none", "verdict": word, "test": test, "detail": ""}
     return {"outcome": "regression" if word == "worse" else "improvement", "verdict": word, "test": test,
-            "detail": f"{head}: statistically clear ({_stat(test, field)} < {alpha:g})"}
+            "detail": f"{head}: statistically clear ({_stat(test, _sampled(metric, field))} < {alpha:g})"}
 
 
-def _stat(t: dict[str, Any], field: str) -> str:
+def _stat(t: dict[str, Any], samples: str) -> str:
     return (f"one-sided Mann–Whitney U = {t['u']:g}, {t['method']}, n = {t['n_value']} vs {t['n_baseline']} "
-            f"samples of the {SAMPLE_NAMES[field]}, effect size {t['effect_size']:.2f}, "
+            f"samples of the {samples}, effect size {t['effect_size']:.2f}, "
             f"p = {t['p_value']:.3g}")   # p last: '< alpha' follows
 
 
@@ -219,7 +227,7 @@ def change_text(change_pct: float, verdict: str | None) -> str:
 
 
 def describe(e: dict[str, Any], d: dict[str, Any]) -> str:
-    """One sentence for a gated figure; `e` holds change_pct, verdict, limit_pct, samples, run_to_run_pct."""
+    """One sentence for a gated figure; `e` holds metric, change_pct, verdict, limit_pct, samples, run_to_run_pct."""
     head = f"{change_text(e['change_pct'], e['verdict'])}, limit {e['limit_pct']:g} % worse"
     n = e["samples"]
     if d["reason"] == "within_limit":
@@ -232,7 +240,7 @@ def describe(e: dict[str, Any], d: dict[str, Any]) -> str:
                        f"(a test needs at least {MIN_SAMPLES} on each side)"
                        + ("; --strict fails it" if d["outcome"] == "fail" else "; not failed (use --strict to fail)"))
     t = d["test"]
-    stat = _stat(t, n["field"])
+    stat = _stat(t, _sampled(e["metric"], n["field"]))
     if d["reason"] == "clear":
         return head + f": statistically clear ({stat} < {t['alpha']:g})"
     return head + f", but not statistically clear ({stat} ≥ {t['alpha']:g})"

@@ -278,7 +278,8 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
             if change is None or metric in refused:
                 continue
             _, label, _, _, better, _ = TESTED[metric]
-            d = gate.detect(change, better, min_change_pct, now or [], before or [], r["samples_field"] or "no")
+            d = gate.detect(change, better, min_change_pct, now or [], before or [], r["samples_field"] or "no",
+                            metric=metric)
             if d["outcome"] != "none":
                 out["changes"].append({"metric": metric, "label": label, "change_pct": change,
                                        "verdict": d["verdict"], "outcome": d["outcome"], "test": d["test"],

@@ -255,14 +255,42 @@ def test_the_gate_names_its_samples_as_the_pages_do_and_json_keeps_the_field(tmp
     err = capsys.readouterr().err
     # every new occurrence is slower than every base one (STEADY repeats 1.0: ties): U = 36 of 6 x 6 pairs, and only
     # one split of the 12 puts the 6 largest in new: exact p = 1 / C(12, 6)
-    said = (f"U = 36, exact (ties), n = 6 vs 6 samples of the {'wall' if old else 'step'} time per occurrence, "
-            f"effect size 1.00, p = {1 / math.comb(12, 6):.3g} < 0.01")
+    # MFU's test runs on the MFU per occurrence (derived from those times), the step time's on the times themselves
+    times = f"{'wall' if old else 'step'} time per occurrence"
+    tail = f", effect size 1.00, p = {1 / math.comb(12, 6):.3g} < 0.01"
+    step_said = f"U = 36, exact (ties), n = 6 vs 6 samples of the {times}{tail}"
+    mfu_said = f"U = 36, exact (ties), n = 6 vs 6 samples of the MFU per occurrence (from the {times}){tail}"
     pages = [(tmp_path / "c" / f).read_text() for f in ("compare.md", "compare.html")]
-    assert err.count(said) == 2                                                   # MFU's line and step time's
-    assert all(page.count(said.replace("<", "&lt;")) == 2 for page in pages)      # escaped on both pages
+    lines = {ln.split(":", 2)[1].strip(): ln for ln in err.splitlines() if ln.startswith("regression: ")}
+    assert mfu_said in lines["new MFU (wall)"] and step_said in lines["new step time (median)"]
+    assert err.count(step_said) == err.count(mfu_said) == 1
+    for said in (step_said, mfu_said):
+        assert all(page.count(said.replace("<", "&lt;")) == 1 for page in pages)  # escaped on both pages
     assert "time_s samples" not in err and not any("time_s samples" in page for page in pages)
     gates = json.loads((tmp_path / "c" / "compare.json").read_text())["gates"]
     assert [g["samples"]["field"] for g in gates] == ["wall_time_s" if old else "step_time_s"] * 2
+
+
+def test_the_mfu_gate_says_its_samples_are_mfu_not_the_step_times(tmp_path, capsys):
+    """The global batch doubled (8 instead of 4 PFLOP per occurrence) and every step 2.5x as long: MFU is comparable
+    and 20 % worse (by hand 2 / 2.5 = 0.8), the step time is not comparable (other work per step). The MFU gate's
+    test ran on the MFU per occurrence, every new one below every baseline one, but its sentence said 'samples of
+    the step time per occurrence', the figure the same output refused to compare."""
+    base = fake.result("base", STEADY)
+    slow = [2.5 * v for v in STEADY]
+    mfu = 100 * 8e15 * 6 / (sum(slow) * 8 * 989.4e12)                     # fake_results: 8 GPUs at 989.4 TFLOP/s
+    new = fake.result("new", slow, {"flops.model_flops_per_occurrence": 8 * 10**15,
+                                    "flops.model_flops_per_step": 8 * 10**15, "flops.tokens_per_step": 131072,
+                                    "metrics.mfu_pct_wall": mfu})
+    for name, doc in (("b", base), ("n", new)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--max-regression", "5%",
+                 "--out", str(tmp_path / "c")]) == 1
+    err = capsys.readouterr().err
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("regression: new MFU (wall):")]
+    assert "-20.00 % (worse), limit 5 % worse: statistically clear" in line
+    assert "n = 6 vs 6 samples of the MFU per occurrence (from the step time per occurrence), effect size 1.00" in line
+    assert "not comparable: new step time (median):" in err and "samples of the step time" not in err
 
 
 def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
