@@ -257,7 +257,8 @@ def _init_options(sub: Any) -> None:
                   "warm-up occurrences skipped, devices and processes seen, `gpu: auto` when the trace names a "
                   "catalog GPU, the precision kernel names suggest, and TODO for every value the trace cannot tell "
                   "(model, batch, mode). `mfu validate` fails at each TODO with its line until it is filled in. A trace "
-                  "without NVTX ranges or without kernels gets no file: exit 4 says what to capture.")
+                  "without NVTX ranges or without kernels gets no file: exit 4 says what to capture (kernels that all lost "
+                  "their lengths: to export the report again).")
     sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export, opened read-only")
     sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
     sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "
