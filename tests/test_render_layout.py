@@ -132,6 +132,25 @@ def test_an_invalid_results_figures_from_its_flops_or_tokens_are_struck_out_as_i
     assert "<s " not in ok["report.html"].split("<h2", 1)[0] and " void" not in ok["report.html"].split("<h2", 1)[0]
 
 
+def test_an_invalid_results_mfu_and_hfu_are_struck_in_every_table_not_only_the_headline():
+    """Under a struck headline MFU, the Occurrences table (each occurrence and the total) and the Ranks
+    section (spread and each rank) showed the same MFU and HFU plain, on both pages."""
+    r = demo(status="invalid", status_reason="MFU 140 % is above 100 %.")
+    figures = ([o["mfu_pct_wall"] for o in r["occurrences"]] + [o["hfu_pct_wall"] for o in r["occurrences"]]
+               + [r["metrics"]["mfu_pct_wall"], r["metrics"]["hfu_pct_wall"]]
+               + [r["rank_spread"]["mfu_pct_wall"][k] for k in ("min", "median", "max")]
+               + [k["mfu_pct_wall"] for k in r["rank_summary"]])
+    assert len(figures) == 2 * 5 + 2 + 3 + 8
+    pages = render_all(r)
+    md = pages["report.md"].split("## Occurrences", 1)[1].split("## Thresholds", 1)[0].split("## Warnings", 1)[0]
+    html = pages["report.html"].split('id="occurrences"', 1)[1].split('id="warnings"', 1)[0]
+    for value in figures:
+        assert f"~~{value:.2f}~~" in md and f'<s title="not a measurement">{value:.2f}</s>' in html, value
+    assert md.count("~~") == 2 * len(figures) and html.count("<s title=") == len(figures)
+    ok = render_all(demo())
+    assert "~~" not in ok["report.md"] and "<s " not in ok["report.html"]
+
+
 def test_every_table_has_a_header_and_a_scroll_box():
     html = _html(demo())
     tables = re.findall(r"(.{25})<table>(.*?)</table>", html, re.S)

@@ -66,6 +66,16 @@ def html_ticks(value: Any) -> Markup:
                           for i, part in enumerate(parts)))
 
 
+@jinja2.pass_eval_context
+def struck(eval_ctx: Any, value: Any, void: bool = True) -> Any:
+    """mdsafe.struck on a Markdown page; on an HTML page (autoescaped) the same cell in <s>, so both pages
+    strike an invalid result's figures through one filter. "—", no figure, is never struck."""
+    if not eval_ctx.autoescape:
+        return mdsafe.struck(value, void)
+    text = escape(value)                                  # a macro's Markup stays as it is
+    return Markup(f'<s title="not a measurement">{text}</s>') if void and value != "—" else text
+
+
 def kernel_labels(names: list[str], width: int = 48) -> list[str]:
     """Kernel names for a Markdown table, cut to `width` characters ('…' last) unless cutting makes
     different kernels look alike: TensorRT's sm80_xmma_fprop_implicit_gemm_… names share their first
@@ -146,7 +156,7 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     )
     env.filters["code"] = mdsafe.code
     env.filters["ticks"] = mdsafe.ticks
-    env.filters["struck"] = mdsafe.struck
+    env.filters["struck"] = struck
     env.filters["html_ticks"] = html_ticks
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
                        timeline_step=charts.timeline_step, voided=plausibility.voided)
