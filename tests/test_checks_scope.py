@@ -241,6 +241,8 @@ def test_kernels_have_length():
                                    "length (each ends at or before its start); device(s) 1 ran only such kernels: "
                                    "the trace lost their GPU timestamps")
     assert "rank 100" not in w["message"] and "The wall MFU rests on the NVTX ranges" in w["message"]
+    (one,) = scope.kernels_have_length(rows[2:3], devices[:1])           # one kernel: not "1 kernels"
+    assert "rank 200 (occurrence(s) 2: 1 kernel) all have no length" in one["message"]
 
 
 def _two_ranks(second_kernel_end: int) -> Export:
@@ -266,7 +268,7 @@ def test_kernels_have_length_is_applied_by_run(tmp_path):
     res = run_job(load_job(job))
     assert res["status"] == "ok"
     (w,) = [w["message"] for w in res["warnings"] if w["code"] == "kernels_without_length"]
-    assert w.startswith("the attributed kernels of rank 200 (occurrence(s) 1: 1 kernels) all have no length") and \
+    assert w.startswith("the attributed kernels of rank 200 (occurrence(s) 1: 1 kernel) all have no length") and \
         "device(s) 1 ran only such kernels" in w
     (g,) = [r for r in res["roofline"] if r["operator"] == "g"]
     assert g["measured_s"] == pytest.approx(1e-6) and g["achieved_tflops"] == pytest.approx(0.75)
@@ -289,7 +291,7 @@ def test_kernels_all_without_length_are_not_said_to_be_missing(tmp_path):
                                            "length (warning kernels_without_length)")
     assert "no attributed kernel ran" not in res["status_reason"]
     (w,) = [w["message"] for w in res["warnings"] if w["code"] == "kernels_without_length"]
-    assert "rank 100 (occurrence(s) 1: 1 kernels); rank 200 (occurrence(s) 1: 1 kernels)" in w
+    assert "rank 100 (occurrence(s) 1: 1 kernel); rank 200 (occurrence(s) 1: 1 kernel)" in w
     assert "device(s) 0, 1 ran only such kernels" in w
 
 

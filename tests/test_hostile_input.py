@@ -150,7 +150,7 @@ def test_extends_of_a_non_mapping_shows_none_of_its_lines(tmp_path, capsys, cont
      "35 %))"),
     ("workload:", "thresholds: {hfu_pct_wall_min: -5 %}\nworkload:", "/thresholds/hfu_pct_wall_min: '-5 %' is not "
      "valid here: Minimum wall-time HFU in percent (at most 100: an HFU above it marks the result invalid). (fix: "
-     "write the number alone, without '%' (35 for 35 %))"),
+     "write the number alone, without '%' (-5 for -5 %))"),       # the value written, not a fixed example
 ])
 def test_schema_problems_show_the_yaml_value_and_how_to_fix_it(tmp_path, capsys, old, new, message):
     """YAML 1.1 reads yes/no/on/off as booleans and 2024-01-01 as a date: say so in YAML's words (not

@@ -112,7 +112,7 @@ def kernels_have_length(ranks: list[Doc], devices: list[Doc]) -> list[Warning]:
     if not lost:
         return []
     names = list(lost)
-    shown = "; ".join(f"rank {rank} (occurrence(s) {occurrence_runs(sorted(occ))}: {sum(occ.values()):,} kernels)"
+    shown = "; ".join(f"rank {rank} (occurrence(s) {occurrence_runs(sorted(occ))}: {_kernels(sum(occ.values()))})"
                       for rank, occ in list(lost.items())[:10])
     more = f"; and {len(names) - 10} more rank(s)" if len(names) > 10 else ""
     idle = [d["label"] for d in devices if d["kernel_count"] and d["union_s"] <= 0]
@@ -124,6 +124,10 @@ def kernels_have_length(ranks: list[Doc], devices: list[Doc]) -> list[Warning]:
              "active-time ratio, busy time per device and rank, class times, communication overlap and the roofline's "
              "measured times (per GPU over the devices whose kernels have length). The wall MFU rests on the NVTX "
              "ranges and the kernels' start times: a GPU tail past a range's end is lost with the ends"}]
+
+
+def _kernels(count: int) -> str:
+    return f"{count:,} kernel{'s' if count != 1 else ''}"
 
 
 def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:

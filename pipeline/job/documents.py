@@ -435,7 +435,8 @@ def _hint(err) -> str:
     if isinstance(err.instance, (datetime.date, datetime.datetime)):
         return f"YAML reads an unquoted {err.instance.isoformat()} as a date: quote it (\"{err.instance.isoformat()}\")"
     if isinstance(err.instance, str) and err.instance.strip().endswith("%") and _wants(err.schema, "number", "integer"):
-        return "write the number alone, without '%' (35 for 35 %)"      # thresholds: {mfu_pct_wall_min: 35%}
+        number = err.instance.strip().removesuffix("%").strip()
+        return f"write the number alone, without '%' ({number} for {number} %)"   # thresholds: {mfu_pct_wall_min: 35%}
     if err.validator in ("type", "oneOf", "anyOf", "enum", "additionalProperties"):
         return ""                     # the message already says what the key holds, or lists the choices
     return f"what goes here: {err.schema['description']}" if "description" in err.schema else ""
