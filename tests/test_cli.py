@@ -293,6 +293,27 @@ def test_flops_architecture_flags_reproduce_semantics_11(capsys):
     assert code == 0 and json.loads(out)["model_flops_per_step"] == 422_212_465_065_984
 
 
+def test_flops_text_shows_the_hfu_multiplier_and_hardware_total_of_each_row_with_recomputation(capsys):
+    """`mfu flops --recompute full` printed the MFU multiplier per row and only the hardware step total, which no
+    column added up to. Full recomputation re-runs each layer's forward: 4x for the layers, 3x for the LM head
+    (SEMANTICS §7). Without recomputation the table keeps its one multiplier."""
+    code, out, _ = run_cli(capsys, "flops", "--preset", "llama-3-8b", "--seq-len", 4096, "--batch", 16,
+                           "--recompute", "full")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["component", "forward", "FLOPs", "MFU", "x", "total", "HFU", "x",
+                                              "hardware", "total"]
+    rows = {ln.split()[0]: [int(v.replace(",", "")) for v in ln.split()[1:]] for ln in lines[1:8]}
+    assert list(rows) == ["q_proj", "kv_proj", "attn_scores", "attn_context", "out_proj", "mlp", "lm_head"]
+    for name, (forward, mfu_x, total, hfu_x, hardware) in rows.items():
+        assert (mfu_x, total) == (3, 3 * forward)
+        assert (hfu_x, hardware) == ((3, 3 * forward) if name == "lm_head" else (4, 4 * forward)), name
+    totals = {ln.rsplit(None, 1)[0].strip(): int(ln.split()[-1].replace(",", "")) for ln in lines[8:10]}
+    assert totals == {"model FLOPs per step": sum(r[2] for r in rows.values()),
+                      "hardware FLOPs per step": sum(r[4] for r in rows.values())}
+    code, out, _ = run_cli(capsys, "flops", "--preset", "llama-3-8b", "--seq-len", 4096, "--batch", 16)
+    assert code == 0 and out.splitlines()[0].split() == ["component", "forward", "FLOPs", "x", "total"]
+
+
 def test_flops_moe_first_dense_layers_flag_sets_the_schema_key(capsys):
     """`--moe-first-dense` was mapped to moe.first_dense, a key the schema refuses: every use exited 2.
     Tiny model, T = 4 tokens, h = 8, gelu (2 matrices): forward FLOPs by hand, per layer."""

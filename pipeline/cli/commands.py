@@ -327,11 +327,15 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def _flops_text(d: dict[str, Any]) -> str:
-    rows = [f"{'component':<28} {'forward FLOPs':>24} {'x':>3} {'total':>26}"]
-    rows += [f"{c['component']:<28} {c['forward_flops']:>24,} {c['multiplier']:>3} {c['total']:>26,}"
-             for c in d["breakdown"]]
-    rows.append(f"{'model FLOPs per step':<56} {d['model_flops_per_step']:>26,}")
-    rows.append(f"{'hardware FLOPs per step':<56} {d['hardware_flops_per_step']:>26,}")
+    """The breakdown as a table. With recomputation the HFU multiplier and hardware total of each row stand beside
+    MFU's, so both step totals add up on the screen (as in the report's FLOPs table); without, they are MFU's."""
+    hfu = any(c["hardware_multiplier"] != c["multiplier"] for c in d["breakdown"])
+    extra = f" {'HFU x':>5} {'hardware total':>26}" if hfu else ""
+    rows = [f"{'component':<28} {'forward FLOPs':>24} {'MFU x' if hfu else 'x':>5} {'total':>26}{extra}"]
+    rows += [f"{c['component']:<28} {c['forward_flops']:>24,} {c['multiplier']:>5} {c['total']:>26,}"
+             + (f" {c['hardware_multiplier']:>5} {c['hardware_total']:>26,}" if hfu else "") for c in d["breakdown"]]
+    rows.append(f"{'model FLOPs per step':<58} {d['model_flops_per_step']:>26,}")
+    rows.append(f"{'hardware FLOPs per step':<{91 if hfu else 58}} {d['hardware_flops_per_step']:>26,}")
     rows.append(f"convention {d['convention']}: {d['convention_note']}")
     if d["tokens_per_step"] is not None:
         rows.append(f"tokens per step {d['tokens_per_step']:,}; FLOPs per token {d['flops_per_token']:.6g}")
