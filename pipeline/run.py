@@ -45,8 +45,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         raise TraceError(f"{job.trace_text}: {not_intervals}")
     devices = [sm.device_labels[d] for d in m.devices_used]         # as the report names them (file:device)
     _raise(scope.gpu_scope(job, devices))
-    scope_warnings = (scope.gpus_unseen(job, devices, any(w["code"] == "devices_of_several_hosts" for w in m.warnings))
-              + scope.identical_files(sm.files))
+    several_hosts = any(w["code"] == "devices_of_several_hosts" for w in m.warnings)
+    scope_warnings = scope.gpus_unseen(job, devices, several_hosts) + scope.identical_files(sm.files)
     catalog = load_catalog()
     try:
         peak = resolve_job_peak(catalog, job.hardware, sm.files)

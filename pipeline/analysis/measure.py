@@ -122,10 +122,11 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     hosts = rows["select_occurrences"][0]["hosts"]
     if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
         warnings += hosts_warning(queries.run(trace.con, "host_devices"))
-    refuse_negative_kernel(trace, rows.get("attribute_launch", [{}])[0])
+    launch = rows.get("attribute_launch", [{}])[0]      # none under window attribution
+    refuse_negative_kernel(trace, launch)
     refuse_early_rows(trace, queries.run(trace.con, "rows_before_range"))
     unattributed: dict[int, dict[str, int]] = {}
-    if rows.get("attribute_launch", [{}])[0].get("unlaunched"):    # the launch table is read again only then
+    if launch.get("unlaunched"):                        # the launch table is read again only then
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
         if unattributed:                # kernels with no launch row in their process: is theirs under a broken id?
             refuse_negative_launch(trace, queries.run(trace.con, "negative_launches"))
