@@ -380,22 +380,28 @@ def test_occurrences_all_without_kernels_are_named_alone(tmp_path):
     assert w == "no kernel was attributed in occurrence(s) 1-2"
 
 
+def _one_kernel_over_the_range(tmp_path, wall_ns: int, flops: int, num_gpus: int, peak_tflops: float) -> dict:
+    """The result of a job over one rank's one range 0..wall_ns with one kernel over all of it, of `flops` FLOPs."""
+    e = Export()
+    e.range(0, wall_ns, gtid(100, 100), "step")
+    e.launch(0, gtid(100, 100), 1)
+    e.kernel(0, wall_ns, gpid(100), 1)
+    trace = e.write(tmp_path / "t.sqlite")
+    job = write_job(tmp_path, trace, region={"name": "step"},
+                    hardware={"num_gpus": num_gpus, "peak_tflops": peak_tflops},
+                    model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
+    return run_job(load_job(job))
+
+
 def test_work_exactly_at_the_peak_is_a_measurement(tmp_path):
     """SEMANTICS §6 refuses MFU, HFU or the union diagnostic *above* 100 %. One rank, one range 0..2.231593033 s
     with one kernel over all of it, 8 GPUs at 312 TFLOP/s, and by hand exactly the FLOPs they supply:
     2.231593033 s x 8 x 312e12 = 5,570,056,210,368,000. MFU, HFU and the union diagnostic are all 100 %, no more:
     status ok, not invalid (computed in floats as written, the quotient came out 100.00000000000001)."""
     wall = 2_231_593_033
-    e = Export()
-    e.range(0, wall, gtid(100, 100), "step")
-    e.launch(0, gtid(100, 100), 1)
-    e.kernel(0, wall, gpid(100), 1)
-    trace = e.write(tmp_path / "t.sqlite")
     flops = wall * 8 * 312 * 1000                              # ns x GPUs x TFLOP/s x 1e3 = FLOPs
     assert flops == 5_570_056_210_368_000
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 8, "peak_tflops": 312.0},
-                    model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
-    res = run_job(load_job(job))
+    res = _one_kernel_over_the_range(tmp_path, wall, flops, num_gpus=8, peak_tflops=312.0)
     m = res["metrics"]
     assert (m["mfu_pct_wall"], m["hfu_pct_wall"], m["active_ratio_pct_union"]) == (100.0, 100.0, 100.0)
     assert res["status"] == "ok" and res["status_reason"] is None
@@ -410,16 +416,9 @@ def test_work_exactly_at_the_peak_has_a_roofline_row_on_its_roof(tmp_path):
     "likely compute-bound", with no above_roof warning (its achieved figure in floats came out a few ulp above
     989.4 and the row was called impossible while the MFU beside it was a valid 100 %)."""
     wall = 1_000_000_007
-    e = Export()
-    e.range(0, wall, gtid(100, 100), "step")
-    e.launch(0, gtid(100, 100), 1)
-    e.kernel(0, wall, gpid(100), 1)
-    trace = e.write(tmp_path / "t.sqlite")
     flops = wall * 9894 * 100                                  # ns x (TFLOP/s x 10) x 1e2 = FLOPs
     assert flops == 989_400_006_925_800
-    job = write_job(tmp_path, trace, region={"name": "step"}, hardware={"num_gpus": 1, "peak_tflops": 989.4},
-                    model={"flops_per_step": flops}, workload={"seq_len": 4, "global_batch": 1})
-    res = run_job(load_job(job))
+    res = _one_kernel_over_the_range(tmp_path, wall, flops, num_gpus=1, peak_tflops=989.4)
     assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == 100.0
     (region,) = [r for r in res["roofline"] if r["operator"] == "whole region (model FLOPs)"]
     assert region["bound"] == "likely compute-bound (heuristic)"
