@@ -91,6 +91,9 @@ EXPECTED = {
     "YoonKyonghwan__EfficientCenterFormer__baseline.sqlite": ("titan-rtx", 672),
     "nsysai__mock.sqlite": ("rtx-3080", 760),
     "nsysai__healthy_1pct.sqlite": ("h100-sxm", 3350),
+    "jsun-012__assignment2-systems__43119569_result.sqlite": ("rtx-3070-ti", 608),
+    "lizhieffe__assignment2-systems__2f6fc30e_ddp53_profile.sqlite": ("rtx-3090", 936),
+    "zx3xyy__assignment2-systems__9359e384_result_2_7B_compile_ro.sqlite": ("a100-sxm4-80gb", 2039),
 }
 NO_GPU_TABLE = ["StellaWava__benchmarking-n-profiling-__report1.sqlite",
                 "nsysai__mfu_2gpu_before.sqlite", "nsysai__h100_2gpu_1s.sqlite"]
