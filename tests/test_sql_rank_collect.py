@@ -12,6 +12,7 @@ RANGES = ("CREATE OR REPLACE TEMP TABLE selected_ranges AS SELECT * FROM (VALUES
 
 def collect(con, file: int, start: int) -> None:
     con.execute(RANGES.format(s=start))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE operator_work AS SELECT 1 AS occurrence, {start} AS calls")
     queries.run(con, "rank_collect", file=file)
 
 
@@ -21,5 +22,7 @@ def test_files_accumulate_and_file_zero_clears():
     collect(con, 1, 2)
     assert con.execute("SELECT file, global_pid, start_ns FROM all_ranges ORDER BY file").fetchall() == [
         (0, 16777216, 1), (1, 16777216, 2)]
+    assert con.execute("SELECT file, calls FROM all_operator_work ORDER BY file").fetchall() == [(0, 1), (1, 2)]
     collect(con, 0, 3)          # the next job on a shared connection
     assert con.execute("SELECT file, start_ns FROM all_ranges").fetchall() == [(0, 3)]
+    assert con.execute("SELECT file, calls FROM all_operator_work").fetchall() == [(0, 3)]

@@ -16,6 +16,8 @@ def test_colliding_pids_and_devices_get_separate_keys():
                 "global_tid BIGINT, start_ns BIGINT, end_ns BIGINT, name VARCHAR, period_ns BIGINT)")
     con.execute(f"CREATE TEMP TABLE all_classified (file INTEGER, {COLUMNS})")
     con.execute(f"CREATE TEMP TABLE all_kernel_names (file INTEGER, {NAME_COLUMNS})")
+    con.execute("CREATE TEMP TABLE all_operator_work (file INTEGER, occurrence BIGINT, calls BIGINT)")
+    con.execute("INSERT INTO all_operator_work VALUES (0, 1, 2), (1, 1, 3)")     # counted FLOPs rows: no key to map
     for f in (0, 1):
         con.execute("INSERT INTO all_ranges VALUES (?, 1, ?, 4000, ?, 0, 100, 's', NULL)", [f, GPID, GPID | 4000])
         con.execute("INSERT INTO all_kernel_names VALUES (?, 1, 'k', 'gemm', 'kernel', NULL)", [f])
@@ -31,3 +33,4 @@ def test_colliding_pids_and_devices_get_separate_keys():
         {"kind": "rank", "file": 1, "original": GPID, "key": 2},
     ]
     assert con.execute("SELECT global_pid, pid FROM selected_ranges ORDER BY 1").fetchall() == [(1, 4000), (2, 4000)]
+    assert con.execute("SELECT occurrence, calls FROM operator_work ORDER BY calls").fetchall() == [(1, 2), (1, 3)]

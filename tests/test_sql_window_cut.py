@@ -15,20 +15,22 @@ def _shared() -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TEMP TABLE shared_classified AS SELECT o AS occurrence, k AS name_id "
                 "FROM range(1, 7) AS a(o), range(3) AS b(k)")
     con.execute("CREATE TEMP TABLE shared_name_times AS SELECT range AS occurrence, 7 AS name_id FROM range(1, 7)")
+    con.execute("CREATE TEMP TABLE shared_operator_work AS SELECT o AS occurrence, k AS calls "
+                "FROM range(1, 7) AS a(o), range(4) AS b(k)")
     return con
 
 
 def _seen(con) -> tuple:
     return tuple(con.execute(f"SELECT count(*), min(occurrence), max(occurrence) FROM {t}").fetchone()
-                 for t in ("selected_ranges", "classified", "name_times"))
+                 for t in ("selected_ranges", "classified", "name_times", "operator_work"))
 
 
 def test_each_cut_shows_its_occurrences_only():
     con = _shared()
     queries.run(con, "window_cut", first=2, last=4)
-    assert _seen(con) == ((6, 2, 4), (9, 2, 4), (3, 2, 4))
+    assert _seen(con) == ((6, 2, 4), (9, 2, 4), (3, 2, 4), (12, 2, 4))
     queries.run(con, "window_cut", first=6, last=6)                    # the next job: its own rows, not 2..6
-    assert _seen(con) == ((2, 6, 6), (3, 6, 6), (1, 6, 6))
+    assert _seen(con) == ((2, 6, 6), (3, 6, 6), (1, 6, 6), (4, 6, 6))
     assert con.execute("SELECT count(*) FROM shared_classified").fetchone() == (18,)     # the shared rows stay
 
 
@@ -44,4 +46,4 @@ def test_each_scan_filters_by_the_bounds_itself():
 def test_a_cut_of_no_rows_is_empty_not_an_error():
     con = _shared()
     queries.run(con, "window_cut", first=7, last=9)
-    assert _seen(con) == ((0, None, None),) * 3
+    assert _seen(con) == ((0, None, None),) * 4

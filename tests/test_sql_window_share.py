@@ -14,6 +14,7 @@ def _window(con: duckdb.DuckDBPyConnection, occurrences: range) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE classified AS SELECT occurrence, start_ns + 1 AS start_ns "
                 "FROM selected_ranges")
     con.execute("CREATE OR REPLACE TEMP TABLE name_times AS SELECT occurrence, 7 AS name_id FROM selected_ranges")
+    con.execute("CREATE OR REPLACE TEMP TABLE operator_work AS SELECT occurrence, 9 AS calls FROM selected_ranges")
 
 
 def test_the_window_tables_move_to_shared_names():
@@ -23,7 +24,8 @@ def test_the_window_tables_move_to_shared_names():
     assert con.execute("SELECT count(*) FROM shared_ranges").fetchone() == (5,)
     assert con.execute("SELECT sum(start_ns) FROM shared_classified").fetchone() == (1505,)
     assert con.execute("SELECT count(*) FROM shared_name_times WHERE name_id = 7").fetchone() == (5,)
-    for gone in ("selected_ranges", "classified", "name_times"):        # the names are free for the job views
+    assert con.execute("SELECT sum(calls) FROM shared_operator_work").fetchone() == (45,)
+    for gone in ("selected_ranges", "classified", "name_times", "operator_work"):        # the names are free for the job views
         with pytest.raises(duckdb.CatalogException):
             con.execute(f"SELECT * FROM {gone}")
 

@@ -12,6 +12,7 @@ def test_the_views_and_shared_tables_go():
     con.execute("CREATE TEMP TABLE selected_ranges AS SELECT 1 AS occurrence")
     con.execute("CREATE TEMP TABLE classified AS SELECT 1 AS occurrence")
     con.execute("CREATE TEMP TABLE name_times AS SELECT 1 AS occurrence")
+    con.execute("CREATE TEMP TABLE operator_work AS SELECT 1 AS occurrence")
     queries.run(con, "window_share")
     queries.run(con, "window_cut", first=1, last=1)
     queries.run(con, "window_unshare")

@@ -2,7 +2,7 @@
 
 Building the window (measure.build_window: selection, attribution, memory operations,
 classification) and its one union pass (window_unions.sql) are most of a warm run's work;
-the analyses read only `selected_ranges`, `classified` and `kernel_names` (window_trim.sql
+the analyses read only `selected_ranges`, `classified`, `kernel_names` and `operator_work` (window_trim.sql
 drops the rest), the union pass's `window_unions` and `class_ids`, `name_times`, and the
 `Window` record. Those are kept under the trace's cache entry, in `windows/<key>/`: the tables
 in a DuckDB file (types and row order exactly as made) and the record as JSON; the window
@@ -54,10 +54,11 @@ from pipeline.trace.cache import build_in_place
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace, literal
 
-FORMAT = 5                     # bump when what is kept changes meaning (2: the analysis's rows, the
+FORMAT = 6                     # bump when what is kept changes meaning (2: the analysis's rows, the
                                # database's size; 3: the window's duplicate kernel rows; 4: its hosts;
-                               # 5: its duplicate memory rows)
-TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times")
+                               # 5: its duplicate memory rows; 6: its counted FLOPs, operator_work)
+TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times",
+          "operator_work")
 DATABASE, RECORD = "window.duckdb", "window.json"
 BUILD_CODE = ("analysis/measure.py", "analysis/trace_warnings.py", "analysis/classes.py",   # code shaping a window
               "analysis/kept_window.py", "trace/queries.py", "trace/unions.py", "trace/chain.py")

@@ -27,6 +27,8 @@ from pipeline.errors import TraceError
 from pipeline.trace.open import GPU_WORK, MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
+# Kernel classes whose time counted FLOPs should cover (operator_work.sql, issue #31): matrix products and attention.
+COVERAGE_CLASSES = ["gemm", "attention"]
 # Warning thresholds in percent, compared in integer nanoseconds so the boundary is exact:
 OUTLAST_PCT = 5                # a rank's GPU tail past its own range, of the longest CPU range (SEMANTICS §5)
 OVERLAP_PCT = 1                # sum of envelopes above their union (SEMANTICS §6)
@@ -58,7 +60,7 @@ WINDOW_MADE = frozenset({"window_unions", "name_times"})
 class Window:
     """What building the window leaves beside its tables, for `analyse` to read.
 
-    The tables (selected_ranges, classified) each have an `occurrence` column, so a window built
+    The tables (selected_ranges, classified, operator_work) each have an `occurrence` column, so a window built
     over more occurrences than a job selects can be cut down to the job's before it is analysed;
     `unattributed` is keyed by occurrence too. `kernel_names` (what classified.name_id stands
     for) is a dictionary, kept whole. What only the build reads (attributed, launched,
@@ -116,9 +118,12 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          "giving it to every process's range would count it once per rank. Measure one process "
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
-             "attribute_memops", "duplicate_kernels", "duplicate_memops", "classify"}
+             "attribute_memops", "duplicate_kernels", "duplicate_memops", "classify", "operator_ranges"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                      mode=attribution, **classify_params)
+    # the launch table is read again only for operator ranges to place kernels in (none under window attribution)
+    queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES,
+                launched_by_range=attribution != "window" and rows["operator_ranges"][0]["operators"] > 0)
     hosts = rows["select_occurrences"][0]["hosts"]
     if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
         warnings += hosts_warning(queries.run(trace.con, "host_devices"))

@@ -36,6 +36,20 @@ COMPUTE_NAMES = [name for name, _ in COMPUTE_KERNELS]
 NCCL_WEIGHT = 2.5
 _MEAN_WEIGHT = sum(w for _, w in COMPUTE_KERNELS) / len(COMPUTE_KERNELS)
 NCCL_NAME = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+COVERED_KERNELS = (0, 1, 2, 3, 7)  # indexes of COMPUTE_KERNELS in the gemm and attention classes
+# Shapes the operator ranges record: (m, k, n) of a matrix product, (b, h, s, d) of attention
+MM, BMM, ATTENTION = (2048, 768, 3072), (48, 512, 64, 512), (4, 12, 512, 64)
+
+
+def mm_flops(m: int, k: int, n: int, batch: int = 1) -> int:
+    """[batch,] m x k times k x n: one multiply and one add per term (SEMANTICS §7: 2·m·k·n)."""
+    return 2 * batch * m * k * n
+
+
+def attention_flops(b: int, h: int, sq: int, sk: int, d: int, dv: int, backward: bool = False) -> int:
+    """QKᵀ and ×V over every query-key pair; backward 5 products with QKᵀ recomputed (FlashAttention-2 §3.1.2)."""
+    pairs = b * h * sq * sk
+    return 2 * pairs * (3 * d + 2 * dv) if backward else 2 * pairs * (d + dv)
 
 
 @dataclass
@@ -75,6 +89,9 @@ class SynthSpec:
     # CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per launch, no kernel rows). No NCCL nodes, no dropped launches.
     cuda_graph: str | None = None
     graph_gap_ns: int = 20_000         # idle time between consecutive graph nodes (0: back to back)
+    # emit_nvtx(record_shapes=True) operator ranges around the GEMM and attention launches (issue #31):
+    # wrappers, backward nodes on the autograd thread, some without shapes, some launches in no operator
+    operator_shapes: bool = False
 
 
 @dataclass
@@ -172,6 +189,8 @@ def _step_kernels(spec, t: Tables, rng, rank, gpid, tids, corr, names, window, s
     busy = int((step_ns - spec.lead_ns - LAUNCH_LATENCY_NS) * spec.busy_fraction)
     mean = busy // n
     kept, main_only, dropped, comm = [], [], [], []
+    counted: dict[str, int] = {}
+    covered_ns = class_ns = 0
     for i in range(n):
         launch = start + LAUNCH_NS + i * spacing
         tid = tids[1] if spec.second_thread_every and i % spec.second_thread_every == 1 else tids[0]
@@ -187,6 +206,10 @@ def _step_kernels(spec, t: Tables, rng, rank, gpid, tids, corr, names, window, s
         stream_free[stream] = k_end
         name = NCCL_NAME if nccl else COMPUTE_NAMES[i % len(COMPUTE_NAMES)]
         t.kernels.append((k_start, k_end, rank, stream, c, gpid, t.sid(name), None, None))
+        kind, flops = _operator_ranges(t, i, launch, tid, tid == tids[1]) if spec.operator_shapes and not nccl \
+            else (None, 0)
+        if kind:
+            counted[kind] = counted.get(kind, 0) + flops
         if spec.drop_launch_every and i % spec.drop_launch_every == spec.drop_launch_every - 1:
             dropped.append((k_start, k_end))
             continue
@@ -194,12 +217,60 @@ def _step_kernels(spec, t: Tables, rng, rank, gpid, tids, corr, names, window, s
         if spec.duplicate_every and i % spec.duplicate_every == 0:
             t.runtime.append((launch + 200, launch + LAUNCH_NS - 200, tid, c, names["dup"]))
         kept.append((k_start, k_end))
+        if spec.operator_shapes and not nccl and i % len(COMPUTE_KERNELS) in COVERED_KERNELS:
+            class_ns += k_end - k_start
+            covered_ns += (k_end - k_start) if kind else 0
         if nccl:
             comm.append((k_start, k_end))
         if tid == tids[0]:
             main_only.append((k_start, k_end))
     return {"rank": rank, "device": rank, "start_ns": window[0], "end_ns": cpu_end, "kernels": kept,
-            "main_thread_kernels": main_only, "dropped": dropped, "comm_kernels": comm}
+            "main_thread_kernels": main_only, "dropped": dropped, "comm_kernels": comm,
+            "counted_flops": counted, "covered_ns": covered_ns, "class_ns": class_ns}
+
+
+def _operator_ranges(t: Tables, i: int, launch: int, tid: int, backward: bool) -> tuple[str | None, int]:
+    """PyTorch's emit_nvtx ranges around launch i on its thread: (kind, FLOPs) of a counted leaf, else (None, 0).
+
+    By kernel type (i mod 8): matrix products under wrappers (linear > matmul > mm, addmm, matmul > bmm),
+    attention under scaled_dot_product_attention, the backward ones under an autograd node on the autograd
+    thread; every fifth round of types records no shapes, and the round after launches outside any operator.
+    """
+    kernel, round_ = i % len(COMPUTE_KERNELS), (i // len(COMPUTE_KERNELS)) % 5
+    if kernel == 4:         # an elementwise operator with shapes: never a GEMM-class range
+        _nest(t, tid, launch, [f"aten::add, seq = {i}, op_id = {i}, sizes = [[2048, 768], [2048, 768], []]"])
+    if kernel not in COVERED_KERNELS or round_ == 4:
+        return None, 0
+    m, k, n = MM
+    b, h, s, d = ATTENTION
+    qkv = ", ".join([f"[{b}, {h}, {s}, {d}]"] * 3)
+    kind, flops, chain = {
+        0: ("mm", mm_flops(m, k, n), ["aten::linear", "aten::matmul", "aten::mm", f"[[{m}, {k}], [{k}, {n}]]"]),
+        1: ("mm", mm_flops(m, k, n), ["aten::addmm", f"[[{n}], [{m}, {k}], [{k}, {n}], [], []]"]),
+        2: ("attention", attention_flops(b, h, s, s, d, d),
+            ["aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
+             f"[{qkv}, [], [], [], []]"]),
+        3: ("attention_backward", attention_flops(b, h, s, s, d, d, backward=True),
+            ["aten::_scaled_dot_product_flash_attention_backward", f"[[{b}, {h}, {s}, {d}], {qkv}, "
+             f"[{b}, {h}, {s}, {d}], [{b}, {h}, {s}], [], []]"]),
+        7: ("bmm", mm_flops(*BMM[1:], batch=BMM[0]), ["aten::matmul", "aten::bmm", f"[[{BMM[0]}, {BMM[1]}, "
+            f"{BMM[2]}], [{BMM[0]}, {BMM[2]}, {BMM[3]}]]"]),
+    }[kernel]
+    *ops, sizes = chain
+    names = [f"{op}, seq = {i}, op_id = {i * 10 + j}" for j, op in enumerate(ops)]
+    if backward:
+        names = [f"{kind.title().replace('_', '')}Backward0, seq = {i}, op_id = {i * 10 + 9}", names[-1]]
+    counted = round_ != 3                     # a round of types records no shapes: not covered
+    shaped = [name + (f", sizes = {sizes}" if counted and "Backward0" not in name else "") for name in names]
+    _nest(t, tid, launch, shaped)
+    return (kind, flops) if counted else (None, 0)
+
+
+def _nest(t: Tables, tid: int, launch: int, names: list[str]) -> None:
+    """Ranges nested around a launch call, the first outermost (100 ns more on each side per level)."""
+    for depth, name in enumerate(names):
+        margin = 100 * (len(names) - depth)
+        t.nvtx.append((launch - margin, launch + LAUNCH_NS + margin, 59, name, None, tid, 0))
 
 
 def _graph_step(spec, t: Tables, rng, rank, gpid, tid, c, window, stream_free, step_ns) -> dict:
@@ -252,6 +323,11 @@ def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int
         "device_comm_ns": {str(r["device"]): _comm_truth(r, end - start) for r in ranks},
         "unattributed_kernel_count": sum(1 for r in ranks for s, e in dropped.get(r["rank"], [])
                                          if s < r["end_ns"] and e > r["start_ns"]),
+        # counted FLOPs (issue #31), with operator_shapes: by kind, and the gemm/attention time they cover
+        "counted_flops": {kind: sum(r.get("counted_flops", {}).get(kind, 0) for r in ranks)
+                          for kind in sorted({k for r in ranks for k in r.get("counted_flops", {})})},
+        "covered_ns": sum(r.get("covered_ns", 0) for r in ranks),
+        "class_ns": sum(r.get("class_ns", 0) for r in ranks),
     }
 
 

@@ -1,5 +1,5 @@
--- reads: all_ranges, all_classified, all_kernel_names
--- creates: rank_keys, device_keys, selected_ranges
+-- reads: all_ranges, all_classified, all_kernel_names, all_operator_work
+-- creates: rank_keys, device_keys, selected_ranges, operator_work
 -- Combine the files collected by rank_collect.sql into the selected_ranges table every later
 -- query reads, and key the ranks and the devices that ran kernels for classify_combine.sql.
 -- pids and device ids repeat across files (each node has its device 0, pids collide across
@@ -18,6 +18,8 @@ CREATE OR REPLACE TEMP TABLE selected_ranges AS
 SELECT r.occurrence, k.rank_key AS global_pid, r.pid, r.global_tid, r.start_ns, r.end_ns, r.name, r.period_ns
 FROM all_ranges AS r
 JOIN rank_keys AS k ON k.file = r.file AND k.global_pid = r.global_pid;
+CREATE OR REPLACE TEMP TABLE operator_work AS
+SELECT * EXCLUDE (file) FROM all_operator_work;
 SELECT 'rank' AS kind, file, global_pid AS original, rank_key AS key FROM rank_keys
 UNION ALL
 SELECT 'device', file, device_id, device_key FROM device_keys

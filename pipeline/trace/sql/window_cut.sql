@@ -1,5 +1,5 @@
--- reads: shared_ranges, shared_classified, shared_name_times
--- creates: selected_ranges, classified, name_times
+-- reads: shared_ranges, shared_classified, shared_name_times, shared_operator_work
+-- creates: selected_ranges, classified, name_times, operator_work
 -- One job's window out of a window built for several jobs (window_share.sql): views of the rows
 -- of occurrences $first..$last of the three tables the analyses read (views, not copies: a copy
 -- of a 0.8 M-kernel window costs more than the few filtered scans the analyses make). The bounds
@@ -20,4 +20,7 @@ SELECT * FROM shared_classified
 WHERE occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');
 CREATE OR REPLACE TEMP VIEW name_times AS
 SELECT * FROM shared_name_times
+WHERE occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');
+CREATE OR REPLACE TEMP VIEW operator_work AS
+SELECT * FROM shared_operator_work
 WHERE occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');

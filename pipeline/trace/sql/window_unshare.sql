@@ -1,12 +1,14 @@
--- reads: shared_ranges, shared_classified, shared_name_times
+-- reads: shared_ranges, shared_classified, shared_name_times, shared_operator_work
 -- creates: -
 -- End a shared window (window_share.sql): its views, tables and bounds (window_cut.sql) go, so the
 -- next job on the connection builds its own window tables under the usual names.
 DROP VIEW IF EXISTS selected_ranges;
 DROP VIEW IF EXISTS classified;
 DROP VIEW IF EXISTS name_times;
+DROP VIEW IF EXISTS operator_work;
 DROP TABLE IF EXISTS shared_ranges;
 DROP TABLE IF EXISTS shared_classified;
 DROP TABLE IF EXISTS shared_name_times;
+DROP TABLE IF EXISTS shared_operator_work;
 RESET VARIABLE first_occurrence;
 RESET VARIABLE last_occurrence;

@@ -1,0 +1,67 @@
+-- reads: operator_ranges, attributed, launches, kernel_names, raw_strings
+-- creates: operator_work
+-- The window's one table of counted FLOPs (issue #31), kept with it (kept_window.py, window_share.sql,
+-- rank_collect.sql): operator_ranges.sql's leaves by occurrence, operator, shapes, label, pass and status,
+-- with their calls, FLOPs and the attributed kernels launched inside them, plus one row per occurrence
+-- (status 'outside', no operator) with the GEMM- and attention-class kernels launched inside none.
+-- A kernel belongs to the leaf on its launch's thread whose range holds the launch call's start
+-- (SEMANTICS §4: what a range launched, not what ran beside it). Leaves never nest in each other, so the
+-- latest leaf started at or before the launch on that thread (an ASOF join) is the only candidate.
+-- Its launch is the kernel's runtime row of the same process and correlationId (the first, when one
+-- launch is recorded twice). A kernel's class is its name's, as classify.sql gave it (kernel_names: the
+-- class depends on the name alone); gemm_ns sums the kernels of $coverage_classes. Under window
+-- attribution ($launched_by_range false: no launch rows, measure.build_window) no kernel is placed in a
+-- leaf, and the launch table is not read.
+CREATE OR REPLACE TEMP TABLE operator_work AS
+WITH envelope AS (
+    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM operator_ranges
+),
+first_launch AS (
+    SELECT l.global_pid, l.correlation_id, arg_min(l.global_tid, l.start_ns) AS global_tid,
+           min(l.start_ns) AS launch_ns
+    FROM launches AS l, envelope AS e
+    WHERE $launched_by_range AND l.start_ns BETWEEN e.lo AND e.hi
+    GROUP BY l.global_pid, l.correlation_id
+),
+classes AS (
+    SELECT DISTINCT name, class FROM kernel_names WHERE kind = 'kernel'
+),
+kernels AS (
+    SELECT a.occurrence, l.global_tid, l.launch_ns, a.end_ns - a.start_ns AS dur_ns,
+           list_contains($coverage_classes, c.class) AS coverage_class
+    FROM attributed AS a
+    LEFT JOIN first_launch AS l ON l.global_pid = a.global_pid AND l.correlation_id = a.correlation_id
+    LEFT JOIN raw_strings AS s ON s.id = a.name_id
+    LEFT JOIN classes AS c ON c.name = coalesce(s.value, '[unnamed kernel]')
+    WHERE a.graph_id IS NULL
+),
+placed AS (
+    SELECT k.occurrence, k.dur_ns, k.coverage_class,
+           CASE WHEN k.launch_ns <= o.end_ns THEN o.op_key END AS op_key
+    FROM kernels AS k
+    ASOF LEFT JOIN operator_ranges AS o
+      ON o.occurrence = k.occurrence AND o.global_tid = k.global_tid AND k.launch_ns >= o.start_ns
+),
+per_op AS (
+    SELECT op_key, count(*) AS kernel_count, sum(dur_ns) AS kernel_ns,
+           sum(dur_ns) FILTER (WHERE coverage_class) AS gemm_ns
+    FROM placed
+    WHERE op_key IS NOT NULL
+    GROUP BY op_key
+)
+SELECT o.occurrence, o.op, o.shapes, o.kind, o.label, o.pass, o.status, o.reason,
+       count(*) AS calls, CAST(sum(o.flops) AS BIGINT) AS flops,
+       CAST(coalesce(sum(p.kernel_count), 0) AS BIGINT) AS kernel_count,
+       CAST(coalesce(sum(p.kernel_ns), 0) AS BIGINT) AS kernel_ns,
+       CAST(coalesce(sum(p.gemm_ns), 0) AS BIGINT) AS gemm_ns
+FROM operator_ranges AS o
+LEFT JOIN per_op AS p USING (op_key)
+GROUP BY ALL
+UNION ALL
+SELECT occurrence, NULL, NULL, NULL, NULL, NULL, 'outside', NULL, 0, CAST(NULL AS BIGINT), CAST(count(*) AS BIGINT),
+       CAST(sum(dur_ns) AS BIGINT), CAST(sum(dur_ns) AS BIGINT)
+FROM placed
+WHERE op_key IS NULL AND coverage_class
+GROUP BY occurrence;
+
+DROP TABLE operator_ranges
