@@ -15,6 +15,26 @@ def _leaves(trace) -> list[tuple]:
                              "FROM operator_ranges ORDER BY global_tid, start_ns").fetchall()
 
 
+def test_labels_hold_where_the_innermost_named_range_or_the_forward_of_a_node_does(open_export) -> None:
+    trace = open_export(operator_export())
+    _leaves(trace)
+    # `layer 0` is never innermost: `attention` and `mlp` cover it; the nodes take their forward's label by seq
+    assert trace.con.execute("SELECT global_tid, start_ns, end_ns, label, node FROM label_spans "
+                             "ORDER BY global_tid, start_ns").fetchall() == [
+        (T1, 0, 1000, "step", False), (T1, 1000, 20000, "attention", False), (T1, 20000, 40000, "mlp", False),
+        (T1, 40000, 100000, "step", False), (T2, 60000, 70000, "mlp", True), (T2, 71000, 80000, "attention", True)]
+
+
+def test_elements_moved_follow_from_the_shapes(open_export) -> None:
+    trace = open_export(operator_export())
+    _leaves(trace)
+    assert trace.con.execute("SELECT start_ns, elements FROM operator_ranges ORDER BY global_tid, start_ns"
+                             ).fetchall() == [
+        (2100, 2 * (4 * 8 + 8 * 4 + 4 * 4)), (10000, 4 * 256), (16000, None), (17500, None),
+        (21300, 4 * 8 + 8 * 16 + 4 * 16), (61000, 4 * 16 + 16 * 8 + 4 * 8), (63000, 16 * 4 + 4 * 8 + 16 * 8),
+        (71100, 2 * 4 * 256)]       # q, k, v, out of 1·2·16·8 = 256 each; backward reads and writes twice as much
+
+
 def test_leaves_only_counted_from_their_shapes_with_labels_through_seq(open_export) -> None:
     conv = "convolution: stride, padding and dilation are not in the shapes"
     assert _leaves(open_export(operator_export())) == [

@@ -121,9 +121,11 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
              "attribute_memops", "duplicate_kernels", "duplicate_memops", "classify", "operator_ranges"}
     rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                      mode=attribution, **classify_params)
-    # the launch table is read again only for operator ranges to place kernels in (none under window attribution)
+    # the launch table is read again only when there are operator ranges or named parts of the step (more
+    # labels than the region's own) to place kernels in, never under window attribution (no launch rows)
+    found = rows["operator_ranges"][0]
     queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES,
-                launched_by_range=attribution != "window" and rows["operator_ranges"][0]["operators"] > 0)
+                launched_by_range=attribution != "window" and (found["operators"] > 0 or found["labels"] > 1))
     hosts = rows["select_occurrences"][0]["hosts"]
     if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
         warnings += hosts_warning(queries.run(trace.con, "host_devices"))

@@ -1,5 +1,5 @@
 -- reads: ranges, range_buckets, overlapping_ranges
--- creates: operator_ranges
+-- creates: operator_inside, label_spans, operator_ranges
 -- FLOPs counted from the shapes PyTorch records in operator range names (issue #31):
 -- `torch.autograd.profiler.emit_nvtx(record_shapes=True)` names each operator's range
 --   aten::mm, seq = 10290, op_id = 88690, sizes = [[2048, 768], [768, 3072]], input_op_ids = [...]
@@ -20,26 +20,82 @@
 --   with the recomputed QKᵀ, 5 products, 2·b·h·sq·sk·(3d + 2dv) (FlashAttention-2 §3.1.2). Every
 --   query-key pair counts here: the causal flag is not in the shapes, so halving is the analysis's
 --   choice (counted_flops.sql, by the job's convention).
+--   elements: the fewest a counted leaf moves to and from memory (SEMANTICS §9: each input read once, the
+--   output written once): mm m·k + k·n + m·n (b times that for bmm); attention q, k, v and the output,
+--   backward twice that (q, k, v, the output and its gradient read, three gradients written).
 --   convolution: not counted, its output size depends on stride, padding and dilation, which the
 --   shapes do not record. A GEMM-class leaf with no `sizes =` (shapes not recorded) is not covered.
--- label: the innermost named range (no operator name) holding the op on its thread; for an op inside an
--- autograd backward node (`MmBackward0, seq = N`), the label of the forward ranges with the same
--- seq N in the process (emit_nvtx's forward-backward correlation), so backward FLOPs land on the layer
--- whose forward made them. pass: backward inside such a node or for a `*_backward` op, else forward.
-CREATE OR REPLACE TEMP TABLE operator_ranges AS
+-- label_spans: where each label holds on each thread, so operators and kernels (operator_work.sql) are
+-- labelled by one rule. A label is the innermost named range (a name that is no operator's) holding a
+-- point in time on its thread: the named ranges are cut into segments at every start and end, each
+-- segment labelled by the latest-started range covering it. Inside an autograd backward node
+-- (`MmBackward0, seq = N`, outermost ones only) the label is that of the first forward range with the
+-- same seq N in the process (emit_nvtx's forward-backward correlation), so backward work lands on the layer
+-- whose forward made it; a node whose seq names no labelled forward range leaves the segment's label.
+-- An operator's label is the one holding its start; pass: backward inside a node or for a `*_backward`
+-- op, else forward.
+CREATE OR REPLACE TEMP TABLE operator_inside AS
 WITH process_ranges AS (
     SELECT global_pid, global_tid, start_ns, end_ns, name FROM ranges
+)
+SELECT occurrence, global_tid, start_ns, end_ns, name,
+       regexp_matches(name, '^[^,]+, (seq|op_id|sizes) = ')
+           OR regexp_full_match(name, '[A-Za-z_][A-Za-z0-9_.]*::[A-Za-z0-9_.]+') AS is_operator,
+       regexp_matches(name, '^[A-Za-z0-9_]+Backward[0-9]*, seq = ') AS is_node,
+       split_part(name, ', ', 1) AS op,
+       nullif(regexp_extract(name, ', seq = ([0-9]+)', 1), '') AS seq
+FROM overlapping_ranges(process_ranges)
+WHERE global_pid = range_pid AND start_ns BETWEEN range_start_ns AND range_end_ns AND end_ns >= start_ns;
+
+CREATE OR REPLACE TEMP TABLE label_spans AS
+WITH named AS (
+    SELECT occurrence, global_tid, start_ns, end_ns, name FROM operator_inside WHERE NOT is_operator
 ),
-inside AS (
-    SELECT occurrence, global_tid, start_ns, end_ns, name,
-           regexp_matches(name, '^[^,]+, (seq|op_id|sizes) = ')
-               OR regexp_full_match(name, '[A-Za-z_][A-Za-z0-9_.]*::[A-Za-z0-9_.]+') AS is_operator,
-           split_part(name, ', ', 1) AS op,
-           CAST(regexp_extract(name, ', seq = ([0-9]+)', 1) AS VARCHAR) AS seq
-    FROM overlapping_ranges(process_ranges)
-    WHERE global_pid = range_pid AND start_ns BETWEEN range_start_ns AND range_end_ns
+points AS (
+    SELECT occurrence, global_tid, start_ns AS t FROM named
+    UNION SELECT occurrence, global_tid, end_ns FROM named
 ),
-rules(op, kind, first, layout) AS (
+cuts AS (
+    SELECT occurrence, global_tid, t AS start_ns, lead(t) OVER (PARTITION BY occurrence, global_tid ORDER BY t) AS end_ns
+    FROM points
+),
+segments AS (
+    SELECT c.occurrence, c.global_tid, c.start_ns, c.end_ns, first(n.name ORDER BY n.start_ns DESC, n.end_ns) AS label
+    FROM cuts AS c
+    JOIN named AS n
+      ON n.occurrence = c.occurrence AND n.global_tid = c.global_tid
+     AND n.start_ns <= c.start_ns AND n.end_ns >= c.end_ns
+    WHERE c.end_ns IS NOT NULL
+    GROUP BY ALL
+),
+nodes AS (
+    SELECT occurrence, global_tid, start_ns, end_ns, seq,
+           coalesce(max(end_ns) OVER (PARTITION BY occurrence, global_tid ORDER BY start_ns, end_ns DESC
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) >= end_ns, false) AS nested
+    FROM operator_inside
+    WHERE is_node
+),
+forward AS (             -- the first forward range of each seq a node carries
+    SELECT occurrence, seq, arg_min(global_tid, start_ns) AS global_tid, min(start_ns) AS start_ns
+    FROM operator_inside
+    WHERE NOT is_node AND seq IN (SELECT seq FROM nodes)
+    GROUP BY occurrence, seq
+),
+seq_labels AS (
+    SELECT f.occurrence, f.seq, CASE WHEN f.start_ns < g.end_ns THEN g.label END AS label
+    FROM forward AS f
+    ASOF LEFT JOIN segments AS g
+      ON g.occurrence = f.occurrence AND g.global_tid = f.global_tid AND f.start_ns >= g.start_ns
+)
+SELECT occurrence, global_tid, start_ns, end_ns, label, false AS node FROM segments
+UNION ALL
+SELECT n.occurrence, n.global_tid, n.start_ns, n.end_ns, s.label, true
+FROM nodes AS n
+LEFT JOIN seq_labels AS s USING (occurrence, seq)
+WHERE NOT n.nested;
+
+CREATE OR REPLACE TEMP TABLE operator_ranges AS
+WITH rules(op, kind, first, layout) AS (
     VALUES ('aten::mm', 'mm', 1, NULL), ('aten::addmm', 'mm', 2, NULL),
            ('aten::bmm', 'bmm', 1, NULL), ('aten::baddbmm', 'bmm', 2, NULL),
            ('aten::scaled_dot_product_attention', 'attention', 1, 'bhsd'),
@@ -61,7 +117,7 @@ gemm_class AS (
            regexp_extract(i.name, ', sizes = (\[(\[[0-9, ]*\](, )?)*\])', 1) AS shapes,
            coalesce(lead(i.start_ns) OVER (PARTITION BY i.occurrence, i.global_tid ORDER BY i.start_ns, i.end_ns DESC)
                     <= i.end_ns, false) AS wrapper
-    FROM inside AS i
+    FROM operator_inside AS i
     LEFT JOIN rules AS r ON r.op = i.op
     WHERE i.is_operator AND contains(i.op, '::')
       AND (r.kind IS NOT NULL
@@ -87,61 +143,47 @@ counted AS (
             WHEN kind LIKE 'attention%' AND len(a) = 4 AND len(b) = 4 AND len(c) = 4 THEN
                 (CASE layout WHEN 'bhsd' THEN a[1] * a[2] * a[3] * b[3] ELSE a[1] * a[3] * a[2] * b[2] END)
                 * (CASE WHEN kind = 'attention' THEN 2 * (a[4] + c[4]) ELSE 2 * (3 * a[4] + 2 * c[4]) END)
-        END AS flops
+        END AS flops,
+        CASE
+            WHEN kind = 'mm' THEN a[1] * a[2] + b[1] * b[2] + a[1] * b[2]
+            WHEN kind = 'bmm' THEN a[1] * (a[2] * a[3] + b[2] * b[3] + a[2] * b[3])
+            WHEN kind LIKE 'attention%' THEN
+                (CASE WHEN kind = 'attention' THEN 1 ELSE 2 END)
+                * (list_reduce(a, (x, y) -> x * y) // a[4] * (a[4] + c[4]) + list_reduce(b, (x, y) -> x * y)
+                   + list_reduce(c, (x, y) -> x * y))
+        END AS all_elements
     FROM shaped
 ),
-named AS (
-    SELECT occurrence, global_tid, start_ns, end_ns, name FROM inside WHERE NOT is_operator
-),
-nodes AS (
-    SELECT occurrence, global_tid, start_ns, end_ns, seq FROM inside
-    WHERE regexp_matches(name, '^[A-Za-z0-9_]+Backward[0-9]*, seq = ')
-),
-in_node AS (
+node_of AS (
     SELECT c.occurrence, c.global_tid, c.start_ns, c.end_ns,
-           first(n.seq ORDER BY n.start_ns DESC, n.end_ns) AS node_seq
+           CASE WHEN c.start_ns <= n.end_ns THEN n.node END AS in_node, n.label AS node_label
     FROM counted AS c
-    JOIN nodes AS n
-      ON n.occurrence = c.occurrence AND n.global_tid = c.global_tid
-     AND n.start_ns <= c.start_ns AND n.end_ns >= c.end_ns
-    GROUP BY ALL
+    ASOF LEFT JOIN (SELECT * FROM label_spans WHERE node) AS n
+      ON n.occurrence = c.occurrence AND n.global_tid = c.global_tid AND c.start_ns >= n.start_ns
 ),
-forward_of AS (          -- the forward ranges each backward node's seq points to
-    SELECT DISTINCT i.occurrence, i.global_tid, i.start_ns, i.end_ns, i.seq
-    FROM inside AS i
-    SEMI JOIN in_node AS b ON b.occurrence = i.occurrence AND b.node_seq = i.seq
-    WHERE NOT regexp_matches(i.name, '^[A-Za-z0-9_]+Backward[0-9]*, ')
-),
-labelled AS (            -- the innermost named range holding each leaf and each such forward range
-    SELECT x.occurrence, x.global_tid, x.start_ns, x.end_ns,
-           first(n.name ORDER BY n.start_ns DESC, n.end_ns) AS label
-    FROM (SELECT occurrence, global_tid, start_ns, end_ns FROM counted
-          UNION SELECT occurrence, global_tid, start_ns, end_ns FROM forward_of) AS x
-    JOIN named AS n
-      ON n.occurrence = x.occurrence AND n.global_tid = x.global_tid
-     AND n.start_ns <= x.start_ns AND n.end_ns >= x.end_ns
-    GROUP BY ALL
-),
-seq_labels AS (
-    SELECT f.occurrence, f.seq, min(l.label) AS label
-    FROM forward_of AS f
-    JOIN labelled AS l USING (occurrence, global_tid, start_ns, end_ns)
-    GROUP BY ALL
+segment_of AS (
+    SELECT c.occurrence, c.global_tid, c.start_ns, c.end_ns,
+           CASE WHEN c.start_ns < g.end_ns THEN g.label END AS segment_label
+    FROM counted AS c
+    ASOF LEFT JOIN (SELECT * FROM label_spans WHERE NOT node) AS g
+      ON g.occurrence = c.occurrence AND g.global_tid = c.global_tid AND c.start_ns >= g.start_ns
 )
-SELECT row_number() OVER (ORDER BY c.occurrence, c.global_tid, c.start_ns) AS op_key,
+SELECT row_number() OVER (ORDER BY c.occurrence, c.global_tid, c.start_ns, c.end_ns) AS op_key,
        c.occurrence, c.global_tid, c.start_ns, c.end_ns, c.op, nullif(c.shapes, '') AS shapes,
-       c.kind, c.flops,
+       c.kind, c.flops, CASE WHEN c.flops IS NOT NULL THEN c.all_elements END AS elements,
        CASE WHEN c.flops IS NOT NULL THEN 'counted' ELSE 'not_covered' END AS status,
        CASE WHEN c.flops IS NOT NULL THEN NULL
             WHEN c.shapes = '' THEN 'no shapes recorded'
             WHEN regexp_matches(c.op, 'conv') THEN 'convolution: stride, padding and dilation are not in the shapes'
             WHEN c.kind IS NULL THEN 'no formula for this operator'
             ELSE 'shapes not as the operator takes them' END AS reason,
-       CASE WHEN b.node_seq IS NOT NULL THEN coalesce(s.label, l.label) ELSE l.label END AS label,
-       CASE WHEN b.node_seq IS NOT NULL OR contains(c.op, 'backward') THEN 'backward' ELSE 'forward' END AS pass
+       CASE WHEN n.in_node THEN coalesce(n.node_label, g.segment_label) ELSE g.segment_label END AS label,
+       CASE WHEN n.in_node OR contains(c.op, 'backward') THEN 'backward' ELSE 'forward' END AS pass
 FROM counted AS c
-LEFT JOIN in_node AS b USING (occurrence, global_tid, start_ns, end_ns)
-LEFT JOIN seq_labels AS s ON s.occurrence = c.occurrence AND s.seq = b.node_seq
-LEFT JOIN labelled AS l USING (occurrence, global_tid, start_ns, end_ns);
+JOIN node_of AS n USING (occurrence, global_tid, start_ns, end_ns)
+JOIN segment_of AS g USING (occurrence, global_tid, start_ns, end_ns);
 
-SELECT count(*) AS operators FROM operator_ranges
+DROP TABLE operator_inside;
+
+SELECT (SELECT count(*) FROM operator_ranges) AS operators,
+       (SELECT count(DISTINCT label) FROM label_spans) AS labels

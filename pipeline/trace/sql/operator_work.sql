@@ -1,9 +1,11 @@
--- reads: operator_ranges, attributed, launches, kernel_names, raw_strings
+-- reads: operator_ranges, label_spans, attributed, launches, kernel_names, raw_strings
 -- creates: operator_work
 -- The window's one table of counted FLOPs (issue #31), kept with it (kept_window.py, window_share.sql,
 -- rank_collect.sql): operator_ranges.sql's leaves by occurrence, operator, shapes, label, pass and status,
--- with their calls, FLOPs and the attributed kernels launched inside them, plus one row per occurrence
--- (status 'outside', no operator) with the GEMM- and attention-class kernels launched inside none.
+-- with their calls, FLOPs, elements moved and the attributed kernels launched inside them, plus one row per
+-- occurrence (status 'outside', no operator) with the GEMM- and attention-class kernels launched inside
+-- none, and rows of status 'range' (no operator): per occurrence, label and pass, every kernel launched
+-- where that label holds (label_spans, operator_ranges.sql), for the time of each part of the step.
 -- A kernel belongs to the leaf on its launch's thread whose range holds the launch call's start
 -- (SEMANTICS §4: what a range launched, not what ran beside it). Leaves never nest in each other, so the
 -- latest leaf started at or before the launch on that thread (an ASOF join) is the only candidate.
@@ -36,11 +38,26 @@ kernels AS (
     WHERE a.graph_id IS NULL
 ),
 placed AS (
-    SELECT k.occurrence, k.dur_ns, k.coverage_class,
+    SELECT k.occurrence, k.global_tid, k.launch_ns, k.dur_ns, k.coverage_class,
            CASE WHEN k.launch_ns <= o.end_ns THEN o.op_key END AS op_key
     FROM kernels AS k
     ASOF LEFT JOIN operator_ranges AS o
       ON o.occurrence = k.occurrence AND o.global_tid = k.global_tid AND k.launch_ns >= o.start_ns
+),
+in_node AS (
+    SELECT p.*, CASE WHEN p.launch_ns <= n.end_ns THEN n.node END AS in_node, n.label AS node_label
+    FROM placed AS p
+    ASOF LEFT JOIN (SELECT * FROM label_spans WHERE node) AS n
+      ON n.occurrence = p.occurrence AND n.global_tid = p.global_tid AND p.launch_ns >= n.start_ns
+),
+labelled AS (
+    SELECT p.occurrence, p.dur_ns, p.coverage_class,
+           CASE WHEN p.in_node THEN 'backward' ELSE 'forward' END AS pass,
+           CASE WHEN p.in_node AND p.node_label IS NOT NULL THEN p.node_label
+                WHEN p.launch_ns < g.end_ns THEN g.label END AS label
+    FROM in_node AS p
+    ASOF LEFT JOIN (SELECT * FROM label_spans WHERE NOT node) AS g
+      ON g.occurrence = p.occurrence AND g.global_tid = p.global_tid AND p.launch_ns >= g.start_ns
 ),
 per_op AS (
     SELECT op_key, count(*) AS kernel_count, sum(dur_ns) AS kernel_ns,
@@ -50,7 +67,7 @@ per_op AS (
     GROUP BY op_key
 )
 SELECT o.occurrence, o.op, o.shapes, o.kind, o.label, o.pass, o.status, o.reason,
-       count(*) AS calls, CAST(sum(o.flops) AS BIGINT) AS flops,
+       count(*) AS calls, CAST(sum(o.flops) AS BIGINT) AS flops, CAST(sum(o.elements) AS BIGINT) AS elements,
        CAST(coalesce(sum(p.kernel_count), 0) AS BIGINT) AS kernel_count,
        CAST(coalesce(sum(p.kernel_ns), 0) AS BIGINT) AS kernel_ns,
        CAST(coalesce(sum(p.gemm_ns), 0) AS BIGINT) AS gemm_ns
@@ -58,10 +75,17 @@ FROM operator_ranges AS o
 LEFT JOIN per_op AS p USING (op_key)
 GROUP BY ALL
 UNION ALL
-SELECT occurrence, NULL, NULL, NULL, NULL, NULL, 'outside', NULL, 0, CAST(NULL AS BIGINT), CAST(count(*) AS BIGINT),
+SELECT occurrence, NULL, NULL, NULL, NULL, NULL, 'outside', NULL, 0, NULL, NULL, CAST(count(*) AS BIGINT),
        CAST(sum(dur_ns) AS BIGINT), CAST(sum(dur_ns) AS BIGINT)
 FROM placed
 WHERE op_key IS NULL AND coverage_class
-GROUP BY occurrence;
+GROUP BY occurrence
+UNION ALL
+SELECT occurrence, NULL, NULL, NULL, label, pass, 'range', NULL, 0, NULL, NULL, CAST(count(*) AS BIGINT),
+       CAST(sum(dur_ns) AS BIGINT), CAST(coalesce(sum(dur_ns) FILTER (WHERE coverage_class), 0) AS BIGINT)
+FROM labelled
+WHERE label IS NOT NULL
+GROUP BY occurrence, label, pass;
 
-DROP TABLE operator_ranges
+DROP TABLE operator_ranges;
+DROP TABLE label_spans
