@@ -52,7 +52,7 @@ WRAPPED = [
     ("pipeline.analysis.sharing", "build", "attribution"), ("pipeline.analysis.ranks", "build_set", "attribution"),
     ("pipeline.analysis.measure", "build_window", "attribution"),
     ("pipeline.analysis.ranks", "analyse_set", "analyses"), ("pipeline.analysis.ranks", "measure_set", "analyses"),
-    ("pipeline.analysis.classes", "measure_all", "analyses"),
+    ("pipeline.analysis.registry", "measure_all", "analyses"),
     ("pipeline.trace.queries", "sort_unions", "analyses"), ("pipeline.trace.queries", "store_cut", "analyses"),
     ("pipeline.run", "resolved_model", "flops"), ("pipeline.run", "job_flops", "flops"),
     ("pipeline.hardware.catalog", "load_catalog", "peak"), ("pipeline.hardware.detect", "resolve_job_peak", "peak"),

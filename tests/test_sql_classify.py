@@ -25,8 +25,8 @@ def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
     con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, NULL, NULL)",
                     [(i, 10 * i, 10 * i + 5) for i in range(1, len(names) + 1)])
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
-    con.execute("INSERT INTO attributed_memops VALUES (1, 7, 0, '[CUDA memcpy]', 0, 3)")
+                "stream_id BIGINT, name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
+    con.execute("INSERT INTO attributed_memops VALUES (1, 7, 0, 3, '[CUDA memcpy]', 0, 3)")
     return con
 
 
@@ -63,6 +63,14 @@ def test_rows_carry_an_integer_name_id_and_each_name_is_spelled_once():
         ("[CUDA memcpy]", "memory", "memory"), ("gemm_a", "gemm", "kernel"), ("relu", "other", "kernel")]
     assert con.execute("SELECT name_id, count(*) FROM classified GROUP BY ALL ORDER BY 1").fetchall() == [
         (1, 1), (2, 2), (3, 2)]
+
+
+def test_each_row_keeps_its_stream():
+    """Kernels (stream 7 in _con) and the memcpy (stream 3) keep the export's streamId (stream_unions.sql reads it)."""
+    con = _con(["a", "b"])
+    _classes(con, [], [])
+    assert con.execute(f"SELECT name, stream_id FROM ({RESOLVED}) ORDER BY name").fetchall() == [
+        ("[CUDA memcpy]", 3), ("a", 7), ("b", 7)]
 
 
 def test_no_rules_leaves_every_kernel_other():
@@ -215,7 +223,7 @@ def test_the_demangled_name_can_say_the_precision_the_short_name_does_not():
                 "d AS detail_id FROM (SELECT unnest(?) AS n, unnest(?) AS d, generate_subscripts(?, 1) AS i)",
                 [[strings.index(a) for a, _ in pairs], [strings.index(b) for _, b in pairs], list(pairs)])
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
+                "stream_id BIGINT, name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
     queries.run(con, "classify", **classify_params(load_rules()))
     got = con.execute(f"SELECT start_ns, class, precision FROM ({RESOLVED}) ORDER BY start_ns").fetchall()
     assert [(c, p) for _, c, p in got] == list(pairs.values())
@@ -230,7 +238,7 @@ def _classify_whole_trace(path) -> list[tuple]:
         trace.con.execute("CREATE TEMP TABLE attributed AS SELECT 1 AS occurrence, global_pid, device_id, "
                           "stream_id, name_id, start_ns, end_ns, graph_id, detail_id FROM kernels")
         trace.con.execute("CREATE TEMP TABLE attributed_memops AS SELECT 1 AS occurrence, globalPid AS "
-                          "global_pid, deviceId AS device_id, 'memcpy' AS name, start AS start_ns, "
+                          "global_pid, deviceId AS device_id, streamId AS stream_id, 'memcpy' AS name, start AS start_ns, "
                           "\"end\" AS end_ns FROM raw_memcpy")
         queries.run(trace.con, "classify", **classify_params(load_rules()))
         return trace.con.execute("SELECT name, class, kind, device_id, end_ns - start_ns, precision "

@@ -23,13 +23,14 @@ def _con() -> duckdb.DuckDBPyConnection:
 
 
 def _add(con, file: int, name_id: int, name: str, cls: str, gpid, device, start: int, end: int,
-         precision: str | None = None) -> None:
+         precision: str | None = None, stream: int | None = 7) -> None:
     """One row of one file, its name under that file's own name id."""
     kind = "memory" if cls == "memory" else "kernel"
     con.execute("INSERT INTO all_kernel_names SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
                 "(SELECT 1 FROM all_kernel_names WHERE file = ? AND name_id = ?)",
                 [file, name_id, name, cls, kind, precision, file, name_id])
-    con.execute("INSERT INTO all_classified VALUES (?, 1, ?, ?, ?, ?, ?)", [file, gpid, device, name_id, start, end])
+    con.execute("INSERT INTO all_classified VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
+                [file, gpid, device, name_id, start, end, stream])
 
 
 def _rows(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -44,6 +45,17 @@ def test_equal_pids_and_devices_of_two_files_stay_apart():
         _add(con, f, 1, "gemm_k", "gemm", GPID, 0, 10, 20, "bf16")
     assert _rows(con) == [(1, 0, "gemm_k", "gemm", "kernel", 10, 20), (2, 1, "gemm_k", "gemm", "kernel", 10, 20)]
     assert con.execute(f"SELECT DISTINCT precision FROM ({RESOLVED})").fetchall() == [("bf16",)]
+
+
+def test_each_rows_stream_is_kept_as_its_file_has_it():
+    """Stream ids are named within a device, and device keys are per (file, device): they pass through as they are."""
+    con = _con()
+    _add(con, 0, 1, "gemm_k", "gemm", GPID, 0, 10, 20, stream=7)
+    _add(con, 1, 1, "nccl_x", "communication", GPID, 0, 10, 20, stream=13)
+    _add(con, 1, 2, "[CUDA memcpy]", "memory", GPID, 0, 30, 40, stream=None)
+    queries.run(con, "classify_combine")
+    assert con.execute("SELECT device_id, stream_id FROM classified ORDER BY device_id, start_ns").fetchall() == [
+        (0, 7), (1, 13), (1, None)]
 
 
 def test_name_ids_of_each_file_map_onto_one_id_per_name():

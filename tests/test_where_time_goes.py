@@ -153,8 +153,10 @@ def test_several_files_measure_job_figures(three_files):
 def test_several_files_reports_name_devices_by_file(three_files):
     res, _ = three_files
     files = render_all(res)
-    # the device table and the overlap table both name the second file's second GPU
-    assert [line.count("|") for line in files["report.md"].splitlines() if line.startswith("| r1.sqlite:1 |")] == [5, 8]
+    # the device table, the overlap table and the stream table (its two streams: compute, NCCL) all name the
+    # second file's second GPU
+    assert [line.count("|") for line in files["report.md"].splitlines()
+            if line.startswith("| r1.sqlite:1 |")] == [5, 8, 6, 6]
     assert "GPU r1:1</text>" in files["report.html"]                    # the charts' axis: the file's stem
     assert "<title>GPU r1.sqlite:1</title>" in files["report.html"]
     assert '<td class="n">r1.sqlite:1</td><td class="n">' in files["report.html"]

@@ -155,20 +155,14 @@ def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:
     return {"count": r["kernel_count"], "sum_s": r["sum_ns"] / NS, "device_union_s": r["device_union_ns"] / NS}
 
 
-def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> dict[str, Any]:
-    """Everything issue #5 reads from the `classified` table, while the connection is open.
+def kernel_sum_ns(kernel_classes: list[dict[str, Any]]) -> int:
+    """The summed time of every attributed kernel and memory operation, from the class rows (top kernels'
+    shares are of it)."""
+    return round(sum(c["sum_s"] for c in kernel_classes) * NS)
 
-    ranks.build_set builds that table (per file, then combined), so one file and several
-    files are read by the same queries.
-    """
-    classes = kernel_classes(trace, m.totals["wall_ns"])
+
+def precision_inputs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What precision.measure reads of the shipped rules: the classes given a precision, the fp16-accumulate
+    patterns."""
     said = load_precision_rules()
-    kernel_sum_ns = round(sum(c["sum_s"] for c in classes) * NS)
-    return {"kernel_classes": classes,
-            "top_kernels": top_kernels(trace, kernel_sum_ns),
-            "unclassified_kernels": top_kernels(trace, kernel_sum_ns, OTHER_CLASS),
-            "gemm_precision": precision.measure(trace, said.classes, said.fp16_accumulate),
-            "communication": communication(trace, m),
-            "timeline": timeline.one_step(trace, m, COMM_CLASS),
-            "figure_device_s": [pattern_time(trace, f["kernels"])["device_union_s"] if "kernels" in f else None
-                                for f in figures]}
+    return said.classes, said.fp16_accumulate

@@ -54,9 +54,10 @@ from pipeline.trace.cache import build_in_place
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace, literal
 
-FORMAT = 6                     # bump when what is kept changes meaning (2: the analysis's rows, the
+FORMAT = 7                     # bump when what is kept changes meaning (2: the analysis's rows, the
                                # database's size; 3: the window's duplicate kernel rows; 4: its hosts;
-                               # 5: its duplicate memory rows; 6: its counted FLOPs, operator_work)
+                               # 5: its duplicate memory rows; 6: its counted FLOPs, operator_work;
+                               # 7: classified's stream_id)
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times",
           "operator_work")
 DATABASE, RECORD = "window.duckdb", "window.json"

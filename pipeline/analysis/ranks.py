@@ -6,7 +6,7 @@ its kernels classified against its own string table); its selected ranges are ke
 (rank_collect.sql), and its classified kernels with their names too (classify_collect.sql).
 The combined tables key ranks by (file, process) and devices by (file, device), because pids
 and device ids repeat across hosts (rank_combine.sql); the one analysis (measure.analyse,
-classes.measure_all) then runs on the combination, so every figure means what it means for
+registry.measure_all) then runs on the combination, so every figure means what it means for
 one file.
 
 A TraceSet can also be shared by several jobs of a batch: its files are then
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import duckdb
 
 from pipeline import interrupts
-from pipeline.analysis import classes, kept_window
+from pipeline.analysis import classes, kept_window, registry
 from pipeline.trace import cache
 from pipeline.trace import chain, queries
 from pipeline.job.config import Job
@@ -298,7 +298,7 @@ def _analyse_set(ts: TraceSet, built: SetWindow,
     labels = {d: f"{built.labels[device_of[d][0]]}:{device_of[d][1]}" if several else str(d)
               for d in m.devices_used}
     sm = SetMeasurement(m, files, labels)
-    return sm, classes.measure_all(ts.traces[0], m, figures)
+    return sm, registry.measure_all(ts.traces[0], m, figures)
 
 
 def _combine(ts: TraceSet, per: list[Window], files: list[dict], labels: list[str]) -> SetWindow:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import statistics
 import sys
 from collections import Counter
 from functools import lru_cache
@@ -20,6 +19,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from pipeline.analysis.registry import ANALYSES, Column, Section
 from pipeline.bundled import pycache_folder
 from pipeline.checks import plausibility
 from pipeline.report import charts, drawing, mdsafe, phone_charts, publish
@@ -86,15 +86,36 @@ def kernel_labels(names: list[str], width: int = 48) -> list[str]:
     return [c if seen[c] == 1 else n for c, n in zip(cut, names)]
 
 
-def median_of(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
 def device_label(result: dict[str, Any], device_id: int) -> str:
     """The device as the device table names it: with several trace files the ids in result.json are
     combined keys, and only the label (file:device) tells the user which GPU it was."""
     return next((d["label"] for d in result["devices"] if d["device_id"] == device_id), str(device_id))
+
+
+def section_tables(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each registered section with its own Section (analysis/registry.py) as a table both pages place as it
+    is (_sections.md.j2, _sections.html.j2): title, anchor, intro, headers, each row's cells as text, and the
+    text of an empty table."""
+    tables = []
+    for analysis in ANALYSES:
+        if isinstance(section := analysis.shown_by, Section):
+            rows = result[analysis.key]
+            cells = [_cells(result, [r[c.field] for r in rows], c) for c in section.columns]
+            tables.append({"title": section.title, "anchor": section.anchor, "intro": section.intro,
+                           "headers": [head for head, _ in cells],
+                           "rows": [list(row) for row in zip(*(values for _, values in cells))],
+                           "empty": section.empty})
+    return tables
+
+
+def _cells(result: dict[str, Any], values: list[Any], col: Column) -> tuple[str, list[str]]:
+    """A column's header and cells as its kind writes them (every kind is a number, aligned right)."""
+    if col.kind == "s":
+        unit = column(values, "s")
+        return unit.head(col.header), [unit(v) for v in values]
+    if col.kind == "device":
+        return col.header, ["—" if v is None else device_label(result, v) for v in values]
+    return col.header, [fmt_int(v) for v in values]
 
 
 class CompiledTemplates(jinja2.FileSystemBytecodeCache):
@@ -160,7 +181,7 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["html_ticks"] = html_ticks
     env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
                        timeline_step=charts.timeline_step, voided=plausibility.voided)
-    env.filters.update(num=fmt_num, against=fmt_against, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds, median_of=median_of,
+    env.filters.update(num=fmt_num, against=fmt_against, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds,
                        procs=processes, util=fmt_util, kernel_labels=kernel_labels)
     return env
 
@@ -179,13 +200,15 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
     an index on disk: a first run and a rerun must write the same bytes.
     """
     env = environment()
+    sections = section_tables(result) if kind == "report" else []
     svgs = (charts.report_charts(result, device_label) if kind == "report"
             else charts.history_charts(result) if kind == "history" else {})
     phone = (phone_charts.report_charts(result, device_label) if kind == "report"
              else phone_charts.history_charts(result) if kind == "history" else {})
     return {
-        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
-        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, indexed=indexed),
+        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, sections=sections, indexed=indexed),
+        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, sections=sections,
+                                                                  indexed=indexed),
         "result.json" if kind == "report" else f"{kind}.json": to_json(result),
         **{name: drawing.standalone(svg) for name, svg in svgs.items()},
     }

@@ -27,7 +27,7 @@ class Outputs:
     measurement: Measurement
     files: list[dict[str, Any]]          # per trace file: label, sha256, nsys_version, export_schema_version
     trace_sha256: str                    # one file: its hash; several: the hash of their hashes
-    time_sections: dict[str, Any]        # kernel_classes, top_kernels, communication (analysis/classes.py)
+    time_sections: dict[str, Any]        # every analysis of analysis/registry.py, by its key, written as it came
     flops: FlopsResult
     work: Work                           # per-occurrence FLOPs and tokens, GPUs, peak
     peak: Peak

@@ -4,10 +4,11 @@
 -- `mfu inspect` classifies them with the very rules `mfu run` uses (classify.sql) and reads
 -- the precision the matrix kernels' names say over the whole capture. No memory operations.
 CREATE OR REPLACE TEMP TABLE attributed AS
-SELECT 1 AS occurrence, global_pid, device_id, name_id, start_ns, end_ns, graph_id, detail_id
+SELECT 1 AS occurrence, global_pid, device_id, stream_id, name_id, start_ns, end_ns, graph_id, detail_id
 FROM kernels;
 
 CREATE OR REPLACE TEMP TABLE attributed_memops AS
 SELECT CAST(NULL AS BIGINT) AS occurrence, CAST(NULL AS BIGINT) AS global_pid, CAST(NULL AS BIGINT) AS device_id,
-       CAST(NULL AS VARCHAR) AS name, CAST(NULL AS BIGINT) AS start_ns, CAST(NULL AS BIGINT) AS end_ns
+       CAST(NULL AS BIGINT) AS stream_id, CAST(NULL AS VARCHAR) AS name, CAST(NULL AS BIGINT) AS start_ns,
+       CAST(NULL AS BIGINT) AS end_ns
 WHERE false;

@@ -1,0 +1,94 @@
+"""Every analysis of the window, registered once: its result.json key, what computes it, what shows it.
+
+`measure_all` runs the entries in order while the window's tables exist (ranks.analyse_set),
+result.build writes each key as it came (report/result.py), and the report pages show each
+entry: through the hand-written partial it names (`_where`, `_timeline`: several sections drawn
+together), or through its own `Section`, one table definition that render.section_tables turns
+into the Markdown and the HTML table alike (templates `_sections.md.j2`, `_sections.html.j2`).
+
+Adding an analysis (ARCHITECTURE.md "Where to add"): its SQL file(s) with a test each, one
+module here in analysis/ with the function turning the rows into the section, one `Analysis`
+below with its `Section`, and its key in schemas/result.schema.json with a description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.analysis import classes, precision, streams, timeline
+from pipeline.analysis.measure import Measurement
+from pipeline.trace.open import Trace
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a section's table: the row field it prints, its header, and how a cell is written:
+    "device" (the device as the Devices table labels it), "int" (a count), "s" (seconds, one unit per column)."""
+
+    field: str
+    header: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """How the report shows a section that is a list of rows: a heading (and its HTML anchor), a sentence
+    saying what the rows are (`quoted` parts print as code), the columns, and the text when there is no row."""
+
+    title: str
+    anchor: str
+    intro: str
+    columns: tuple[Column, ...]
+    empty: str
+
+
+Compute = Callable[[Trace, Measurement, dict[str, Any]], Any]     # (window, measurement, earlier sections)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One result.json section computed from the window: `shown_by` is the partial that draws it among
+    others, or its own Section."""
+
+    key: str
+    compute: Compute
+    shown_by: str | Section
+
+
+def _kernel_sum_ns(earlier: dict[str, Any]) -> int:
+    """The summed time of every attributed kernel and memory operation: the top kernels' shares divide by it."""
+    return classes.kernel_sum_ns(earlier["kernel_classes"])
+
+
+ANALYSES: tuple[Analysis, ...] = (
+    Analysis("kernel_classes", lambda trace, m, _: classes.kernel_classes(trace, m.totals["wall_ns"]), "_where"),
+    Analysis("top_kernels", lambda trace, _, earlier: classes.top_kernels(trace, _kernel_sum_ns(earlier)), "_where"),
+    Analysis("unclassified_kernels",
+             lambda trace, _, earlier: classes.top_kernels(trace, _kernel_sum_ns(earlier), classes.OTHER_CLASS),
+             "_where"),
+    Analysis("gemm_precision", lambda trace, *_: precision.measure(trace, *classes.precision_inputs()), "_where"),
+    Analysis("communication", lambda trace, m, _: classes.communication(trace, m), "_where"),
+    Analysis("timeline", lambda trace, m, _: timeline.one_step(trace, m, classes.COMM_CLASS), "_timeline"),
+    Analysis("stream_times", lambda trace, *_: streams.stream_times(trace), Section(
+        "Time per CUDA stream", "streams",
+        "Attributed kernels per device and CUDA stream (the export's `streamId`), over all selected occurrences: "
+        "union is the time at least one of the stream's kernels ran, sum their durations added up. Memory "
+        "copies and sets are not counted.",
+        (Column("device_id", "device", "device"), Column("stream_id", "stream", "int"),
+         Column("count", "kernels", "int"), Column("sum_s", "sum", "s"), Column("union_s", "union", "s")),
+        "no attributed kernels")),
+)
+
+
+def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every registered section, in order (an entry sees the ones before it), while the window's tables
+    exist; and `figure_device_s`, the time of the kernels each user figure names (model/roofline's input,
+    not a section of its own)."""
+    sections: dict[str, Any] = {}
+    for analysis in ANALYSES:
+        sections[analysis.key] = analysis.compute(trace, m, sections)
+    sections["figure_device_s"] = [classes.pattern_time(trace, f["kernels"])["device_union_s"]
+                                   if "kernels" in f else None for f in figures]
+    return sections
