@@ -15,9 +15,16 @@ import pytest
 from pipeline.trace import cache
 from pipeline.job.config import load_job
 from pipeline.run import run_job
+from pipeline.trace.open import Trace, connect
 from pipeline.trace.synth import SynthSpec, generate
 
 FIGURES = ("occurrences", "ranks", "totals", "metrics", "warnings", "trace")
+
+
+def open_cached(path: Path, cache_dir: Path) -> Trace:
+    """A Trace on a new connection whose raw views read the verified (or freshly built) cache entry (the
+    run itself attaches entries to its TraceSet's connection: ranks.open_set)."""
+    return cache.attach_cached(connect(), path, cache_dir)
 
 
 @pytest.fixture
@@ -51,18 +58,18 @@ def test_cached_figures_equal_direct_ones(trace, tmp_path, attribution):
 
 
 def test_fresh_entry_is_reused_not_rebuilt(trace, tmp_path, monkeypatch):
-    cache.open_cached(trace, tmp_path / "c").con.close()
+    open_cached(trace, tmp_path / "c").con.close()
     monkeypatch.setattr(cache, "_build", lambda *a: pytest.fail("rebuilt a fresh entry"))
-    t = cache.open_cached(trace, tmp_path / "c")
+    t = open_cached(trace, tmp_path / "c")
     assert t.has("raw_kernel") and t.con.execute("SELECT count(*) FROM raw_kernel").fetchone()[0] > 0
     t.con.close()
 
 
 def test_changed_trace_gets_a_new_entry_and_the_old_one_goes(trace, tmp_path):
-    cache.open_cached(trace, tmp_path / "c").con.close()
+    open_cached(trace, tmp_path / "c").con.close()
     [old] = list((tmp_path / "c").iterdir())
     generate(SynthSpec(ranks=2, steps=6, kernels_per_step=30), trace)      # rewritten in place
-    t = cache.open_cached(trace, tmp_path / "c")
+    t = open_cached(trace, tmp_path / "c")
     assert t.con.execute("SELECT count(*) FROM raw_nvtx WHERE eventType = 59").fetchone()[0] == 2 * 6 * 2
     t.con.close()
     [new] = list((tmp_path / "c").iterdir())
@@ -70,10 +77,10 @@ def test_changed_trace_gets_a_new_entry_and_the_old_one_goes(trace, tmp_path):
 
 
 def test_broken_entry_is_rebuilt(trace, tmp_path):
-    cache.open_cached(trace, tmp_path / "c").con.close()
+    open_cached(trace, tmp_path / "c").con.close()
     [entry] = list((tmp_path / "c").iterdir())
     (entry / "raw_kernel.parquet").unlink()
-    t = cache.open_cached(trace, tmp_path / "c")
+    t = open_cached(trace, tmp_path / "c")
     assert t.con.execute("SELECT count(*) FROM raw_kernel").fetchone()[0] > 0
     t.con.close()
 
@@ -85,7 +92,7 @@ def test_nothing_is_written_beside_the_trace(trace, tmp_path):
 
 
 def _build_in_child(args: tuple[str, str]) -> int:
-    t = cache.open_cached(Path(args[0]), Path(args[1]))
+    t = open_cached(Path(args[0]), Path(args[1]))
     try:
         return t.con.execute("SELECT count(*) FROM raw_kernel").fetchone()[0]
     finally:
@@ -110,7 +117,7 @@ def test_a_build_clears_folders_abandoned_by_killed_builds(trace, tmp_path):
         (folder / "entry" / "raw_kernel.parquet").write_bytes(b"partial")
     two_days_ago = time.time() - 2 * 24 * 3600
     os.utime(old, (two_days_ago, two_days_ago))
-    t = cache.open_cached(trace, cache_dir)
+    t = open_cached(trace, cache_dir)
     t.con.close()
     assert not old.exists() and young.exists()
 
@@ -121,10 +128,10 @@ def test_entry_whose_data_pages_are_damaged_is_rebuilt_not_crashed_on(trace, tmp
     same size) passes the footer check; reading it fails mid-run. The entry is then rebuilt with a warning
     and the job measured from it, with the figures the trace holds (its ground truth), never a traceback."""
     truth = json.loads(Path(f"{trace}.truth.json").read_text())
-    cache.open_cached(trace, tmp_path / "c").con.close()
+    open_cached(trace, tmp_path / "c").con.close()
     [entry] = list((tmp_path / "c").iterdir())
     damaged = entry / f"{table}.parquet"
-    con = cache.connect()
+    con = connect()
     chunks = con.execute("SELECT data_page_offset, total_compressed_size FROM parquet_metadata(?)",
                          [str(damaged)]).fetchall()
     con.close()
@@ -188,7 +195,7 @@ def test_bytes_edited_in_place_with_size_and_mtime_kept_are_read_from_the_trace(
         root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
     con.close()
 
-    t = cache.open_cached(path, tmp_path / "c")
+    t = open_cached(path, tmp_path / "c")
     assert t.con.execute('SELECT "end" FROM raw_kernel').fetchall() == [(1_000_500_000,)]
     t.con.close()
 
@@ -207,7 +214,7 @@ def test_bytes_edited_in_place_with_size_and_mtime_kept_are_read_from_the_trace(
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
 
-    t = cache.open_cached(path, tmp_path / "c")
+    t = open_cached(path, tmp_path / "c")
     assert t.con.execute('SELECT "end" FROM raw_kernel').fetchall() == [(1_000_900_000,)]
     assert t.sha256 == hashlib.sha256(bytes(data)).hexdigest()
     t.con.close()

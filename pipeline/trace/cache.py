@@ -40,7 +40,7 @@ import duckdb
 
 from pipeline.errors import TraceError, UsageError, io_reason
 from pipeline.trace.files import check_file
-from pipeline.trace.open import RAW_TABLES, Trace, connect, literal, open_trace
+from pipeline.trace.open import RAW_TABLES, Trace, literal, open_trace
 
 FORMAT = 4                     # bump when the stored tables change (2: CUDA graph columns and table; 3: cuDevice;
                                # 4: memory operations' streamId)
@@ -93,11 +93,6 @@ def trace_key(path: Path) -> TraceKey:
             fh.seek(max(EDGE_BYTES, st.st_size - EDGE_BYTES))
             digest.update(fh.read(EDGE_BYTES))
     return TraceKey(st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest.hexdigest())
-
-
-def open_cached(path: Path, cache_dir: Path) -> Trace:
-    """A Trace on a new connection whose raw views read the verified (or freshly built) cache entry."""
-    return attach_cached(connect(), path, cache_dir)
 
 
 def attach_cached(con: Any, path: Path, cache_dir: Path, suffix: str = "", build: bool = True) -> Trace | None:
