@@ -80,3 +80,16 @@ def test_traffic_exactly_at_the_bandwidth_is_exactly_100(wall_ns, gpus, hbm):
     assert metrics.bandwidth_pct(nbytes + nbytes // 10**8, wall_ns / 1e9, gpus, hbm) > 100.0
     assert metrics.bandwidth_pct(nbytes // 2, wall_ns / 1e9, gpus, hbm) == pytest.approx(50.0)
     assert metrics.bandwidth_pct(nbytes, 0.0, gpus, hbm) is None
+
+
+def test_pct_of_by_hand():
+    """A share in percent (the chosen FLOPs of the 6·N cross-check, a lane of the wall): 3 of 4 is 75 %."""
+    assert metrics.pct_of(3, 4) == 75.0
+    assert metrics.pct_of(7_500_000, 6_000_000) == 125.0
+    assert metrics.pct_of(1.0, 0) is None and metrics.pct_of(1.0, 0.0) is None
+
+
+def test_arithmetic_intensity_by_hand():
+    """FLOPs per byte: 2·4096³ FLOPs over 3·4096²·2 bytes (a bf16 square GEMM) is 4096/3."""
+    assert metrics.arithmetic_intensity(2 * 4096**3, 3 * 4096**2 * 2) == pytest.approx(4096 / 3, rel=1e-15)
+    assert metrics.arithmetic_intensity(10, 0) is None and metrics.arithmetic_intensity(10, None) is None

@@ -84,7 +84,7 @@ def headline(totals: dict[str, Any], wall_ns: int, union_ns: int, work: Work) ->
         "mfu_pct_wall": metrics.utilization_pct(totals["model_flops"], wall_s, gpus, peak),
         "hfu_pct_wall": metrics.utilization_pct(totals["hardware_flops"], wall_s, gpus, peak),
         "active_ratio_pct_union": metrics.utilization_pct(totals["model_flops"], union_s, gpus, peak),
-        "union_over_wall_pct": 100.0 * union_ns / wall_ns if wall_ns else None,
+        "union_over_wall_pct": metrics.pct_of(union_ns, wall_ns),
         "achieved_tflops_per_gpu": metrics.achieved_tflops_per_gpu(totals["model_flops"], wall_s, gpus),
         "tokens_per_s": None if totals["tokens"] is None else metrics.tokens_per_s(totals["tokens"], wall_s),
         "mfu_pct_achievable": (metrics.utilization_pct(totals["model_flops"], wall_s, gpus, work.achievable_tflops)
@@ -121,7 +121,7 @@ def _devices(m: Measurement, wall_ns: int, labels: dict[int, str]) -> Rows:
     for dev in m.devices_used:
         union, count = totals[dev]["union_ns"], totals[dev]["kernel_count"]
         out.append({"device_id": dev, "label": labels.get(dev, str(dev)), "union_s": union / NS,
-                    "kernel_count": count, "busy_pct_of_wall": 100.0 * union / wall_ns if wall_ns else None})
+                    "kernel_count": count, "busy_pct_of_wall": metrics.pct_of(union, wall_ns)})
     return out
 
 

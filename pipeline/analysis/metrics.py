@@ -70,6 +70,16 @@ def step_stats(seconds: Sequence[float]) -> dict[str, float]:
             "mean_s": mean, "cv_pct": 100.0 * cv}
 
 
+def pct_of(part: float, whole: float) -> float | None:
+    """part / whole in percent (a share of the wall, of a cross-check figure); None when there is no whole."""
+    return 100.0 * part / whole if whole else None
+
+
+def arithmetic_intensity(flops: float, nbytes: float | None) -> float | None:
+    """FLOPs per byte moved: where an operator sits on the roofline's x axis. SEMANTICS §9."""
+    return flops / nbytes if nbytes else None
+
+
 def ridge_flop_per_byte(peak_tflops: float, hbm_gbps: float) -> float:
     """Peak / bandwidth: the arithmetic intensity where the roofs meet. SEMANTICS §9."""
     return peak_tflops * TERA / (hbm_gbps * 1e9)

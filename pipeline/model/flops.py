@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from pipeline.analysis import metrics
 from pipeline.errors import ConfigError, Problem
 from pipeline.job.documents import with_defaults
 from pipeline.model.presets import resolve_model
@@ -64,6 +65,7 @@ class FlopsResult:
     six_n_flops_per_step: int | None
     warnings: list[str] = field(default_factory=list)
     quick_check_factor: int | None = None   # k of the k·N·tokens cross-check: 6 training, 2 forward only
+    pct_of_quick_check: float | None = None  # model FLOPs per step as a percentage of that cross-check
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (ints stay exact; JSON has no integer size limit)."""
@@ -132,7 +134,8 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
         flops_per_token=model_flops / tokens, tokens_per_step=tokens, params_total=total,
         params_active=active, convention=chosen, mode=mode, recompute=recompute, flash_recompute=flash_recompute,
         convention_note=convention_note(arch, chosen, mode, recompute, flash_recompute), breakdown=rows,
-        six_n_flops_per_step=six_n, warnings=warnings, quick_check_factor=factor)
+        six_n_flops_per_step=six_n, warnings=warnings, quick_check_factor=factor,
+        pct_of_quick_check=metrics.pct_of(model_flops, six_n))
 
 
 def six_n_differs(arch: Arch, rows: list[Component], model_flops: int, six_n: int, active: int, factor: int) -> str:

@@ -68,9 +68,9 @@ def row(op: Operator, source: str, measured_s: float | None, peak_tflops: float,
     The share of the roof is achieved / min(compute roof, memory roof), i.e. the larger of the FLOPs' share of
     the peak and the bytes' share of the bandwidth, each by the metrics helper that makes a point exactly on
     its roof 100.0: dividing the derived floats put such a point a few ulp above and warned it impossible."""
-    achieved = op.flops / num_gpus / measured_s / metrics.TERA if measured_s else None
+    achieved = metrics.achieved_tflops_per_gpu(op.flops, measured_s, num_gpus) if measured_s else None
     of_peak = metrics.utilization_pct(op.flops, measured_s, num_gpus, peak_tflops) if measured_s else None
-    ai = op.flops / op.bytes if op.bytes else None
+    ai = metrics.arithmetic_intensity(op.flops, op.bytes)
     attainable = metrics.attainable_tflops(ai, peak_tflops, hbm_gbps) if ai is not None and hbm_gbps else None
     if attainable is None:
         bound, source = heuristic_bound(op.kernel_class, of_peak, busy_share), "heuristic"

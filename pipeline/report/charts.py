@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.analysis.metrics import pct_of
 from pipeline.analysis.timeline import PLOT_PX
 from pipeline.report.drawing import (CHART_W, CHAR_W, COLORS, FONT, PHONE_W, chart_svg, esc, fit_text, label_box,
                                      legend, legend_rows, nice_ticks, overlaps, pixel_scale, svg_line, svg_rect,
@@ -86,7 +87,7 @@ def devices(r: dict[str, Any], label, phone: bool = False) -> str | None:
         body.append(_axis_name(left - 6, y + bar * 0.7, label(r, d["device_id"]), left - 8))
         for key, part in (("compute_s", "compute"), ("exposed_s", "exposed"), ("idle_s", "idle")):
             width = (w - left - right) * d[key] / wall
-            body.append(f'<g><title>GPU {esc(label(r, d["device_id"]))} {part}: {fmt_pct(100 * d[key] / wall, 1)} '
+            body.append(f'<g><title>GPU {esc(label(r, d["device_id"]))} {part}: {fmt_pct(pct_of(d[key], wall), 1)} '
                         f'of wall</title>{svg_rect(x, y, width, bar, COLORS[part])}</g>')
             x += width
     parts = (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle"))
@@ -155,7 +156,7 @@ def timeline_lanes(name: str, d: dict[str, Any], wall_s: float, sx: Callable[[fl
     step (lane_time_s, not the drawn islands) in its tooltip."""
     body = []
     for lane, h in TIMELINE_LANES:
-        share = 100 * d["lane_time_s"][lane] / wall_s if wall_s else 0.0
+        share = pct_of(d["lane_time_s"][lane], wall_s) or 0.0
         rects = "".join(svg_rect(sx(s), y, sx(e) - sx(s), h, COLORS[lane]) for s, e in d[lane])
         body.append(f"<g><title>{esc(name)} {lane}: {esc(fmt_pct(share, 1))} of the step</title>{rects}</g>")
         y += h + 1

@@ -61,6 +61,12 @@ def _tiny(value: float, digits: int) -> str | None:
     return f"<{10 ** -digits:.{digits}f}" if 0 < value < 0.5 * 10 ** -digits else None
 
 
+def fmt_fraction_pct(value: float | None, digits: int | None = None) -> str:
+    """A share result.json keeps as a fraction (0-1) written as the percentage a table column headed "(%)"
+    shows: 0.4567 -> '45.67'; "—" when missing. Only the unit changes, as a time's does in fmt_seconds."""
+    return fmt_num(None if _missing(value) else value * 100, digits)
+
+
 def fmt_int(value: int | None) -> str:
     return "—" if value is None else f"{int(value):,}"
 
