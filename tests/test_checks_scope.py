@@ -43,6 +43,15 @@ def test_numerator_agrees(ratio, code):
     assert scope.numerator_agrees(5 * reference, None, "explicit") == []
 
 
+@pytest.mark.parametrize("flops, code", [(1100, None), (900, None), (1101, "numerator_differs"),
+                                         (899, "numerator_differs"), (1100.0, None), (900.0, None)])
+def test_numerator_agrees_at_exactly_the_tolerance(flops, code):
+    """Exactly 10 % above or below the architecture's 1000 FLOPs is still "within 10 %" (the rule is inclusive),
+    on both sides: in floats 1100 / 1000 - 1 = 0.10000000000000009 > 0.1 warned while 900 agreed. One FLOP
+    further out is beyond it."""
+    assert [w["code"] for w in scope.numerator_agrees(flops, 1000, "megatron")] == ([code] if code else [])
+
+
 def test_numerator_agrees_names_a_forward_pass():
     (w,) = scope.numerator_agrees(33, 100, "megatron")
     assert w["code"] == "scope_mismatch" and "one forward pass" in w["message"]

@@ -14,6 +14,7 @@ Each rule has its own test in tests/test_checks_scope.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from pipeline.analysis.trace_warnings import occurrence_runs
@@ -25,7 +26,7 @@ Warning = dict[str, str]
 
 # --------------------------------------------------------------------------- numerator vs architecture
 
-NUMERATOR_TOLERANCE = 0.10          # SEMANTICS §11: conventions differ by up to ~10 %; beyond, the inputs differ
+NUMERATOR_TOLERANCE = Fraction(1, 10)   # SEMANTICS §11: conventions differ by up to ~10 %; beyond, the inputs differ
 SCOPE_RATIO = (0.5, 2.0)            # outside: a different amount of work (scope error), not another convention
 FORWARD_ONLY_RATIO = (0.28, 0.38)   # ~1/3: one forward pass where training counts forward + backward (3x)
 
@@ -35,9 +36,9 @@ def numerator_agrees(flops: int, reference: int | None, convention: str) -> list
     one forward pass over a 5-step region printed 5.1 % "MFU"). Far off is a scope error."""
     if reference is None:
         return []
+    if abs(Fraction(flops) - reference) <= NUMERATOR_TOLERANCE * reference:     # exactly 10 % off still agrees,
+        return []                        # on both sides (in floats 1.1 - 1 is above 0.1, and 110 of 100 warned)
     ratio = flops / reference
-    if abs(ratio - 1) <= NUMERATOR_TOLERANCE:
-        return []
     low, high = SCOPE_RATIO
     code = "scope_mismatch" if not low <= ratio <= high else "numerator_differs"
     forward = FORWARD_ONLY_RATIO[0] <= ratio <= FORWARD_ONLY_RATIO[1]
