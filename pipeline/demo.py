@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.bundled import config_path
-from pipeline.run import run_to_folder, validate_file
+from pipeline.run import load_checked, run_to_folder
 from pipeline.trace.synth import SynthSpec, generate
 
 DEMO_JOB = config_path("examples", "demo.yaml")
@@ -29,4 +29,4 @@ def run_demo(out_root: Path) -> tuple[dict[str, Any], Path]:
         job = Path(tmp) / DEMO_JOB.name
         shutil.copyfile(DEMO_JOB, job)
         generate(DEMO_SPEC, Path(tmp) / "demo.sqlite")
-        return run_to_folder(validate_file(job), out_root)
+        return run_to_folder(load_checked(job), out_root)

@@ -1,4 +1,4 @@
-"""The pipeline in one place: job -> trace -> times -> FLOPs and peak -> checks -> result -> report files.
+"""The pipeline in one place: job (checked, its FLOPs counted) -> trace -> times -> peak -> checks -> result -> files.
 
 `run_job` is the only function that sequences the stages, for one trace file or many;
 `mfu run`, `mfu demo`, batches and `mfu compare` all come through it (`run_to_folder`
@@ -31,27 +31,26 @@ NUMERATOR_KEYS = ("flops_per_step", "hardware_flops_per_step")   # an explicit n
 
 def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | None = None,
             window: sharing.SharedWindow | None = None, submit: ranks.Submit | None = None) -> dict[str, Any]:
-    """Measure the job's region in its trace(s) and compute every figure of the report.
+    """Measure the job's region in its trace(s) and compute every figure of the report, stage by stage as
+    ARCHITECTURE.md lists them: job, trace and analysis, model and hardware, checks, report.
 
     `shared`: trace files already opened for several jobs of a batch (each file read once).
     `window`: a window built for several jobs of a batch, this one among them (built once).
     `submit`: spare workers of the run's executor; with several files, each file's window is built by one.
     """
-    _raise(job_problems(job))                         # config mistakes surface before the trace is read
-    model, fl, numerator_warnings = _numerator(job)
-    sm, where, trace_sha256 = _measure(job, shared, cache_dir, window, submit)
+    job = checked(job)                     # job: its file's checks, unless load_checked ran them (before any trace)
+    sm, where, trace_sha256 = _measure(job, shared, cache_dir, window, submit)      # trace, analysis
     m = sm.measurement
-    if (not_intervals := scope.ranges_have_length(m.ranks)):
+    if (not_intervals := scope.ranges_have_length(m.ranks)):        # a trace problem (exit 4) before any other
         raise TraceError(f"{job.trace_text}: {not_intervals}")
-    devices = [sm.device_labels[d] for d in m.devices_used]         # as the report names them (file:device)
-    _raise(scope.gpu_scope(job, devices))
-    several_hosts = any(w["code"] == "devices_of_several_hosts" for w in m.warnings)
-    scope_warnings = scope.gpus_unseen(job, devices, several_hosts) + scope.identical_files(sm.files)
-    catalog = load_catalog()
+    model, fl = job.numerator                                                       # model: resolved when checked
+    catalog = load_catalog()                                                        # hardware
     try:
         peak = resolve_job_peak(catalog, job.hardware, sm.files)
     except HardwareError as exc:                    # the fix is in the job file: say where
         raise ConfigError([job.problem(str(exc), exc.pointer)]) from None
+    devices = [sm.device_labels[d] for d in m.devices_used]         # checks: as the report names them (file:device)
+    _raise(scope.gpu_scope(job, devices))
     work = _work(job, fl, peak)
     fig, per_rank = figures.figures(m, work, sm.device_labels), figures.rank_figures(m, work)
     sections = {k: v for k, v in where.items() if k != "figure_device_s"}
@@ -59,7 +58,9 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     timed = sum(1 for d in fig.devices if d["union_s"] > 0)     # a device whose kernels lost their lengths has no time
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, timed)
     rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
-    warnings = (m.warnings + scope_warnings + numerator_warnings
+    several_hosts = any(w["code"] == "devices_of_several_hosts" for w in m.warnings)
+    warnings = (m.warnings + scope.gpus_unseen(job, devices, several_hosts) + scope.identical_files(sm.files)
+                + _numerator_warnings(job, fl)
                 + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + scope.kernels_have_length(m.ranks, fig.devices) + per_rank.warnings + precision_warnings
@@ -74,7 +75,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                                      len(m.counts_per_process), warnings,
                                      precision.faster_than_declared(sections["gemm_precision"], peak.peak_tflops))
     status, reason = plausibility.verdict(job, evidence)
-    return result.build(result.Outputs(
+    return result.build(result.Outputs(                                             # report
         job=job, measurement=m, files=sm.files, trace_sha256=trace_sha256, time_sections=sections, flops=fl,
         work=work, peak=peak, ridge_flop_per_byte=(metrics.ridge_flop_per_byte(peak.peak_tflops, peak.hbm_gbps)
                                                    if peak.hbm_gbps else None),
@@ -82,13 +83,12 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         thresholds=plausibility.thresholds(job.thresholds, fig.metrics, fig.step_time, status)))
 
 
-def _numerator(job: Job) -> tuple[dict[str, Any], FlopsResult, list[dict[str, str]]]:
-    """The resolved model, its FLOPs per step, and what the numerator checks say about them."""
-    model = resolved_model(job)
-    fl = job_flops(job, model)
-    return model, fl, (scope.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
-                       + scope.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
-                       + scope.repeated_files(job.repeated_trace_files()))
+def _numerator_warnings(job: Job, fl: FlopsResult) -> list[dict[str, str]]:
+    """What the numerator checks say: the explicit FLOPs against the architecture beside them, whether they could
+    be compared, and trace files named twice."""
+    return (scope.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
+            + scope.numerator_checkable(_architecture_beside(job, fl) is not None, fl.tokens_per_step)
+            + scope.repeated_files(job.repeated_trace_files()))
 
 
 def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
@@ -138,27 +138,25 @@ def run_to_folder(job: Job, out_root: Path, shared: ranks.TraceSet | None = None
 
 
 def load_checked(job_file: Path) -> Job:
-    """A job file read, schema-checked and scope-checked (job_file.JOB_RULES): a broken job never reaches a trace.
+    """A job file read, schema-checked (load_job) and checked (`checked`): a broken job never reaches a trace."""
+    return checked(load_job(job_file))
 
-    The model section (its preset, its shape) is resolved here too, so its problems are listed together with
-    the scope rules' instead of appearing only once those are fixed."""
-    job = load_job(job_file)
+
+def checked(job: Job) -> Job:
+    """Every check the job file gets, once, before any trace is opened: the job-file rules (job_file.JOB_RULES),
+    the model section resolved (its preset, its shape: listed together with the rules' problems, not only once
+    those are fixed), and its FLOPs counted. The job comes back carrying that numerator; a job checked already
+    (by load_checked, for a batch or `mfu validate`) is returned as it is, so run_job checks nothing twice."""
+    if job.numerator is not None:
+        return job
     problems = job_problems(job)
-    if problems:            # a valid job's model is resolved once, later (run_job, validate_file)
-        try:
-            resolved_model(job)
-        except ConfigError as exc:
-            problems += exc.problems
+    try:
+        model = resolved_model(job)
+    except ConfigError as exc:
+        problems += exc.problems
     if problems:            # the name, as load_job gives it: only when no problem is about the name itself
         raise ConfigError(problems, None if any(p.pointer == "/name" for p in problems) else job.name, job.sha256)
-    return job
-
-
-def validate_file(job_file: Path) -> Job:
-    """Everything that can be checked without the trace: schema, scope rules, the model itself."""
-    job = load_checked(job_file)
-    job_flops(job, resolved_model(job))
-    return job
+    return replace(job, numerator=(model, job_flops(job, model)))
 
 
 @contextmanager

@@ -18,7 +18,7 @@ import pytest
 from pipeline.checks import job_file
 from pipeline.errors import ConfigError
 from pipeline.job.config import load_job
-from pipeline.run import run_job, validate_file
+from pipeline.run import load_checked, run_job
 from test_config import GOOD
 
 
@@ -192,7 +192,7 @@ def test_gpu_in_catalog(tmp_path):
     path = tmp_path / "job.yaml"
     path.write_text(named("h100-sxmm"))
     with pytest.raises(ConfigError, match="h100-sxmm"):       # `mfu validate`, which reads no trace
-        validate_file(path)
+        load_checked(path)
 
 
 def test_job_rules_run_before_anything_else(tmp_path):
@@ -200,7 +200,7 @@ def test_job_rules_run_before_anything_else(tmp_path):
     path = tmp_path / "job.yaml"
     path.write_text(GOOD.replace("{first: 2, last: 4}", "{first: 5, last: 4}"))
     with pytest.raises(ConfigError, match="last"):
-        validate_file(path)
+        load_checked(path)
     with pytest.raises(ConfigError, match="last"):
         run_job(load_job(path))
 

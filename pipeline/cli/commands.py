@@ -168,14 +168,14 @@ def _label(run: dict[str, Any]) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from pipeline.job.extends import BASE_NOTE, is_base
-    from pipeline.run import validate_file
+    from pipeline.run import load_checked
     rows = []
     for job in args.job_files:
         if is_base(job):
             rows.append(_validated(job, "skipped", BASE_NOTE))
         else:
             try:
-                validate_file(job)
+                load_checked(job)
                 rows.append(_validated(job, "valid"))
             except MfuError as exc:
                 print(f"{exc}", file=sys.stderr)      # in either format, as `mfu run --format json` says its errors
@@ -277,7 +277,7 @@ _WORKLOAD_FLAGS = ("mode", "seq_len", "batch", "context_len", "recompute", "conv
 def cmd_flops(args: argparse.Namespace) -> int:
     from pipeline.model.flops import compute_flops
     from pipeline.model.presets import model_from_flags
-    from pipeline.run import job_flops, resolved_model, validate_file
+    from pipeline.run import load_checked
     flags = {k: getattr(args, k) for k in _MODEL_FLAGS}
     if args.job is not None:
         if any(v is not None for v in flags.values()):
@@ -285,8 +285,7 @@ def cmd_flops(args: argparse.Namespace) -> int:
         if (ignored := [f"--{k.replace('_', '-')}" for k in _WORKLOAD_FLAGS if getattr(args, k) is not None]):
             raise UsageError(f"{', '.join(ignored)}: the job file's workload and model sections say this; "
                              "change them there, or give model flags instead of the job file")
-        job = validate_file(args.job)
-        result = job_flops(job, resolved_model(job))
+        _, result = load_checked(args.job).numerator
     else:
         if args.seq_len is None or all(v is None for v in flags.values()):
             raise UsageError("without a job file, give --preset and/or architecture flags, and --seq-len")

@@ -52,6 +52,9 @@ class Job:
     positions: dict[str, tuple[int, int]] = field(repr=False, default_factory=dict)
     trace_patterns: tuple[str, ...] = ()
     base: tuple[str, dict[str, tuple[int, int]]] | None = field(repr=False, default=None)   # extends:
+    # (resolved model, FLOPs per step) once run.checked has checked the job: a checked job carries its numerator,
+    # so run_job neither checks the job file again nor resolves the model twice
+    numerator: Any = field(repr=False, default=None, compare=False)
 
     def trace_files(self) -> list[Path]:
         """Every trace file, globs expanded (sorted, each once): one file per rank or node.
