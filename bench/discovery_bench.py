@@ -1,5 +1,6 @@
-"""Benchmark for region discovery (issue 12; not part of the test suite): inspect_regions.sql on
-millions of NVTX ranges, against a floor that reads the same columns once.
+"""Benchmark for region discovery (issue 12; not part of the test suite): inspect's read and discovery
+chain (inspect_read.sql, then trace/discovery.py's FILES) on millions of NVTX ranges, against a floor that
+reads the same columns once.
 
 Tables named like the pipeline's views (ranges, launches, kernels) are generated inside DuckDB:
 per process, `ops` PyTorch-style op ranges (', seq = N, op_id = M' suffixes, 50 operators),
@@ -15,8 +16,8 @@ import time
 
 import duckdb
 
-from pipeline.trace import queries
-from pipeline.trace.discovery import MAX_PERIOD_CV, MIN_REPEATS, MIN_SHARE, WARMUP_FACTOR
+from pipeline.trace import chain, queries
+from pipeline.trace.discovery import FILES, MAX_PERIOD_CV, MIN_REPEATS, MIN_SHARE, WARMUP_FACTOR
 
 PROCESSES = 2
 TABLES = """
@@ -31,7 +32,8 @@ CREATE TABLE ranges AS
 CREATE TABLE launches AS SELECT s + 100 AS start_ns, s + 200 AS end_ns, (p << 24) | 1 AS global_tid,
         p << 24 AS global_pid, i AS correlation_id FROM ops;
 CREATE TABLE kernels AS SELECT s + 300 AS start_ns, s + 1800 AS end_ns, p AS device_id, 7 AS stream_id,
-        i AS correlation_id, p << 24 AS global_pid, 1 AS name_id FROM ops;
+        i AS correlation_id, p << 24 AS global_pid, 1 AS name_id, 2 AS detail_id, NULL::BIGINT AS graph_id,
+        NULL::BIGINT AS node_graph_id FROM ops;
 """
 FLOOR = ("SELECT (SELECT count(DISTINCT name) + sum(end_ns - start_ns) FROM ranges), "
          "(SELECT sum(end_ns - start_ns) FROM launches), (SELECT sum(end_ns - start_ns) FROM kernels)")
@@ -46,8 +48,8 @@ def bench(ops: int) -> tuple[int, float, float]:
     t0 = time.perf_counter()
     con.execute(FLOOR).fetchall()
     t1 = time.perf_counter()
-    rows = queries.run(con, "inspect_regions", limit=10, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
-                       max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)
+    rows = chain.run(con, {"inspect_read", *FILES}, limit=10, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
+                     max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)["inspect_regions"]
     t2 = time.perf_counter()
     assert [r["name_group"] for r in rows if r["step_like"]] == ["train_step"], rows[:3]
     return ranges, t1 - t0, t2 - t1

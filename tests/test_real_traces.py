@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 from pipeline.job.config import Region
 from pipeline.errors import TraceError
 from tests.measuring import measure
@@ -200,8 +200,7 @@ def test_open_views_and_counts(real_trace, name: str) -> None:
     assert name not in REFUSED
     try:
         assert trace.sha256 == before
-        queries.run(trace.con, "views")
-        (row,) = queries.run(trace.con, "inspect_counts")
+        (row,) = chain.run(trace.con, {"views", "inspect_read", "inspect_counts"})["inspect_counts"]
         assert {k: row[k] for k in ("kernels", "launches", "nvtx_ranges")} == raw_counts(path)
     finally:
         trace.con.close()

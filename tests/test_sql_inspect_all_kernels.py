@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid
-from pipeline.trace import queries
+from pipeline.trace import chain
 
 P = gpid(1)
 
@@ -14,7 +14,7 @@ def test_every_kernel_once_and_no_memory_operations(open_export) -> None:
     e.kernel(50, 70, P, 2, name="vectorized_elementwise_kernel", device=1)
     e.kernel(70, 80, None, None, name="nvjet_tst_192x192")
     con = open_export(e).con
-    queries.run(con, "inspect_all_kernels")
+    chain.run(con, {"inspect_read", "inspect_all_kernels"})
     assert con.execute("SELECT occurrence, global_pid, device_id, start_ns, end_ns, graph_id FROM attributed "
                        "ORDER BY start_ns").fetchall() == [(1, P, 0, 0, 50, None), (1, P, 1, 50, 70, None),
                                                            (1, None, 0, 70, 80, None)]

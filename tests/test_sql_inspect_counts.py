@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import queries
+from pipeline.trace import chain
+
+
+def counts(con) -> list[dict]:
+    """inspect_counts.sql over inspect_read.sql's one read of the trace."""
+    return chain.run(con, {"inspect_read", "inspect_counts"})["inspect_counts"]
 
 
 def test_counts_by_hand(open_export) -> None:
@@ -17,7 +22,7 @@ def test_counts_by_hand(open_export) -> None:
     e.kernel(90, 130, gpid(2), 1, device=1)                        # correlationId 1 launched in process 1 only
     e.kernel(400, 450, None, None)
     trace = open_export(e)
-    assert queries.run(trace.con, "inspect_counts") == [{
+    assert counts(trace.con) == [{
         "kernels": 3, "launches": 2, "nvtx_ranges": 2, "kernel_processes": 2, "kernels_without_process": 1,
         "kernels_without_launch": 2, "backwards_kernels": 0, "backwards_ranges": 0, "first_kernel_ns": 90,
         "last_kernel_ns": 450}]
@@ -31,7 +36,7 @@ def test_rows_ending_before_they_start_are_counted(open_export) -> None:
     e.launch(100, gtid(1, 1), 1)
     e.kernel(120, 110, gpid(1), 1)                                 # backwards
     e.kernel(130, 130, gpid(1), 1)
-    (row,) = queries.run(open_export(e).con, "inspect_counts")
+    (row,) = counts(open_export(e).con)
     assert (row["backwards_kernels"], row["backwards_ranges"]) == (1, 1)
 
 
@@ -40,7 +45,7 @@ def test_synthetic_totals(synth_trace, open_views) -> None:
                               drop_launch_every=7)
     spec = truth["spec"]
     trace = open_views(path)
-    (row,) = queries.run(trace.con, "inspect_counts")
+    (row,) = counts(trace.con)
     kernels = spec["ranks"] * (spec["steps"] * spec["kernels_per_step"] + spec["setup_kernels"])
     dropped = spec["ranks"] * spec["steps"] * 2           # launches 6 and 13 of each step's 20 (every 7th)
     duplicates = spec["ranks"] * spec["steps"] * 2        # launches 0 and 10 of each step's 20

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid
-from pipeline.trace import queries
+from pipeline.trace import chain
 
 
 def test_devices_by_hand(open_export) -> None:
@@ -14,7 +14,7 @@ def test_devices_by_hand(open_export) -> None:
     e.kernel(300, 400, gpid(2), 2, device=1)
     e.kernel(50, 60, None, None, device=1)
     trace = open_export(e)
-    assert queries.run(trace.con, "inspect_devices") == [
+    assert chain.run(trace.con, {"inspect_read", "inspect_devices"})["inspect_devices"] == [
         {"device_id": 1, "kernels": 2, "processes": 1, "first_ns": 50, "last_ns": 400},
         {"device_id": 3, "kernels": 3, "processes": 2, "first_ns": 100, "last_ns": 1200},
     ]
@@ -24,5 +24,5 @@ def test_synthetic_one_device_per_rank(synth_trace, open_views) -> None:
     path, truth = synth_trace(ranks=3, steps=2, kernels_per_step=10, setup_kernels=2)
     trace = open_views(path)
     per_rank = 2 * 10 + 2
-    assert [(r["device_id"], r["kernels"], r["processes"]) for r in queries.run(trace.con, "inspect_devices")] == [
+    assert [(r["device_id"], r["kernels"], r["processes"]) for r in chain.run(trace.con, {"inspect_read", "inspect_devices"})["inspect_devices"]] == [
         (0, per_rank, 1), (1, per_rank, 1), (2, per_rank, 1)]

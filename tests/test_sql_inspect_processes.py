@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import queries
+from pipeline.trace import chain
 
 
 def test_processes_by_hand(open_export) -> None:
@@ -17,7 +17,7 @@ def test_processes_by_hand(open_export) -> None:
     e.range(7, None, gtid(41, 41), "mark", event_type=34)    # marks are not ranges: pid 41 is not active
     e.kernel(4, 5, None, None)                          # no process: left out
     trace = open_export(e)
-    assert queries.run(trace.con, "inspect_processes") == [
+    assert chain.run(trace.con, {"inspect_read", "inspect_processes"})["inspect_processes"] == [
         {"global_pid": gpid(40), "pid": 40, "name": None, "kernels": 0, "ranges": 2},
         {"global_pid": gpid(300, host=2), "pid": 300, "name": "python3", "kernels": 2, "ranges": 1},
     ]
@@ -27,5 +27,5 @@ def test_without_processes_table(open_export) -> None:
     e = Export()
     e.kernel(0, 1, gpid(5), 1)
     trace = open_export(e)
-    assert queries.run(trace.con, "inspect_processes") == [
+    assert chain.run(trace.con, {"inspect_read", "inspect_processes"})["inspect_processes"] == [
         {"global_pid": gpid(5), "pid": 5, "name": None, "kernels": 1, "ranges": 0}]

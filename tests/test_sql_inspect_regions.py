@@ -1,14 +1,20 @@
-"""inspect_regions.sql: name groups ranked by the GPU work they enclose; every figure worked out by hand."""
+"""inspect_regions.sql (after discovery_occurrences.sql and discovery_work.sql, over inspect_read.sql's read):
+name groups ranked by the GPU work they enclose; every figure worked out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import queries
+from pipeline.trace import chain
+from pipeline.trace.discovery import FILES
 
 P1, P1B, P2 = gtid(1, 1), gtid(1, 2), gtid(2, 2)
 PARAMS = {"limit": 10, "min_repeats": 2, "min_share": 0.5, "max_period_cv": 0.2, "warmup_factor": 1.2}
+
+
+def regions(con, **params) -> list[dict]:
+    return chain.run(con, {"inspect_read", *FILES}, **params)["inspect_regions"]
 
 
 def _export() -> Export:
@@ -40,7 +46,7 @@ def _export() -> Export:
 
 
 def test_ranked_groups_by_hand(open_export) -> None:
-    rows = queries.run(open_export(_export()).con, "inspect_regions", **PARAMS)
+    rows = regions(open_export(_export()).con, **PARAMS)
     by = {r["name_group"]: r for r in rows}
     assert [r["name_group"] for r in rows] == ["step", "layer", "op", "worker"]
     step = by["step"]
@@ -70,7 +76,7 @@ def test_warmup_and_limit(open_export) -> None:
         e.range(start, start + dur, P1, "step")
         start += dur + 10
     e.range(0, 5, P1, "other")
-    rows = queries.run(open_export(e).con, "inspect_regions", **{**PARAMS, "limit": 1})
+    rows = regions(open_export(e).con, **{**PARAMS, "limit": 1})
     assert len(rows) == 1 and rows[0]["name_group"] == "step" and rows[0]["warmup_occurrences"] == 1
     # periods after the first (steady): 120, 110, 100, 110 -> mean 110, sd 7.071
     assert rows[0]["period_cv"] == pytest.approx(50 ** 0.5 / 110) and rows[0]["period_skip"] == 1
@@ -84,7 +90,7 @@ def test_one_period_has_no_cv(open_export) -> None:
     e.range(300, 400, P1, "step")
     e.launch(10, P1, 1)
     e.kernel(20, 60, gpid(1), 1)
-    (row,) = queries.run(open_export(e).con, "inspect_regions", **PARAMS)
+    (row,) = regions(open_export(e).con, **PARAMS)
     assert (row["periods"], row["period_ns"], row["period_cv"], row["step_like"]) == (1, 300, None, True)
 
 
@@ -96,5 +102,5 @@ def test_unnamed_ranges_are_no_candidate(open_export) -> None:
         e.nvtx.append({"start": s, "end": s + 90, "eventType": 59, "globalTid": P1, "domainId": 0,
                        "text": None, "textId": 999})
         e.range(s + 10, s + 20, P1, "layer")
-    rows = queries.run(open_export(e).con, "inspect_regions", **PARAMS)
+    rows = regions(open_export(e).con, **PARAMS)
     assert [(r["name_group"], r["occurrences"], r["min_depth"]) for r in rows] == [("layer", 3, 0)]

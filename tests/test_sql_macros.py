@@ -1,4 +1,4 @@
-"""interval_union (pipeline/trace/sql/macros.sql): the union algorithm every union query uses."""
+"""Macros of pipeline/trace/sql/macros.sql: time_buckets and overlapping_ranges (linear in ranges)."""
 
 from __future__ import annotations
 
@@ -9,50 +9,27 @@ import duckdb
 from pipeline.trace import queries
 
 
-def unions(rows: list[tuple[str, int, int]]) -> list[tuple]:
-    """(group, start, end) rows -> (group, union, sum, count, last end) per group."""
+def _buckets(ranges: list[tuple[int, int]]) -> list[tuple[int, int, int, int]]:
+    """time_buckets over ranges (start, end): (start, end, width, bucket) rows."""
     con = duckdb.connect()
     queries.run(con, "macros")
-    con.execute("CREATE TABLE t (scope VARCHAR, k1 BIGINT, k2 BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    if rows:
-        con.executemany("INSERT INTO t VALUES ('s', NULL, ?, ?, ?)", [(ord(g), s, e) for g, s, e in rows])
-    return [(chr(k2), *rest) for k2, *rest in con.execute(
-        "SELECT k2, union_ns, sum_ns, interval_count, last_end_ns FROM interval_union('t') ORDER BY k2").fetchall()]
+    con.execute("CREATE TABLE r (start_ns BIGINT, end_ns BIGINT)")
+    if ranges:
+        con.executemany("INSERT INTO r VALUES (?, ?)", ranges)
+    return con.execute("SELECT start_ns, end_ns, width_ns, bucket FROM time_buckets(r) ORDER BY ALL").fetchall()
 
 
-def test_overlap_touch_gap_and_groups_by_hand():
-    # a: [0,10) and [5,20) overlap -> 0-20 (sum 10+15); [20,25) touches -> merges: 25;
-    #    [30,31) after a gap -> +1.  b: its own group, same times, no merging with a.
-    rows = [("a", 0, 10), ("a", 5, 20), ("a", 20, 25), ("a", 30, 31), ("b", 0, 3)]
-    assert unions(rows) == [("a", 26, 31, 4, 31), ("b", 3, 3, 1, 3)]
+def test_time_buckets_by_hand():
+    # mean length (10 + 30) // 2 = 20; envelope 0-100 over 2 ranges = 50: the wider, 50.
+    # [0,10] lies in bucket 0; [70,100] touches buckets 1 (50-99) and 2 (its end, 100).
+    assert _buckets([(0, 10), (70, 100)]) == [(0, 10, 50, 0), (70, 100, 50, 1), (70, 100, 50, 2)]
+    # dense ranges: mean length 40 beats the envelope 0-90 over 3 ranges (30)
+    assert [(s, b) for s, _, w, b in _buckets([(0, 40), (25, 65), (50, 90)]) if w == 40] == [
+        (0, 0), (0, 1), (25, 0), (25, 1), (50, 1), (50, 2)]
 
 
-def test_running_maximum_not_just_the_previous_interval():
-    # [0,100) covers [10,20); [50,60) starts before 100, so it adds nothing.
-    assert unions([("g", 0, 100), ("g", 10, 20), ("g", 50, 60)]) == [("g", 100, 120, 3, 100)]
-
-
-def test_equal_starts_in_any_order():
-    # the order among equal starts is not fixed by the sort; the union must not depend on it
-    assert unions([("g", 5, 6), ("g", 5, 30), ("g", 5, 10), ("g", 30, 31)]) == [("g", 26, 32, 4, 31)]
-
-
-def test_empty_input():
-    assert unions([]) == []
-
-
-def test_random_against_sort_and_merge():
-    rng = random.Random(7)
-    rows = [("g", s, s + rng.randint(0, 50)) for s in (rng.randint(0, 2_000) for _ in range(400))]
-    union, cur = 0, None
-    for s, e in sorted((s, e) for _, s, e in rows):
-        if cur is None or s > cur[1]:
-            union += 0 if cur is None else cur[1] - cur[0]
-            cur = [s, e]
-        else:
-            cur[1] = max(cur[1], e)
-    union += cur[1] - cur[0]
-    assert unions(rows)[0][1] == union
+def test_time_buckets_of_nothing():
+    assert _buckets([]) == []
 
 
 def _overlaps(ranges: list[tuple[int, int, int, int]], rows: list[tuple[str, int, int]]) -> list[tuple]:

@@ -9,6 +9,7 @@ from pipeline.trace import queries
 
 def test_keeps_the_inclusive_range_for_every_process():
     con = duckdb.connect()
+    queries.run(con, "macros")                         # time_buckets
     con.execute("CREATE TABLE region_ranges AS SELECT * FROM (VALUES "
                 "(1, 10, 100, 0, 5), (2, 10, 100, 10, 15), (3, 10, 100, 20, 25), "
                 "(1, 20, 200, 1, 6), (2, 20, 200, 11, 16)) AS t(occurrence, global_pid, pid, start_ns, end_ns)")
@@ -22,6 +23,7 @@ def test_keeps_the_inclusive_range_for_every_process():
 def test_counts_the_hosts_of_the_selected_ranges():
     """Bits 48+ of the process key are the host: two hosts' pid 10 are two processes on two hosts."""
     con = duckdb.connect()
+    queries.run(con, "macros")                         # time_buckets
     host = 1 << 48
     con.execute("CREATE TABLE region_ranges AS SELECT * FROM (VALUES "
                 f"(1, 10, 10, 0, 5), (1, {host + 10}, 10, 0, 5), (2, 10, 10, 10, 15)) "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 
 HOST = 3          # bits 48+ must not leak into pid or tid
 A_MAIN = gtid(1234, 5678, HOST)
@@ -84,4 +84,4 @@ def test_missing_tables_give_empty_views(open_export) -> None:
     trace = open_export(e)
     for view in ("ranges", "nvtx_domains", "launches", "kernels", "gpus"):
         assert _rows(trace, f"SELECT count(*) FROM {view}") == [(0,)], view
-    assert queries.run(trace.con, "inspect_counts")[0]["kernels"] == 0
+    assert chain.run(trace.con, {"inspect_read", "inspect_counts"})["inspect_counts"][0]["kernels"] == 0

@@ -45,11 +45,10 @@ def test_open_trace_with_unreachable_proxy_and_a_fresh_home(tmp_path: Path) -> N
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO), "HTTP_PROXY": UNREACHABLE,
            "HTTPS_PROXY": UNREACHABLE, "http_proxy": UNREACHABLE, "https_proxy": UNREACHABLE, "NO_PROXY": ""}
     script = ("import json, sys\n"
-              "from pipeline.trace import queries\n"
+              "from pipeline.trace import chain\n"
               "from pipeline.trace.open import open_trace\n"
               "t = open_trace(sys.argv[1])\n"
-              "queries.run(t.con, 'views')\n"
-              "print(json.dumps(queries.run(t.con, 'inspect_counts')[0]))\n")
+              "print(json.dumps(chain.run(t.con, {'views', 'inspect_read', 'inspect_counts'})['inspect_counts'][0]))\n")
     done = subprocess.run([sys.executable, "-c", script, str(trace)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

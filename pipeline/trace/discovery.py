@@ -1,8 +1,9 @@
 """Region discovery: which NVTX range marks one step, for `mfu inspect` and `mfu init`.
 
-The figures come from one SQL chain (sql/inspect_regions.sql) over every range of the
-trace; this module only turns them into a verdict a user can check: which names look
-like a training/inference step and why, or, when none does, that any choice is a guess.
+The figures come from one SQL chain over every range of the trace (sql/discovery_occurrences.sql,
+discovery_work.sql, inspect_regions.sql) and the kernel rows inspect read once (inspect_read.sql);
+this module only turns them into a verdict a user can check: which names look like a
+training/inference step and why, or, when none does, that any choice is a guess.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from typing import Any
 
 import duckdb
 
-from pipeline.trace import queries
+from pipeline.trace import chain
 
+FILES = {"discovery_occurrences", "discovery_work", "inspect_regions"}     # kernel_rows: the caller's read
 # What makes a name step-like (all must hold); the reasons printed use the same numbers.
 MIN_REPEATS = 2          # occurrences in every process that has the name
 MIN_SHARE = 0.5          # of the trace's kernel time launched inside its occurrences
@@ -40,8 +42,8 @@ def discover(con: duckdb.DuckDBPyConnection, limit: int, ranges: int, kernels: i
     """Name groups ranked by the GPU work they enclose, each with why it is (not) step-like; `ranges` counts
     the trace's NVTX ranges, named or not (none named is not the same as none at all), and `kernels` its kernel
     rows (kernels without any time are not the same as none: the trace lost their timestamps)."""
-    rows = queries.run(con, "inspect_regions", limit=limit, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
-                       max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)
+    rows = chain.run(con, FILES, limit=limit, min_repeats=MIN_REPEATS, min_share=MIN_SHARE,
+                     max_period_cv=MAX_PERIOD_CV, warmup_factor=WARMUP_FACTOR)["inspect_regions"]
     for r in rows:
         r["reasons"] = reasons(r, kernels)
     steps = [r["name_group"] for r in rows if r["step_like"]]

@@ -1,6 +1,7 @@
 """`mfu inspect`: what a trace holds and which analyses it supports, before writing a job.
 
-Everything is counted in SQL (pipeline/trace/sql/inspect_*.sql); this module only
+Everything is counted in SQL (pipeline/trace/sql/inspect_*.sql), over one read of the trace's launch and
+kernel tables (inspect_read.sql; the SQLite scanner would read the file again for each query); this module only
 decides what the counts mean for the user: which tables are missing and what
 that prevents, and (trace/discovery.py) which NVTX range looks like one step.
 """
@@ -37,7 +38,7 @@ def inspect_trace(path: Path, ranges: int = 30, regions: int = 10, verify: bool 
 def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
     trace = open_trace(path)
     try:
-        queries.run(trace.con, "views")
+        chain.run(trace.con, {"views", "inspect_read"})
         counts = queries.run(trace.con, "inspect_counts")[0]
         groups = queries.run(trace.con, "inspect_ranges", limit=ranges)
         total_groups = queries.run(trace.con, "inspect_range_groups")[0]["groups"]

@@ -1,8 +1,9 @@
--- reads: kernels, ranges, raw_processes
+-- reads: kernel_rows, ranges, raw_processes
 -- creates: -
--- Processes that launched kernels or emitted NVTX ranges, with their names when exported.
+-- Processes that launched kernels or emitted NVTX ranges, with their names when exported
+-- (kernel_rows: inspect_read.sql).
 WITH active AS (
-    SELECT global_pid, count(*) AS kernels, 0 AS ranges FROM kernels GROUP BY global_pid
+    SELECT global_pid, count(*) AS kernels, 0 AS ranges FROM kernel_rows GROUP BY global_pid
     UNION ALL
     SELECT global_pid, 0, count(*) FROM ranges GROUP BY global_pid
 )

@@ -1,95 +1,11 @@
--- reads: ranges, launches, kernels, interval_union
--- creates: discovery_ranges, discovery_groups, discovery_depth, discovery_occ, discovery_kernels, discovery_work, discovery_occ_work, discovery_warmup
+-- reads: discovery_occ, discovery_work, discovery_depth, discovery_groups, kernel_rows
+-- creates: discovery_occ_work, discovery_warmup
 -- Region discovery for `mfu inspect` / `mfu init`: every NVTX range-name group ranked by the GPU
 -- work it encloses, with what makes a name look like one training/inference step.
 -- Names are grouped with PyTorch's ", seq = N, op_id = M" suffixes removed (select them with
 -- `match: prefix`). All set-based: no per-range loop, so millions of ranges are fine.
---
--- Occurrences of a group are counted per process as in a job (SEMANTICS §3, §6): ranges of the
--- group that overlap in one process fold into the outermost (an island); islands open on a
--- strict overlap, so back-to-back steps stay two occurrences.
--- gid: a hash of (name group, domain), so windows partition on an integer, not on strings; the
--- per-range table keeps numbers only, the names live once per distinct name in discovery_groups.
--- A range without a name (no text, and a textId in no StringIds row: a damaged export) is no
--- candidate: no job can select it, and all such ranges would form one group of unrelated ranges.
-CREATE OR REPLACE TEMP TABLE discovery_ranges AS
-SELECT hash(regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', ''), domain) AS gid,
-       global_pid, pid, global_tid, start_ns, end_ns
-FROM ranges
-WHERE name IS NOT NULL;
-
-CREATE OR REPLACE TEMP TABLE discovery_groups AS
-WITH names AS (
-    SELECT DISTINCT name, domain FROM ranges WHERE name IS NOT NULL
-),
-named AS (
-    SELECT regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '') AS name_group, name, domain FROM names
-)
-SELECT hash(name_group, domain) AS gid, any_value(name_group) AS name_group, any_value(domain) AS domain,
-       bool_or(name <> name_group) AS has_suffix, min(name) AS example
-FROM named
-GROUP BY hash(name_group, domain);
-
--- Nesting depth in the range's own thread: ranges open when it starts (push/pop ranges nest per
--- thread). A sweep over start (+1) and end (-1) events; at equal times ends go first, and of two
--- ranges starting together the longer one is the outer.
-CREATE OR REPLACE TEMP TABLE discovery_depth AS
-WITH events AS (
-    SELECT global_tid, start_ns AS t, 1 AS ord, -end_ns AS tie, 1 AS delta, gid FROM discovery_ranges
-    UNION ALL
-    SELECT global_tid, end_ns, 0, 0, -1, NULL FROM discovery_ranges
-),
-swept AS (
-    SELECT gid, delta,
-           sum(delta) OVER (PARTITION BY global_tid ORDER BY t, ord, tie ROWS UNBOUNDED PRECEDING) - 1 AS depth
-    FROM events
-)
-SELECT gid, min(depth) AS min_depth, max(depth) AS max_depth
-FROM swept WHERE delta = 1
-GROUP BY gid;
-
-CREATE OR REPLACE TEMP TABLE discovery_occ AS
-WITH marked AS (
-    SELECT gid, global_pid, pid, start_ns, end_ns,
-           max(end_ns) OVER (PARTITION BY gid, global_pid ORDER BY start_ns, end_ns DESC
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
-    FROM discovery_ranges
-),
-islands AS (
-    SELECT *, sum(CASE WHEN prev_end_ns IS NULL OR start_ns >= prev_end_ns THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY gid, global_pid ORDER BY start_ns, end_ns DESC
-                        ROWS UNBOUNDED PRECEDING) AS occurrence
-    FROM marked
-)
-SELECT row_number() OVER () AS occ_id, *,
-       coalesce(lead(start_ns) OVER (PARTITION BY gid, global_pid ORDER BY occurrence) = end_ns, false) AS shared_end
-FROM (SELECT gid, global_pid, pid, occurrence, min(start_ns) AS start_ns, max(end_ns) AS end_ns, count(*) AS ranges
-      FROM islands
-      GROUP BY gid, global_pid, pid, occurrence);
-
--- Kernels launched inside an occurrence by its process (process attribution, SEMANTICS §4).
--- Each kernel gets its launch time once (duplicate runtime rows of one launch key: the first),
--- then falls in at most one occurrence per name group: a launch exactly at the end of an
--- occurrence that the next one starts at goes to the next. The process equality is written as
--- a difference so DuckDB plans a range join on the two time bounds, not a hash join per process.
-CREATE OR REPLACE TEMP TABLE discovery_kernels AS
-WITH launched AS (
-    SELECT global_pid, correlation_id, min(start_ns) AS launch_ns FROM launches GROUP BY global_pid, correlation_id
-),
-timed AS (
-    SELECT k.global_pid, l.launch_ns, k.start_ns, k.end_ns
-    FROM kernels AS k
-    JOIN launched AS l ON l.global_pid = k.global_pid AND l.correlation_id = k.correlation_id
-)
-SELECT 'occurrence' AS scope, o.occ_id AS k1, CAST(NULL AS BIGINT) AS k2, t.start_ns, t.end_ns
-FROM timed AS t
-JOIN discovery_occ AS o
-  ON t.launch_ns >= o.start_ns AND t.launch_ns <= o.end_ns AND t.global_pid - o.global_pid = 0
- AND (t.launch_ns < o.end_ns OR NOT o.shared_end);
-
-CREATE OR REPLACE TEMP TABLE discovery_work AS
-SELECT k1 AS occ_id, union_ns, sum_ns, interval_count AS kernel_count, last_end_ns
-FROM interval_union('discovery_kernels');
+-- The occurrences of every name group come from discovery_occurrences.sql, the GPU work launched inside
+-- each from discovery_work.sql; this file ranks the groups.
 
 -- Per occurrence: wall = envelope of the ranges and their kernels; period = start of the next
 -- occurrence in the same process minus this start.
@@ -100,7 +16,8 @@ SELECT o.*, greatest(o.end_ns, coalesce(w.last_end_ns, o.end_ns)) - o.start_ns A
        lead(o.start_ns) OVER (PARTITION BY o.gid, o.global_pid ORDER BY o.occurrence)
            - o.start_ns AS period_ns
 FROM discovery_occ AS o
-LEFT JOIN discovery_work AS w USING (occ_id);
+LEFT JOIN (SELECT k1 AS occ_id, union_ns, sum_ns, interval_count AS kernel_count, last_end_ns
+           FROM discovery_work WHERE scope = 'occurrence') AS w USING (occ_id);
 
 -- Warm-up: the leading occurrences (k = 1, 2, ... while each holds) whose wall time, slowest
 -- process, exceeds $warmup_factor x the group's median.
@@ -124,7 +41,7 @@ SELECT gid, count(*) FILTER (WHERE is_warmup) AS warmup_occurrences FROM slow GR
 -- count against a step-like name. The CV is sqrt(n*S2 - S1^2) / S1 over the exact integer sums S1, S2 of
 -- the periods and their squares: stddev_pop's floating-point running sums depend on the order the threads
 -- meet the rows in, which changed the CV's last digits from run to run (inspect --format json).
-WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernels),
+WITH total AS (SELECT sum(end_ns - start_ns) AS kernel_ns FROM kernel_rows),
 per_process AS (
     SELECT gid, min(n) AS min_per_process, max(n) AS max_per_process
     FROM (SELECT gid, global_pid, count(*) AS n FROM discovery_occ_work GROUP BY ALL)

@@ -1,32 +1,6 @@
 -- reads: -
--- creates: interval_union, overlapping_ranges, name_matches
+-- creates: overlapping_ranges, name_matches, time_buckets
 -- Macros every connection defines (pipeline/trace/open.py connect()).
-
--- The union algorithm of SEMANTICS §5 inside a SQL chain (inspect_regions.sql needs it mid-file).
--- The report's kernel unions, about ten groupings of the same rows, use the same rule from one
--- sorted copy instead (trace/unions.py, files declaring `-- unions (...)`): a window re-sorts
--- every row per call. Per group of the intervals in table (or
--- CTE) `tbl`, which has columns scope, k1, k2 (the group: any types, NULL allowed),
--- start_ns and end_ns. One sort per call, by (group, start): each interval adds what it reaches
--- beyond the running maximum end of the ones before it in its group,
---   max(0, end - max(start, covered_end)),
--- so touching intervals merge and a long interval covers later short ones. The order among
--- equal starts does not change the sum. A caller puts every grouping it needs into one `tbl`
--- with a distinct scope: one window pass, integer or short keys, no struct keys. Returns per group: union, summed durations, count, last end.
-CREATE OR REPLACE TEMP MACRO interval_union(tbl) AS TABLE
-WITH marked AS (
-    SELECT scope, k1, k2, start_ns, end_ns,
-           max(end_ns) OVER (PARTITION BY scope, k1, k2 ORDER BY start_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_end_ns
-    FROM query_table(tbl)
-)
-SELECT scope, k1, k2,
-       CAST(sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_end_ns, start_ns)))) AS BIGINT) AS union_ns,
-       CAST(sum(end_ns - start_ns) AS BIGINT) AS sum_ns,
-       count(*) AS interval_count,
-       max(end_ns) AS last_end_ns
-FROM marked
-GROUP BY scope, k1, k2;
 
 -- Rows of table (or CTE) `tbl` (with start_ns and end_ns) paired with each selected range they
 -- overlap in time (start before the range's end, end after its start), each pair once, whatever
@@ -53,6 +27,24 @@ JOIN range_buckets AS s
  AND t.start_ns < s.end_ns
  AND t.end_ns > s.start_ns
 WHERE t.bucket = greatest(t.start_ns, s.start_ns) // t.bucket_width_ns;
+
+-- The rows of table `tbl` (start_ns, end_ns: ranges) listed under every time bucket they touch, so that
+-- pairing events with the ranges holding them is an equality join on (process, bucket) and linear in
+-- ranges (issue #10: 20,000 occurrences), never a join on the process alone, which pairs every event
+-- with every range of its process. The time axis is cut into buckets of the ranges' mean length, or of
+-- the envelope's length over the number of ranges where that is longer (sparse ranges: an interval
+-- across the envelope then touches about one bucket per range), so the listing has at most about three
+-- rows per range. The buckets only narrow the candidates; a join's own tests decide, so any width gives
+-- the same pairs. Returns tbl's columns plus width_ns and bucket. The run's selected ranges
+-- (select_occurrences.sql) and inspect's occurrences of every name group (inspect_regions.sql) use it.
+CREATE OR REPLACE TEMP MACRO time_buckets(tbl) AS TABLE
+WITH width AS (
+    SELECT CAST(greatest(1, sum(end_ns - start_ns) // count(*), (max(end_ns) - min(start_ns)) // count(*)) AS BIGINT)
+           AS width_ns
+    FROM query_table(tbl)
+)
+SELECT s.*, w.width_ns, unnest(range(s.start_ns // w.width_ns, s.end_ns // w.width_ns + 1)) AS bucket
+FROM query_table(tbl) AS s, width AS w;
 
 -- Whether NVTX range name `name` matches a region's `pattern` under `how` (SEMANTICS §3): exact |
 -- prefix | contains | regex (RE2, unanchored search), case-sensitive. The regex is '' unless `how` is

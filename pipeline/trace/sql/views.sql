@@ -55,6 +55,8 @@ FROM raw_runtime AS r;
 -- (--cuda-graph-trace=node) are ordinary kernel rows: graph_id stays NULL for them.
 -- name_id: the short name (demangled when absent), which classes match; detail_id: the
 -- demangled name, whose template arguments may say the data type (precision, classify.sql).
+-- node_graph_id: the graph a kernel captured at node level belongs to (graphIds are per process), for
+-- `mfu inspect` (inspect_graphs.sql); a query that does not name it never reads it.
 CREATE OR REPLACE TEMP VIEW kernels AS
 SELECT
     k.start AS start_ns,
@@ -65,10 +67,11 @@ SELECT
     k.globalPid AS global_pid,
     coalesce(k.shortName, k.demangledName) AS name_id,
     k.demangledName AS detail_id,
-    CAST(NULL AS BIGINT) AS graph_id
+    CAST(NULL AS BIGINT) AS graph_id,
+    k.graphId AS node_graph_id
 FROM raw_kernel AS k
 UNION ALL
-SELECT g.start, g."end", g.deviceId, g.streamId, g.correlationId, g.globalPid, NULL, NULL, g.graphId
+SELECT g.start, g."end", g.deviceId, g.streamId, g.correlationId, g.globalPid, NULL, NULL, g.graphId, NULL
 FROM raw_graph_trace AS g;
 
 CREATE OR REPLACE TEMP VIEW gpus AS
