@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:                  # imported where a pool starts: a one-worker run needs no process pool
     from concurrent.futures import ProcessPoolExecutor
 
-from pipeline import interrupts, nopandas
+from pipeline import interrupts, nopandas, progress
 from pipeline.errors import UsageError
 from pipeline.trace.open import remove_orphaned_spills
 
@@ -109,9 +109,11 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 
 def _worker_init() -> None:
     """A local worker stops cleanly on a signal (interrupts) and never imports pandas (nopandas), however it
-    was started: a forked worker inherits the command's block, a spawned or forkserver one would not."""
+    was started: a forked worker inherits the command's block, a spawned or forkserver one would not. It draws no
+    progress over its parent's line."""
     interrupts.worker_init()
     nopandas.block()
+    progress.configure(False)         # a forked worker inherits the command's choice; its parent counts its files
 
 
 SCHEDULER_TIMEOUT_S = 10

@@ -2,7 +2,7 @@
 the tables the SQL chain creates, and imports point one way along the stages it describes.
 
 The rule, precisely (ARCHITECTURE.md, "Imports"):
-- base modules (errors, bundled, interrupts, nopandas) import no other part of the package;
+- base modules (errors, bundled, interrupts, nopandas, progress) import no other part of the package;
 - a stage module imports only base modules, its own stage, and stages BEFORE it in the flow
   job -> trace -> analysis -> model, hardware -> checks -> report (it consumes their outputs);
   model and hardware are one stage;
@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "pipeline"
 DOC = REPO / "ARCHITECTURE.md"
 
-BASE = {"pipeline", "pipeline.errors", "pipeline.bundled", "pipeline.interrupts", "pipeline.nopandas"}
+BASE = {"pipeline", "pipeline.errors", "pipeline.bundled", "pipeline.interrupts", "pipeline.nopandas",
+        "pipeline.progress"}
 STAGES = ["job", "trace", "analysis", "model", "hardware", "checks", "report"]
 RANK = {"job": 0, "trace": 1, "analysis": 2, "model": 3, "hardware": 3, "checks": 4, "report": 5}
 # A stage module that is a command of its own, importing forward like commands do, with the reason:

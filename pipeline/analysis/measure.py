@@ -23,6 +23,7 @@ from pipeline.analysis.trace_warnings import (analysed, backwards_warning, dupli
 from pipeline.trace import chain, queries
 from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
+from pipeline import progress
 from pipeline.errors import TraceError
 from pipeline.trace.open import GPU_WORK, MEMORY_LIMIT, Trace
 
@@ -119,8 +120,9 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
     steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
              "attribute_memops", "duplicate_kernels", "duplicate_memops", "classify", "operator_ranges"}
-    rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
-                     mode=attribution, **classify_params)
+    with progress.phase("attributing kernels to occurrences", con=trace.con):
+        rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
+                         mode=attribution, **classify_params)
     # the launch table is read again only when there are operator ranges or named parts of the step (more
     # labels than the region's own) to place kernels in, never under window attribution (no launch rows)
     found = rows["operator_ranges"][0]
@@ -191,7 +193,8 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     """Times per occurrence, device and rank, and over all occurrences, from the window tables alone."""
     steps = {"window_unions", "name_times", "kernel_union", "occurrence_times", "occurrence_spans",
              "occurrence_totals", "device_times", "rank_times", "rank_union", "backwards_kernels"}
-    rows = chain.run(con, steps - window.made, comm_class=comm_class)
+    with progress.phase("measuring the window", con=con):
+        rows = chain.run(con, steps - window.made, comm_class=comm_class)
     # worded here, over the occurrences analysed: a shared window holds other jobs' too
     warnings = list(window.warnings)
     if window.hosts > 1:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
-from pipeline import interrupts
+from pipeline import interrupts, progress
 from pipeline.analysis import classes, kept_window, registry
 from pipeline.trace import cache
 from pipeline.trace import chain, queries
@@ -243,10 +243,12 @@ def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
     ts = TraceSet(con=connect(), paths=list(paths), materialized=True)
     try:
         done: list[Extracted | Unopened | Exception] = []
-        for i, f in enumerate(futures):
-            done.append(_outcome(f))
-            if all(isinstance(d, Extracted) for d in done):
-                _collect(ts.con, done[-1], i)
+        with progress.phase("trace files", total=len(futures), unit="files") as shown:
+            for i, f in enumerate(futures):
+                done.append(_outcome(f))
+                shown.advance()
+                if all(isinstance(d, Extracted) for d in done):
+                    _collect(ts.con, done[-1], i)
         if failed := [d for d in done if not isinstance(d, Extracted)]:
             first = min(failed, key=lambda d: not isinstance(d, Unopened))     # the earliest, unopened ones first
             raise first.error if isinstance(first, Unopened) else first

@@ -13,7 +13,7 @@ import os
 import sys
 import traceback
 
-from pipeline import interrupts, nopandas
+from pipeline import interrupts, nopandas, progress
 from pipeline.cli.parser import build_parser
 from pipeline.errors import ExitCode, MfuError, environment_error
 
@@ -32,6 +32,7 @@ def _command(argv: list[str] | None) -> int:
         args, unknown = _intermixed(args, sys.argv[1:] if argv is None else list(argv))
     if unknown:                          # the command's usage and --help, not the top level's
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    progress.configure(_progress_wanted(args))
     for stream in (sys.stdout, sys.stderr):  # names from a trace in an ASCII or Latin-1 locale: escaped, not a crash
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -63,6 +64,15 @@ def _command(argv: list[str] | None) -> int:
         print("internal error: this is a bug in mfu-pipeline; please report it with the text above",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    """--progress / --no-progress when given; else only for a person watching: stderr a terminal, no JSON for a
+    tool on stdout, no CI (whose logs would keep every redrawn line)."""
+    if getattr(args, "progress", None) is not None:
+        return args.progress
+    return (sys.stderr is not None and sys.stderr.isatty() and getattr(args, "format", "text") != "json"
+            and not os.environ.get("CI"))
 
 
 def _intermixed(args: argparse.Namespace, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

@@ -112,12 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Commands whose work can run long on a big trace: they take --progress / --no-progress (pipeline/progress.py).
+PROGRESS_COMMANDS = ("run", "inspect", "init", "demo", "synth")
+
+
 def _command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str,
              epilog: str = EPILOG) -> argparse.ArgumentParser:
     """A command's parser: its help is also its description, and every command's --help ends with the exit codes."""
     sp = sub.add_parser(name, help=help, description=help, epilog=epilog,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sp.set_defaults(func=func, parser=sp)
+    if name in PROGRESS_COMMANDS:
+        sp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show (or never show) on stderr the phase, what is done of how much, and the time, "
+                             "for any phase over 2 s (default: only when stderr is a terminal, not under "
+                             "--format json, not in CI)")
     return sp
 
 

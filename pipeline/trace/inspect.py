@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.analysis.classes import classify_params, load_rules
 from pipeline.analysis.precision import UNKNOWN
+from pipeline import progress
 from pipeline.trace import chain, discovery, integrity, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
@@ -38,15 +39,17 @@ def inspect_trace(path: Path, ranges: int = 30, regions: int = 10, verify: bool 
 def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
     trace = open_trace(path)
     try:
-        chain.run(trace.con, {"views", "inspect_read"})
+        with progress.phase("reading the trace", con=trace.con):
+            chain.run(trace.con, {"views", "inspect_read"})
         counts = queries.run(trace.con, "inspect_counts")[0]
         groups = queries.run(trace.con, "inspect_ranges", limit=ranges)
         total_groups = queries.run(trace.con, "inspect_range_groups")[0]["groups"]
         devices = queries.run(trace.con, "inspect_devices")
         processes = queries.run(trace.con, "inspect_processes")
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
-        found = discovery.discover(trace.con, regions, counts["nvtx_ranges"], counts["kernels"])
-        precision = _precision(trace.con)
+        with progress.phase("ranking NVTX regions and kernel classes", con=trace.con):
+            found = discovery.discover(trace.con, regions, counts["nvtx_ranges"], counts["kernels"])
+            precision = _precision(trace.con)
         graphs = queries.run(trace.con, "inspect_graphs")[0]
     finally:
         trace.con.close()

@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from pipeline import progress
 from pipeline.trace import queries
 from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, Tables, write_export
 from pipeline.trace.open import connect, literal
@@ -39,9 +40,11 @@ def generate_scaled(spec: SynthSpec, out: Path) -> dict:
         con.execute("BEGIN")
         per_step = spec.ranks * spec.kernels_per_step
         chunk = max(1, CHUNK_KERNELS // per_step)
-        for first in range(0, spec.steps, chunk):
-            queries.run(con, "synth_scaled", **_params(spec), first_step=first,
-                        last_step=min(first + chunk, spec.steps) - 1)
+        with progress.phase("writing the trace", total=spec.steps, unit="steps", con=con) as shown:
+            for first in range(0, spec.steps, chunk):
+                queries.run(con, "synth_scaled", **_params(spec), first_step=first,
+                            last_step=min(first + chunk, spec.steps) - 1)
+                shown.advance(min(chunk, spec.steps - first))
         con.execute("COMMIT")
     finally:
         con.close()
