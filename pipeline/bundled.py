@@ -7,6 +7,8 @@ an installed wheel read the same files by the same names. No module walks up fro
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -36,6 +38,30 @@ def pycache_folder(folder: Path) -> Path:
     if sys.pycache_prefix:
         return Path(sys.pycache_prefix).joinpath(*folder.resolve().parts[1:])
     return folder / "__pycache__"
+
+
+def user_cache_folder() -> Path | None:
+    """$MFU_CACHE_DIR, else $XDG_CACHE_HOME/mfu-pipeline, else ~/.cache/mfu-pipeline; None without a home folder."""
+    if os.environ.get("MFU_CACHE_DIR"):
+        return Path(os.environ["MFU_CACHE_DIR"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "mfu-pipeline"
+    try:
+        return Path.home() / ".cache" / "mfu-pipeline"
+    except (RuntimeError, KeyError):              # HOME unset and a user id without a passwd entry (containers)
+        return None
+
+
+def kept_folder(folder: Path) -> Path:
+    """Where code and verdicts derived from the package's files in `folder` (compiled templates, schema and RE2
+    verdicts) are kept between processes: beside Python's bytecode (pycache_folder) when Python writes it; when it
+    writes none (PYTHONDONTWRITEBYTECODE, -B: a read-only or clean tree) in the user's cache folder, under a
+    name of `folder`, so templates still compile once and schemas are still checked once (issue 34: without, a
+    cold run was 4.4x the floor, not 3.4x). Writers ignore a folder they cannot write."""
+    base = user_cache_folder() if sys.dont_write_bytecode else None
+    if base is None:
+        return pycache_folder(folder)
+    return base / "derived" / hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
 
 
 def _inside(path: Path) -> str | None:

@@ -17,7 +17,8 @@ PAGES = ("report.md.j2", "report.html.j2")
 
 
 def _pages(env: jinja2.Environment) -> list[str]:
-    return [env.get_template(name).render(r=DEMO, svgs={}, indexed=False) for name in PAGES]
+    sections = render.section_tables(DEMO)
+    return [env.get_template(name).render(r=DEMO, svgs={}, sections=sections, indexed=False) for name in PAGES]
 
 
 def _no_compiling(env: jinja2.Environment, monkeypatch) -> None:
@@ -26,8 +27,9 @@ def _no_compiling(env: jinja2.Environment, monkeypatch) -> None:
     monkeypatch.setattr(env, "compile", refuse)
 
 
-def test_a_second_process_renders_from_the_kept_code(tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+@pytest.mark.parametrize("no_bytecode", [False, True])
+def test_a_second_process_renders_from_the_kept_code(tmp_path, monkeypatch, no_bytecode):
+    monkeypatch.setattr(sys, "dont_write_bytecode", no_bytecode)     # kept whatever PYTHONDONTWRITEBYTECODE says
     first = _pages(render.make_environment(tmp_path))
     kept = sorted(p.name for p in tmp_path.iterdir())
     assert len(kept) >= len(PAGES) + 1 and all(name.endswith(".jinja2") for name in kept)   # pages and partials
@@ -36,10 +38,14 @@ def test_a_second_process_renders_from_the_kept_code(tmp_path, monkeypatch):
     assert _pages(second) == first
 
 
-def test_nothing_is_kept_when_python_writes_no_bytecode(tmp_path, monkeypatch):
+def test_kept_in_the_user_cache_when_python_writes_no_bytecode(tmp_path, monkeypatch):
+    """Beside the templates as Python keeps bytecode; with PYTHONDONTWRITEBYTECODE in the user's cache folder
+    (issue 34: every run compiled the templates again)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert render.compiled_templates_folder().parts[-2:] == ("templates", "__pycache__")
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    _pages(render.make_environment(tmp_path / "code"))
-    assert not (tmp_path / "code").exists()
+    monkeypatch.setenv("MFU_CACHE_DIR", str(tmp_path))
+    assert render.compiled_templates_folder().parent == tmp_path / "derived"
 
 
 def test_other_jinja_or_compiler_setup_does_not_reuse_the_code(tmp_path, monkeypatch):

@@ -151,10 +151,8 @@ def test_re2_checks_many_patterns_at_once_and_names_each_bad_one():
 def test_re2_remembers_a_valid_list_not_a_bad_one(tmp_path, monkeypatch):
     """A list RE2 accepted is remembered (the shipped classes are checked on every run); one with a bad
     pattern never is, and another list is another verdict."""
-    import sys
     from pipeline.trace import re2
-    monkeypatch.setattr(re2, "pycache_folder", lambda _: tmp_path)
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(re2, "kept_folder", lambda _: tmp_path)
     assert re2.problems(["gemm", "nccl"]) == [None, None]
     assert [f.name[:4] for f in tmp_path.iterdir()] == ["re2-"]
 
@@ -163,8 +161,7 @@ def test_re2_remembers_a_valid_list_not_a_bad_one(tmp_path, monkeypatch):
     monkeypatch.setattr(re2, "_con", no_query)
     assert re2.problems(["gemm", "nccl"]) == [None, None]                 # remembered: no query
     monkeypatch.undo()
-    monkeypatch.setattr(re2, "pycache_folder", lambda _: tmp_path)
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(re2, "kept_folder", lambda _: tmp_path)
     assert re2.problems(["gemm", "(?=x)"])[1] is not None
     assert re2.problems(["gemm", "cutlass"]) == [None, None]
     assert len(list(tmp_path.iterdir())) == 2                            # the bad list left nothing

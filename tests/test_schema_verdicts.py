@@ -20,10 +20,9 @@ from tests.test_run_synth import write_job
 
 @pytest.fixture
 def verdicts(tmp_path, monkeypatch) -> Path:
-    """Verdicts kept in a folder of the test's own, written as when Python writes bytecode."""
+    """Verdicts kept in a folder of the test's own."""
     folder = tmp_path / "verdicts"
-    monkeypatch.setattr(documents, "pycache_folder", lambda _: folder)
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(documents, "kept_folder", lambda _: folder)
     return folder
 
 
@@ -77,12 +76,15 @@ def test_another_document_schema_or_code_is_validated_again(tmp_path, verdicts, 
     monkeypatch.undo()
 
 
-def test_nothing_is_remembered_when_python_writes_no_bytecode(tmp_path, verdicts, validations, monkeypatch):
+def test_remembered_in_the_user_cache_when_python_writes_no_bytecode(tmp_path, validations, monkeypatch):
+    """PYTHONDONTWRITEBYTECODE (issue 34): the verdict goes to the user's cache folder, not nowhere."""
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setenv("MFU_CACHE_DIR", str(tmp_path / "user-cache"))
     path = job_file(tmp_path)
     load_job(path)
     load_job(path)
-    assert validations == ["job.schema.json"] * 2 and not verdicts.exists()
+    assert validations == ["job.schema.json"]
+    assert [f.name[:6] for f in (tmp_path / "user-cache" / "derived").glob("*/*")] == ["valid-"]
 
 
 def test_an_unwritable_folder_means_validating_again(tmp_path, verdicts, validations):

@@ -26,7 +26,7 @@ if TYPE_CHECKING:                     # imported when a schema is first used: `m
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
-from pipeline.bundled import label as bundled_label, pycache_folder, schema_path, schema_paths
+from pipeline.bundled import kept_folder, label as bundled_label, schema_path, schema_paths
 from pipeline.errors import ConfigError, Problem
 
 
@@ -97,8 +97,8 @@ _ShippedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+
 
 
 # Documents found valid are remembered as Python remembers bytecode: an empty file per schema and
-# document in this package's __pycache__ (not beside the schemas: configs/ and schemas/ hold
-# shipped files only), so an unchanged job file, catalog or preset list is not validated
+# document in this package's __pycache__, or the user's cache folder when Python writes no bytecode
+# (bundled.kept_folder; not beside the schemas: configs/ and schemas/ hold shipped files only), so an unchanged job file, catalog or preset list is not validated
 # again by the next process (importing jsonschema alone is 0.03-0.07 s of every run). Only a
 # document without problems is remembered; its name is a hash of everything the verdict depends on.
 VERDICT_CODE = ("job/documents.py",)
@@ -355,7 +355,7 @@ def _verdict_file(data: Any, schema_name: str) -> Path:
     """Where "valid" is remembered: named by the document (its repr is exact for the types YAML and
     JSON make, 1 and 1.0 and '1' apart), the schema's name and _verdict_key()."""
     document = hashlib.sha256(f"{_verdict_key()}\0{schema_name}\0{data!r}".encode()).hexdigest()[:32]
-    return pycache_folder(Path(str(resources.files("pipeline.job")))) / f"valid-{document}"
+    return kept_folder(Path(str(resources.files("pipeline.job")))) / f"valid-{document}"
 
 
 @cache
@@ -372,10 +372,9 @@ def _verdict_key() -> str:
 
 
 def remember(verdict: Path) -> None:
-    """Written only when Python writes bytecode itself; a folder that cannot be written means validating again.
-    Verdicts of one kind share a name prefix ('valid-', 're2-'): at most VERDICTS_KEPT of each are kept."""
-    if sys.dont_write_bytecode:
-        return
+    """A folder that cannot be written means validating again (bundled.kept_folder says where, whatever
+    PYTHONDONTWRITEBYTECODE says). Verdicts of one kind share a name prefix ('valid-', 're2-'): at most
+    VERDICTS_KEPT of each are kept."""
     kind = verdict.name.split("-")[0] + "-"
     with contextlib.suppress(OSError):
         verdict.parent.mkdir(parents=True, exist_ok=True)

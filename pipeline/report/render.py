@@ -20,7 +20,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from pipeline.analysis.registry import ANALYSES, Column, Section
-from pipeline.bundled import pycache_folder
+from pipeline.bundled import kept_folder
 from pipeline.checks import plausibility
 from pipeline.report import charts, drawing, mdsafe, phone_charts, publish
 from pipeline.report.fmt import NBSP, column, fmt_against, fmt_fraction_pct, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
@@ -123,8 +123,8 @@ class CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
     Compiling a report's templates takes about 0.1 s, as long as rendering it takes, in every
     `mfu run` and batch worker. The code is stored in `templates/__pycache__` (under
-    PYTHONPYCACHEPREFIX when set), written only when Python writes bytecode itself
-    (PYTHONDONTWRITEBYTECODE, `-B`), reused while the template's text is unchanged: Jinja checks
+    PYTHONPYCACHEPREFIX when set), or in the user's cache folder when Python writes no bytecode
+    (PYTHONDONTWRITEBYTECODE, `-B`: bundled.kept_folder), reused while the template's text is unchanged: Jinja checks
     its checksum, the file name carries a key of everything else the code depends on (Jinja and
     Python versions, this module and mdsafe.py, which set up the compiler). A folder that cannot
     be written, or a damaged file, means compiling as before: the cache never changes a report.
@@ -143,16 +143,14 @@ class CompiledTemplates(jinja2.FileSystemBytecodeCache):
             bucket.reset()
 
     def dump_bytecode(self, bucket: Any) -> None:
-        if sys.dont_write_bytecode:
-            return
         with contextlib.suppress(OSError):          # read-only install, full disk: just not kept
             Path(self.directory).mkdir(parents=True, exist_ok=True)
             super().dump_bytecode(bucket)
 
 
 def compiled_templates_folder() -> Path:
-    """Where CompiledTemplates keeps the code: beside the templates, as Python would for modules."""
-    return pycache_folder(Path(str(resources.files("pipeline.report"))) / "templates")
+    """Where CompiledTemplates keeps the code: beside the templates, as Python would for modules (bundled.kept_folder)."""
+    return kept_folder(Path(str(resources.files("pipeline.report"))) / "templates")
 
 
 @lru_cache(maxsize=1)

@@ -38,6 +38,7 @@ from typing import Any
 
 import duckdb
 
+from pipeline.bundled import user_cache_folder
 from pipeline.errors import TraceError, UsageError, io_reason
 from pipeline.trace.files import check_file
 from pipeline.trace.open import RAW_TABLES, Trace, literal, open_trace
@@ -70,15 +71,11 @@ class TraceKey:
 
 def default_cache_dir() -> Path:
     """$MFU_CACHE_DIR, else $XDG_CACHE_HOME/mfu-pipeline, else ~/.cache/mfu-pipeline: never beside a trace."""
-    if os.environ.get("MFU_CACHE_DIR"):
-        return Path(os.environ["MFU_CACHE_DIR"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "mfu-pipeline"
-    try:
-        return Path.home() / ".cache" / "mfu-pipeline"
-    except (RuntimeError, KeyError):              # HOME unset and a user id without a passwd entry (containers)
+    found = user_cache_folder()
+    if found is None:
         raise UsageError("cache: no home folder to keep it in (HOME is not set, and this user has none in the "
-                         "password database)") from None
+                         "password database)")
+    return found
 
 
 def trace_key(path: Path) -> TraceKey:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.bundled import pycache_folder
+from pipeline.bundled import kept_folder
 from pipeline.job.documents import remember
 
 
@@ -26,9 +26,9 @@ def _con() -> duckdb.DuckDBPyConnection:
 def problems(patterns: list[str]) -> list[str | None]:
     """RE2's complaint about each pattern (None where RE2 accepts it): all in one query when every one is
     valid, the usual case, else one by one. The shipped kernel classes are checked on every run, so a list
-    found valid is remembered beside the bytecode (like schema verdicts) and not checked again."""
+    found valid is remembered (bundled.kept_folder, like schema verdicts) and not checked again."""
     key = "\0".join([duckdb.__version__, *patterns]).encode()
-    verdict = pycache_folder(Path(str(resources.files("pipeline.trace")))) / f"re2-{hashlib.sha256(key).hexdigest()[:32]}"
+    verdict = kept_folder(Path(str(resources.files("pipeline.trace")))) / f"re2-{hashlib.sha256(key).hexdigest()[:32]}"
     if verdict.is_file():
         return [None] * len(patterns)
     try:
