@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 
-from pipeline.trace import chain
+from pipeline.trace import chain, queries
 from pipeline.trace.open import RAW_TABLES
 
 SQL_FILES = sorted(p.name.removesuffix(".sql") for p in resources.files("pipeline.trace").joinpath("sql").iterdir()
@@ -50,6 +50,7 @@ def test_a_cycle_is_refused():
 def test_run_returns_each_files_rows_and_executes_in_order():
     import duckdb
     con = duckdb.connect()
+    queries.run(con, "macros")                        # select_occurrences.sql lists ranges by time_buckets
     con.execute("CREATE TEMP TABLE region_ranges AS SELECT * FROM (VALUES (1, 10, 5, 50, 0, 100, 'step', 1000), "
                 "(2, 10, 5, 50, 1000, 1100, 'step', NULL)) AS t(occurrence, global_pid, pid, global_tid, start_ns, "
                 "end_ns, name, period_ns)")
