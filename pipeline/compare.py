@@ -208,7 +208,15 @@ def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] =
             "max_regression_pct": max_regression_pct, "alpha": gate.ALPHA, "min_samples": gate.MIN_SAMPLES,
             "strict": strict, "allow_incomparable": allow_incomparable, "columns": columns,
             "scope": [{"name": n, "values": [_text(_input_value(n, r)) for r in results]} for n in SHOWN],
-            "rows": rows, "gates": gates, "passed": all(g["passed"] for g in gates)}
+            "rows": rows, "gates": gates, "passed": all(g["passed"] for g in gates), "gate": gate_word(gates)}
+
+
+def gate_word(gates: list[dict[str, Any]]) -> str:
+    """The gate in one word for stdout and the pages: 'FAILED', 'undecided' (none failed but one had too few
+    samples to test: not failed without --strict, yet nothing showed it within the limit), 'passed', or 'none'."""
+    outcomes = {g["outcome"] for g in gates}
+    return "none" if not gates else "FAILED" if "fail" in outcomes else "undecided" if "undecided" in outcomes \
+        else "passed"
 
 
 def _input_value(name: str, r: dict[str, Any]) -> Any:

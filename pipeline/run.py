@@ -70,7 +70,8 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
                 + plausibility.achievable_is_a_ceiling(fig.metrics, peak.achievable_tflops)
                 + _unsteady(fig.occurrences)
                 + plausibility.occurrences_above_100(fig.occurrences)
-                + plausibility.ranks_above_100(per_rank.summary, per_rank.ranks))
+                + plausibility.ranks_above_100(per_rank.summary, per_rank.ranks)
+                + plausibility.percent_thresholds_below_one(job.thresholds))
     evidence = plausibility.Evidence(fig.metrics, [o["step_time_s"] for o in fig.occurrences],
                                      len(m.counts_per_process), warnings,
                                      precision.faster_than_declared(sections["gemm_precision"], peak.peak_tflops))

@@ -25,7 +25,8 @@ def result(name: str, steps_s: list[float], changes: dict[str, object] | None = 
                       hardware_flops_per_occurrence=flops_occ, convention="megatron", steps_per_occurrence="1")
     r["hardware"].update(num_gpus=gpus, peak_tflops=peak, precision="bf16", key="h100-sxm")
     r["region"].update(steps_per_occurrence="1", covers="step", attribution="process")
-    r["occurrences"] = [{"index": i, "wall_time_s": t, "step_time_s": t} for i, t in enumerate(steps_s)]
+    r["occurrences"] = [{"index": i, "wall_time_s": t, "step_time_s": t,
+                         "mfu_pct_wall": 100.0 * flops_occ / (t * gpus * peak * 1e12)} for i, t in enumerate(steps_s)]
     wall = sum(steps_s)
     mfu = 100.0 * flops_occ * len(steps_s) / (wall * gpus * peak * 1e12)
     r["metrics"].update(mfu_pct_wall=mfu, hfu_pct_wall=mfu, tokens_per_s=65536 * len(steps_s) / wall)

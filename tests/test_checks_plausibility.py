@@ -423,3 +423,26 @@ def test_work_exactly_at_the_peak_has_a_roofline_row_on_its_roof(tmp_path):
     (region,) = [r for r in res["roofline"] if r["operator"] == "whole region (model FLOPs)"]
     assert region["bound"] == "likely compute-bound (heuristic)"
     assert "above_roof" not in {w["code"] for w in res["warnings"]}
+
+
+def test_percent_thresholds_below_one():
+    """0.35 is a fraction written where percent is meant: asked whether 35 was meant. 1 and 0 are not
+    fractions of one; the seconds threshold is no percentage at all."""
+    (w,) = plausibility.percent_thresholds_below_one({"mfu_pct_wall_min": 0.35, "hfu_pct_wall_min": 1.0,
+                                                      "step_time_s_max": 0.5})
+    assert w["code"] == "threshold_below_one_percent"
+    assert "thresholds.mfu_pct_wall_min is 0.35 %" in w["message"] and "did you mean 35 (35 %)?" in w["message"]
+    assert plausibility.percent_thresholds_below_one({"mfu_pct_wall_min": 0.0, "hfu_pct_wall_min": 40}) == []
+
+
+def test_percent_thresholds_below_one_is_applied_by_run(tmp_path):
+    e = Export()
+    e.range(1000, 2000, gtid(100, 100), "step")
+    e.launch(1100, gtid(100, 100), 1)
+    e.kernel(1100, 1900, gpid(100), 1)
+    job = step_job(tmp_path, e)
+    doc = job.read_text().replace('"workload"', '"thresholds": {"mfu_pct_wall_min": 0.35}, "workload"')
+    job.write_text(doc)
+    res = run_job(load_job(job))
+    (w,) = [w["message"] for w in res["warnings"] if w["code"] == "threshold_below_one_percent"]
+    assert "did you mean 35" in w

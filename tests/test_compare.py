@@ -259,7 +259,7 @@ def test_the_gate_names_its_samples_as_the_pages_do_and_json_keeps_the_field(tmp
     times = f"{'wall' if old else 'step'} time per occurrence"
     tail = f", effect size 1.00, p = {1 / math.comb(12, 6):.3g} < 0.01"
     step_said = f"U = 36, exact (ties), n = 6 vs 6 samples of the {times}{tail}"
-    mfu_said = f"U = 36, exact (ties), n = 6 vs 6 samples of the MFU per occurrence (from the {times}){tail}"
+    mfu_said = f"U = 36, exact (ties), n = 6 vs 6 samples of the MFU per occurrence (from the wall time per occurrence){tail}"
     pages = [(tmp_path / "c" / f).read_text() for f in ("compare.md", "compare.html")]
     lines = {ln.split(":", 2)[1].strip(): ln for ln in err.splitlines() if ln.startswith("regression: ")}
     assert mfu_said in lines["new MFU (wall)"] and step_said in lines["new step time (median)"]
@@ -289,7 +289,7 @@ def test_the_mfu_gate_says_its_samples_are_mfu_not_the_step_times(tmp_path, caps
     err = capsys.readouterr().err
     (line,) = [ln for ln in err.splitlines() if ln.startswith("regression: new MFU (wall):")]
     assert "-20.00 % (worse), limit 5 % worse: statistically clear" in line
-    assert "n = 6 vs 6 samples of the MFU per occurrence (from the step time per occurrence), effect size 1.00" in line
+    assert "n = 6 vs 6 samples of the MFU per occurrence (from the wall time per occurrence), effect size 1.00" in line
     assert "not comparable: new step time (median):" in err and "samples of the step time" not in err
 
 
@@ -298,7 +298,11 @@ def test_too_few_samples_cannot_decide_unless_strict(tmp_path, capsys):
     (tmp_path / "n.json").write_text(json.dumps(fake.result("new", [1.2, 1.21, 1.19])))
     args = ["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--max-regression", "5"]
     assert main(args + ["--out", str(tmp_path / "c")]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    # nothing was tested: stdout and the pages say 'undecided', never 'passed' (exit 0 as documented)
+    assert "gate undecided (max regression 5 %)" in out and "passed" not in out
+    pages = [(tmp_path / "c" / f).read_text() for f in ("compare.md", "compare.html")]
+    assert all("Gate: undecided" in p and "Gate: passed" not in p for p in pages)
     assert "undecided: new step time (median):" in err and "cannot decide, 3 sample(s) here and 3 in the baseline" in err
     assert main(args + ["--strict", "--out", str(tmp_path / "s")]) == 1
     assert "regression: new step time (median):" in capsys.readouterr().err

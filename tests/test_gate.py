@@ -145,8 +145,30 @@ def test_samples_fall_back_to_wall_time_for_results_without_step_time():
         o["wall_time_s"] = period
     assert gate.step_samples(new) == ("step_time_s", [1.0, 1.1, 1.2])
     assert gate.step_samples(old) == ("wall_time_s", [2.0, 2.1, 2.2])
-    # MFU per occurrence = model FLOPs per occurrence / (t x GPUs x peak), by hand for t = 1.0 s
-    assert gate.mfu_samples(new)[0] == pytest.approx(100 * 4e15 / (1.0 * 8 * 989.4e12))
+
+
+def test_mfu_samples_are_the_results_own_per_occurrence_mfu():
+    """The samples are what result.json prints per occurrence (from the wall time), not recomputed from the step
+    time: an occurrence whose next one started inside its envelope (step 0.8 s, wall 1.0 s) keeps its printed
+    MFU, 100 x 4e15 / (1.0 s x 8 x 989.4e12), not the larger one a step-time recomputation gave."""
+    r = result("r", [1.0, 1.1])
+    r["occurrences"][0]["step_time_s"] = 0.8
+    by_wall = 100 * 4e15 / (1.0 * 8 * 989.4e12)
+    assert gate.mfu_samples(r)[0] == pytest.approx(by_wall)
+    assert gate.mfu_samples(r)[0] != pytest.approx(100 * 4e15 / (0.8 * 8 * 989.4e12))
+    r["occurrences"][1]["mfu_pct_wall"] = None                        # no figure printed: no sample
+    assert gate.mfu_samples(r) == [pytest.approx(by_wall)]
+
+
+def test_at_exactly_alpha_is_not_clear():
+    """p = alpha is not below it: no regression, in the gate and in the history. Five against five, every new one
+    above every baseline one and no ties: only 1 of the C(10, 5) = 252 splits is as extreme, p = 1/252 exactly."""
+    base, new = [1.0, 1.01, 1.02, 1.03, 1.04], [1.5, 1.51, 1.52, 1.53, 1.54]
+    p = 1 / math.comb(10, 5)
+    assert gate.decide(50.0, "lower", 5.0, new, base, alpha=p)["reason"] == "not_clear"
+    assert gate.decide(50.0, "lower", 5.0, new, base, alpha=p * 1.000001)["reason"] == "clear"
+    assert gate.detect(50.0, "lower", 5.0, new, base, alpha=p)["outcome"] == "none"
+    assert gate.detect(50.0, "lower", 5.0, new, base, alpha=p * 1.000001)["outcome"] == "regression"
 
 
 def test_decide_boundaries():
@@ -190,7 +212,3 @@ def test_samples_need_every_step_time_and_a_peak():
     mixed["occurrences"][1]["step_time_s"] = None
     walls = [o["wall_time_s"] for o in mixed["occurrences"]]
     assert gate.step_samples(mixed) == ("wall_time_s", walls)
-    for key in ("peak_tflops", "num_gpus"):
-        bare = result("bare", [1.0, 1.1])
-        bare["hardware"][key] = None
-        assert gate.mfu_samples(bare) == []

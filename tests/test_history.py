@@ -75,7 +75,8 @@ def fake(name: str, mfu: float, step: float = 1.0, samples: list[float] | None =
             "hardware": {"num_gpus": 8, "peak_tflops": 1000.0, "key": "h100_sxm", "precision": "bf16",
                          "peak_source": "catalog"},
             "region": {"steps_per_occurrence": 1, "attribution": "launch"}, "totals": {"occurrences": 3},
-            "occurrences": [{"wall_time_s": t, "step_time_s": t} for t in (samples or [step] * 3)]}
+            "occurrences": [{"wall_time_s": t, "step_time_s": t, "mfu_pct_wall": mfu * step / t}   # MFU ~ 1 / time
+                            for t in (samples or [step] * 3)]}
 
 
 def test_folder_and_duckdb_render_the_same_bytes(synth_trace, tmp_path, capsys):
@@ -473,7 +474,7 @@ def test_stderr_names_each_figure_as_the_pages_do_and_json_keeps_the_keys(tmp_pa
     # the test's samples too: 5 per-occurrence step times a run, not 'step_time_s samples'; MFU's test ran on the
     # 5 MFU per occurrence derived from them, and says so
     step_said = "n = 5 vs 5 samples of the step time per occurrence"
-    mfu_said = "n = 5 vs 5 samples of the MFU per occurrence (from the step time per occurrence)"
+    mfu_said = "n = 5 vs 5 samples of the MFU per occurrence (from the wall time per occurrence)"
     lines = {ln.split(":", 2)[1].strip(): ln for ln in err.splitlines() if ln.startswith("regression: ")}
     assert mfu_said in lines["a run 2 MFU (wall)"] and step_said in lines["a run 2 step time (median)"]
     assert err.count(step_said) == err.count(mfu_said) == 1 and "time_s samples" not in err

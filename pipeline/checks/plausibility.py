@@ -248,3 +248,12 @@ def thresholds(limits: Doc, metrics: Doc, step_time: Doc, status: str) -> list[d
              "passed": None if status == "invalid" else
              values[name] is not None and bool(_PASSES[name](values[name], limit))}
             for name, limit in sorted(limits.items())]
+
+
+def percent_thresholds_below_one(limits: Doc) -> list[Warning]:
+    """A percentage threshold between 0 and 1 (`mfu_pct_wall_min: 0.35`) is almost surely a fraction written
+    where percent is meant: every run passes a 0.35 % gate. Warned, not refused (a tiny gate may be meant)."""
+    low = [(name, limit) for name, limit in sorted(limits.items()) if "_pct_" in name and 0 < limit < 1]
+    return [{"code": "threshold_below_one_percent", "message":
+             f"thresholds.{name} is {limit:g} %, which almost every run passes: it is in percent, so did you mean "
+             f"{limit * 100:g} ({limit * 100:g} %)? Write {limit * 100:g} if so"} for name, limit in low]

@@ -139,7 +139,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for line in gate_lines(doc):
         print(line, file=sys.stderr)
     if doc["gates"]:
-        print(f"gate {'passed' if doc['passed'] else 'FAILED'} (max regression {limit:g} %)")
+        tail = ": a figure had too few samples to test; not failed (use --strict to fail)" \
+            if doc["gate"] == "undecided" else ""
+        print(f"gate {doc['gate']} (max regression {limit:g} %){tail}")
     return int(ExitCode.OK if doc["passed"] else ExitCode.THRESHOLD)
 
 
