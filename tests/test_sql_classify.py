@@ -6,6 +6,8 @@ name must get written down by hand.
 
 from __future__ import annotations
 
+import sqlite3
+
 import duckdb
 import pytest
 
@@ -204,7 +206,8 @@ FLASH_BF16 = ("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<(int)128, (i
 
 
 def test_the_demangled_name_can_say_the_precision_the_short_name_does_not():
-    """(short name, demangled name) -> (class, precision). Classes come from the short name only."""
+    """(short name, demangled name) -> (class, precision). Classes come from the short name, unless it says nothing
+    (configs/kernel_classes.yaml generic_names: CUTLASS's Kernel2): then from the demangled name."""
     pairs = {("flash_fwd_kernel", FLASH_BF16): ("attention", "bf16"),
              ("flash_fwd_kernel", "void flash::flash_fwd_kernel<Traits<cutlass::half_t>>(Params)"): ("attention", "fp16"),
              ("flash_fwd_kernel", "flash_fwd_kernel"): ("attention", "unknown"),
@@ -213,7 +216,15 @@ def test_the_demangled_name_can_say_the_precision_the_short_name_does_not():
              ("gemmSN_NN_kernel", "void gemmSN_NN_kernel<float, (int)128, (int)2, (int)4, (int)8, (int)4, (int)4, "
               "cublasGemvTensorStridedBatched<const float>>"): ("gemm", "unknown"),     # a bare float is no rule
              ("vectorized_elementwise_kernel", "void at::native::vectorized_elementwise_kernel<(int)8, "
-              "at::native::CUDAFunctor_add<c10::BFloat16>>"): ("elementwise", None)}
+              "at::native::CUDAFunctor_add<c10::BFloat16>>"): ("elementwise", None),
+             # jsun-012 and lizhieffe (shared traces): CUTLASS 2 kernels, all short-named Kernel2
+             ("Kernel2", "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>(T1::Params)"):
+                 ("gemm", "fp32"),
+             ("Kernel2", "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x128_32x6_tn_align8>"
+              "(T1::Params)"): ("gemm", "bf16"),
+             ("Kernel2", ""): ("other", None),                    # nothing to read it from: stays other
+             # a short name that says something is not re-read from its arguments (index_t, gather)
+             ("my_solver", "void my_solver<index_t>(gather_args)"): ("other", None)}
     strings = sorted({x for pair in pairs for x in pair})
     con = duckdb.connect()
     con.execute("CREATE TABLE raw_strings (id BIGINT, value VARCHAR)")
@@ -245,6 +256,26 @@ def _classify_whole_trace(path) -> list[tuple]:
                                  f"FROM ({RESOLVED})").fetchall()
     finally:
         trace.con.close()
+
+
+@pytest.mark.parametrize("name, share_pct, precisions", [
+    ("jsun-012__assignment2-systems__43119569_result.sqlite", 6.89, {"fp32"}),
+    ("lizhieffe__assignment2-systems__2f6fc30e_ddp53_profile.sqlite", 1.70, {"bf16"})])
+def test_cutlass_kernels_named_kernel2_are_gemm_on_real_traces(real_trace, name, share_pct, precisions):
+    """Every `Kernel2` of these exports is a CUTLASS GEMM by its demangled name (cutlass_80_simt_sgemm...,
+    ...tensorop_bf16_s16816gemm...); it was `other` and out of the precision check. Their time, counted
+    with sqlite3 over CUPTI_ACTIVITY_KIND_KERNEL (shortName 'Kernel2', demangled name with 'gemm'), is the
+    share given of all kernel time, and all of it is now gemm, in the precision its names say."""
+    path = real_trace(name)
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        (k2, total), = db.execute(
+            "SELECT sum(CASE WHEN s.value = 'Kernel2' AND d.value LIKE '%gemm%' THEN k.\"end\" - k.start END), "
+            "sum(k.\"end\" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+            "JOIN StringIds AS s ON s.id = k.shortName JOIN StringIds AS d ON d.id = k.demangledName").fetchall()
+    assert 100 * k2 / total == pytest.approx(share_pct, abs=0.01)
+    rows = [r for r in _classify_whole_trace(path) if r[0] == "Kernel2"]
+    assert {c for _, c, *_ in rows} == {"gemm"} and {r[5] for r in rows} == precisions
+    assert sum(r[4] for r in rows) == k2
 
 
 def test_nccl_kernels_of_a_real_two_rank_trace_are_communication(real_trace):

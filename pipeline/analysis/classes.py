@@ -45,6 +45,7 @@ def _document(path: Path) -> dict[str, Any]:
     data, positions, label = read_config(path, "kernel_classes.schema.json", "kernel classes")
     where = [(f"/{section}/{i}/patterns/{j}", pattern) for section in ("classes", "precisions")
              for i, rule in enumerate(data[section]) for j, pattern in enumerate(rule["patterns"])]
+    where += [(f"/generic_names/{i}", pattern) for i, pattern in enumerate(data["generic_names"])]
     problems = [locate(Problem(f"invalid regular expression {pattern!r} (RE2): {why}", pointer, label,
                                hint="RE2 syntax: no lookarounds or backreferences"), positions)
                 for (pointer, pattern), why in zip(where, re2.problems([p for _, p in where])) if why]
@@ -91,10 +92,13 @@ def pattern_problems(job_rules: list[dict[str, str]] | None) -> list[Problem]:
             for i, r in enumerate(job_rules or []) if (why := re2.problem(r["pattern"]))]
 
 
-def classify_params(rules: list[Rule], said: PrecisionRules | None = None) -> dict[str, list[str]]:
-    """The parameters of classify.sql: class rules in order, then the precision rules (§5)."""
+def classify_params(rules: list[Rule], said: PrecisionRules | None = None,
+                    path: Path = CLASSES_FILE) -> dict[str, list[str]]:
+    """The parameters of classify.sql: class rules in order, the short names classed on their demangled
+    name instead (`generic_names`), then the precision rules (§5)."""
     said = said or load_precision_rules()
     return {"classes": [r.kernel_class for r in rules], "patterns": [r.pattern for r in rules],
+            "generic_names": list(_document(path)["generic_names"]),
             "precision_classes": list(said.classes), "precisions": [p for p, _ in said.rules],
             "precision_patterns": [pattern for _, pattern in said.rules]}
 

@@ -3,7 +3,9 @@
 -- kernel_copies and memop_copies are read for the order only: duplicate_kernels.sql and duplicate_memops.sql
 -- delete the copies from `attributed` and `attributed_memops` first (they are absent where no window is
 -- built: mfu inspect). Each attributed kernel gets the class of the first rule whose RE2 pattern matches its
--- name ($classes[i] / $patterns[i], tested in list order), else 'other'; attributed memory
+-- name ($classes[i] / $patterns[i], tested in list order), else 'other'; a short name matching one of
+-- $generic_names (CUTLASS's `Kernel2`, which says nothing) is judged by its demangled name instead, when
+-- the export has one (the name printed stays the short one); attributed memory
 -- copies and sets are class 'memory'. Names are matched once each, not once per kernel.
 -- kind: 'kernel' or 'memory' (copies run on copy engines and stay out of overlap figures).
 -- precision: for kernels of $precision_classes, the first precision whose pattern matches
@@ -40,14 +42,25 @@ spelled AS (
     LEFT JOIN raw_strings AS s ON s.id = k.name_key
     LEFT JOIN raw_strings AS d ON d.id = k.detail_key
 ),
-names AS (
-    SELECT DISTINCT name FROM spelled
+judged AS (
+    SELECT name_key, detail_key, name,
+           CASE WHEN detail <> '' AND list_bool_or([regexp_matches(name, g) FOR g IN $generic_names])
+                THEN detail ELSE name END AS judged_text
+    FROM spelled
+),
+texts AS (
+    SELECT DISTINCT judged_text FROM judged
+),
+matched_text AS (
+    SELECT t.judged_text, arg_min(r.class, r.priority) AS class
+    FROM texts AS t
+    JOIN rules AS r ON regexp_matches(t.judged_text, r.pattern)
+    GROUP BY t.judged_text
 ),
 matched AS (
-    SELECT n.name, arg_min(r.class, r.priority) AS class
-    FROM names AS n
-    JOIN rules AS r ON regexp_matches(n.name, r.pattern)
-    GROUP BY n.name
+    SELECT j.name_key, j.detail_key, m.class
+    FROM judged AS j
+    JOIN matched_text AS m ON m.judged_text = j.judged_text
 ),
 said AS (
     SELECT n.name_key, n.detail_key, arg_min(p.precision, p.priority) AS precision
@@ -59,7 +72,7 @@ SELECT n.name_key, n.detail_key, -1 AS graph_key, n.name, coalesce(m.class, 'oth
        CASE WHEN list_contains($precision_classes, coalesce(m.class, 'other'))
             THEN coalesce(s.precision, 'unknown') END AS precision
 FROM spelled AS n
-LEFT JOIN matched AS m ON m.name = n.name
+LEFT JOIN matched AS m ON m.name_key = n.name_key AND m.detail_key = n.detail_key
 LEFT JOIN said AS s ON s.name_key = n.name_key AND s.detail_key = n.detail_key
 UNION ALL
 SELECT name_key, detail_key, graph_key, '[CUDA graph ' || graph_key || ']', 'cuda_graph', 'kernel', CAST(NULL AS VARCHAR)
