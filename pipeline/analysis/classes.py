@@ -27,6 +27,9 @@ COMM_CLASS = "communication"
 GRAPH_CLASS = "cuda_graph"               # whole CUDA graph launches recorded as one row (classify.sql)
 OTHER_CLASS = "other"                    # kernels no rule matched (classify.sql)
 TOP_KERNELS = 10
+GEMM_CLASSES = ("gemm", "convolution")    # the matrix part of a step (step_parts.sql)
+ATTENTION_CLASSES = ("attention",)
+STEP_PARTS = ("gemm", "attention", "other_compute", "mixed_compute", "comm", "comm_overlap", "memory", "idle")
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,14 @@ def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
     comm = sum(r["comm_ns"] for r in rows)
     totals["exposed_share_of_comm"] = sum(r["exposed_ns"] for r in rows) / comm if comm else None
     return {"class": COMM_CLASS, "devices": devices, "totals": totals}
+
+
+def step_parts(trace: Trace) -> list[dict[str, int]]:
+    """Each occurrence's step cut into what ran in it (docs/compare.md), integer ns that add up to the step
+    exactly, so `mfu compare` can say where a step-time change went from the results alone."""
+    return [{"occurrence": r["occurrence"], "step_ns": r["step_ns"], **{f"{p}_ns": r[f"{p}_ns"] for p in STEP_PARTS}}
+            for r in queries.run(trace.con, "step_parts", comm_class=COMM_CLASS, gemm_classes=list(GEMM_CLASSES),
+                                 attention_classes=list(ATTENTION_CLASSES))]
 
 
 def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:

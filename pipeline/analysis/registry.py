@@ -25,7 +25,8 @@ from pipeline.trace.open import Trace
 @dataclass(frozen=True)
 class Column:
     """One column of a section's table: the row field it prints, its header, and how a cell is written:
-    "device" (the device as the Devices table labels it), "int" (a count), "s" (seconds, one unit per column)."""
+    "device" (the device as the Devices table labels it), "int" (a count), "s" (seconds, one unit per column),
+    "ns" (integer nanoseconds, written as seconds are)."""
 
     field: str
     header: str
@@ -79,6 +80,18 @@ ANALYSES: tuple[Analysis, ...] = (
         (Column("device_id", "device", "device"), Column("stream_id", "stream", "int"),
          Column("count", "kernels", "int"), Column("sum_s", "sum", "s"), Column("union_s", "union", "s")),
         "no attributed kernels")),
+    Analysis("step_parts", lambda trace, *_: classes.step_parts(trace), Section(
+        "What ran in each step", "step-parts",
+        "Each occurrence's step cut into what ran in it on any GPU (docs/compare.md): communication alone "
+        "(exposed), communication under compute, GEMM or convolution alone, attention alone, other compute "
+        "alone, several compute groups at once, memory copies alone, idle; the parts add up to the step. "
+        "`mfu compare` and `mfu history` decompose a step-time change from them.",
+        (Column("occurrence", "occurrence", "int"), Column("step_ns", "step", "ns"),
+         Column("comm_ns", "comm. exposed", "ns"), Column("comm_overlap_ns", "comm. under compute", "ns"),
+         Column("gemm_ns", "GEMM", "ns"), Column("attention_ns", "attention", "ns"),
+         Column("other_compute_ns", "other compute", "ns"), Column("mixed_compute_ns", "mixed compute", "ns"),
+         Column("memory_ns", "memory", "ns"), Column("idle_ns", "idle", "ns")),
+        "no selected occurrence")),
 )
 
 

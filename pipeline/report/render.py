@@ -110,7 +110,9 @@ def section_tables(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _cells(result: dict[str, Any], values: list[Any], col: Column) -> tuple[str, list[str]]:
     """A column's header and cells as its kind writes them (every kind is a number, aligned right)."""
-    if col.kind == "s":
+    if col.kind == "ns":
+        values = [None if v is None else v / 1e9 for v in values]
+    if col.kind in ("s", "ns"):
         unit = column(values, "s")
         return unit.head(col.header), [unit(v) for v in values]
     if col.kind == "device":
