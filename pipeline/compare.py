@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline import gate
+from pipeline import changes, gate
 from pipeline.errors import ConfigError, Problem, UsageError, from_current_folder
 from pipeline.job.documents import validator
 from pipeline.report.result import SCHEMA_VERSION
@@ -202,13 +202,24 @@ def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] =
         if bad:
             raise UsageError(f"baseline {labels[b]} is not comparable with baseline {labels[baselines[0]]}: "
                              + "; ".join(bad[0]["reasons"]))
+    changes = [{"column": columns[i]["label"],
+                **changes_of(primary, r, next(f for f in columns[i]["figures"] if f["metric"] == "step_time_median_s"))}
+               for i, r in enumerate(results) if i not in baselines]
+    for n, c in enumerate(changes, start=1):
+        if c["available"]:
+            c["waterfall_svg"] = f"what-changed-{n}.svg"
     gates = ([] if max_regression_pct is None else
              _gates(rows, columns, results, baselines, max_regression_pct, strict, allow_incomparable))
     return {"baseline": labels[baselines[0]], "baselines": [labels[b] for b in baselines],
             "max_regression_pct": max_regression_pct, "alpha": gate.ALPHA, "min_samples": gate.MIN_SAMPLES,
             "strict": strict, "allow_incomparable": allow_incomparable, "columns": columns,
             "scope": [{"name": n, "values": [_text(_input_value(n, r)) for r in results]} for n in SHOWN],
-            "rows": rows, "gates": gates, "passed": all(g["passed"] for g in gates), "gate": gate_word(gates)}
+            "rows": rows, "changes": changes, "gates": gates, "passed": all(g["passed"] for g in gates), "gate": gate_word(gates)}
+
+
+def changes_of(base: dict[str, Any], r: dict[str, Any], step_figure: dict[str, Any]) -> dict[str, Any]:
+    """What changed in `r` against the baseline (changes.decompose), where its step time is comparable."""
+    return changes.decompose(base, r, step_figure["reasons"] if step_figure["comparable"] is False else [])
 
 
 def gate_word(gates: list[dict[str, Any]]) -> str:

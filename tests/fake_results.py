@@ -34,6 +34,7 @@ def result(name: str, steps_s: list[float], changes: dict[str, object] | None = 
                           cv_pct=100 * statistics.pstdev(steps_s) / (wall / len(steps_s)))
     r["totals"].update(wall_time_s=wall, occurrences=len(steps_s))
     r["status"] = "ok"
+    r.pop("step_parts", None)      # the demo's parts are not these steps': nothing to decompose (docs/compare.md)
     for dotted, value in (changes or {}).items():
         *path, last = dotted.split(".")
         node = r

@@ -6,7 +6,7 @@ The rule, precisely (ARCHITECTURE.md, "Imports"):
 - a stage module imports only base modules, its own stage, and stages BEFORE it in the flow
   job -> trace -> analysis -> model, hardware -> checks -> report (it consumes their outputs);
   model and hardware are one stage;
-- commands (run and its siblings: batch, executor, demo, compare, gate, history, init, ci,
+- commands (run and its siblings: batch, executor, demo, compare, changes, gate, history, init, ci,
   locations) import base, stages and each other; only cli (the pipeline/cli package) imports a command,
   and nothing outside cli imports it.
 """

@@ -72,7 +72,9 @@ def test_gate_fails_at_5_and_passes_at_15_percent(pair, tmp_path, capsys):
     doc = json.loads((tmp_path / "c0" / "compare.json").read_text())
     step = next(g for g in doc["gates"] if g["metric"] == "step_time_median_s")
     assert step["change_pct"] < 0 and step["verdict"] == "better" and "(better)" in step["detail"]
-    assert sorted(p.name for p in (tmp_path / "c5").iterdir()) == ["compare.html", "compare.json", "compare.md"]
+    # and the waterfall of "what changed" as compare.md's sidecar (docs/compare.md)
+    assert sorted(p.name for p in (tmp_path / "c5").iterdir()) == ["compare.html", "compare.json", "compare.md",
+                                                                  "what-changed-1.svg"]
 
 
 def test_signs_and_words_agree_in_every_output(pair, tmp_path, capsys):

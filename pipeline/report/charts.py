@@ -302,3 +302,46 @@ def history_charts(doc: dict[str, Any], phone: bool = False) -> dict[str, str]:
         made[f"history-step-{i}.svg"] = trend([j], "step_time_median_s", "history", "step time, median", "s",
                                                 phone=phone)
     return {name: svg for name, svg in made.items() if svg}
+
+
+def waterfall(c: dict[str, Any]) -> str:
+    """One input's "what changed" (docs/compare.md) as a horizontal waterfall: the baseline's median step, one
+    bar per part that moved (from the running total to the running total plus its contribution, in the rows'
+    order: largest first), and the new median step. Draws compare.json's numbers only; a part within noise
+    is drawn grey."""
+    moved = [r for r in c["rows"] if r["change_ns"] != 0]
+    ends = [0.0, c["baseline_step_ns"], c["value_step_ns"]]
+    total = c["baseline_step_ns"]
+    for r in moved:
+        total += r["change_ns"]
+        ends.append(total)
+    ticks = nice_ticks(0.0, max(ends) / 1e9, 4)
+    w, left, right, top, row_h = CHART_W, 210, 16, 8, 22
+    sx = pixel_scale(0.0, ticks[-1], left, w - right)
+    col = column([t for t in ticks], "s")
+    rows = [("baseline step (median)", 0.0, c["baseline_step_ns"], COLORS["compute"], "")]
+    total = c["baseline_step_ns"]
+    for r in moved:
+        color = COLORS["idle"] if r["noise"] != "beyond" else COLORS["exposed"] if r["change_ns"] > 0 else COLORS["memory"]
+        sign = "+" if r["change_ns"] > 0 else "−"
+        rows.append((r["label"], total, total + r["change_ns"], color, f"{sign}{fmt_seconds(abs(r['change_ns']) / 1e9)}"))
+        total += r["change_ns"]
+    rows.append(("new step (median)", 0.0, c["value_step_ns"], COLORS["compute"], ""))
+    plot_h = row_h * len(rows)
+    body = [svg_line(sx(t), top, sx(t), top + plot_h, COLORS["grid"]) + svg_text(sx(t), top + plot_h + 14, text, "middle")
+            for t, text in zip(ticks, tick_labels(ticks, col.scale))]
+    for i, (label, a, b, color, said) in enumerate(rows):
+        y = top + i * row_h
+        lo, hi = sorted((a / 1e9, b / 1e9))
+        body.append(svg_text(left - 6, y + 15, fit_text(label, left - 12), "end"))
+        body.append(f'<g>{svg_rect(sx(lo), y + 4, sx(hi) - sx(lo), row_h - 8, color)}'
+                    f'<title>{esc(label)}: {esc(said or fmt_seconds(b / 1e9))}</title></g>')
+        if said:
+            body.append(svg_text(sx(hi) + 4, y + 15, said, "start", "lbl"))
+    body.append(svg_text((left + w - right) / 2, top + plot_h + 32, col.head("step time"), "middle"))
+    return chart_svg("waterfall", w, top + plot_h + 40, "what changed in the median step time", body)
+
+
+def compare_charts(doc: dict[str, Any]) -> dict[str, str]:
+    """The waterfall of each input whose change was decomposed, by the sidecar name compare.json gives it."""
+    return {c["waterfall_svg"]: waterfall(c) for c in doc.get("changes", []) if c.get("waterfall_svg")}

@@ -202,7 +202,7 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
     env = environment()
     sections = section_tables(result) if kind == "report" else []
     svgs = (charts.report_charts(result, device_label) if kind == "report"
-            else charts.history_charts(result) if kind == "history" else {})
+            else charts.history_charts(result) if kind == "history" else charts.compare_charts(result))
     phone = (phone_charts.report_charts(result, device_label) if kind == "report"
              else phone_charts.history_charts(result) if kind == "history" else {})
     return {
