@@ -21,6 +21,14 @@ LABELS = {"comm": "communication, exposed", "comm_overlap": "communication under
 TOP = 10
 
 
+def what_ran(r: dict[str, Any]) -> dict[str, Any]:
+    """The part of a result that `decompose` reads, as a history keeps it with each run (history.py what_ran)."""
+    return {"step_parts": r.get("step_parts"), "top_kernels": r.get("top_kernels"),
+            "unclassified_kernels": r.get("unclassified_kernels"), "devices": r.get("devices"),
+            "straggler": {"slowest_rank": (r.get("straggler") or {}).get("slowest_rank")},
+            "totals": {"occurrences": r["totals"].get("occurrences")}}
+
+
 def median_parts(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Step and parts (ns) of the median occurrence: sorted by step (ties by occurrence), the middle one, or
     the mean of the two middle ones; its step is the median step time and its parts add up to it exactly

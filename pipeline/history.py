@@ -28,6 +28,9 @@ of it (`check`); to a folder it appended its own runs (no file was read to appen
 a newer one reads as it reads migrated ones. `check` reads a folder's runs too (format 4 on): a newer
 format, or run files that are no history, are refused before any job runs, as a DuckDB file's table.
 
+Within format 4, `what_ran` (nullable, NULL before it) keeps what a flagged change is decomposed from
+(changes.what_ran: step parts, top kernels, devices), so the history says where a step-time change went.
+
 Format 4 also records the jobs of a run that failed without a result (`failures_of`: status 'failed', the
 exit code, the error's first line, the config and trace hashes when known), so a job broken for a week reads
 as failing, not as not scheduled. A failed run, like an invalid one, is no change and no baseline. An older
@@ -46,7 +49,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline import compare, gate
+from pipeline import changes, compare, gate
 from pipeline.trace import queries
 from pipeline.report import publish, render
 from pipeline.errors import ExitCode, UsageError, io_reason
@@ -232,14 +235,14 @@ def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, An
                     mfu_pct_wall_min=next((t["limit"] for t in r.get("thresholds") or []
                                            if t["name"] == "mfu_pct_wall_min"), None),
                     comparability_inputs=json.dumps(compare.inputs_of(r), sort_keys=True), exit_code=None,
-                    error=None)
+                    error=None, what_ran=json.dumps(changes.what_ran(r), sort_keys=True))
     for f in failures:                    # no figures, samples or inputs: NULL, as in history_append.sql
         queries.run(con, "history_append", run=run, job=f["job"], config_sha256=f["config_sha256"],
                     trace_sha256=f["trace_sha256"], status="failed", label=label, format_version=FORMAT_VERSION,
                     exit_code=f["exit_code"], error=f["error"],
                     **dict.fromkeys(("mfu_pct_wall", "hfu_pct_wall", "step_time_median_s", "tokens_per_s",
                                      "straggler_s", "samples_field", "step_samples_s", "mfu_samples_pct",
-                                     "mfu_pct_wall_min", "comparability_inputs")))
+                                     "mfu_pct_wall_min", "comparability_inputs", "what_ran")))
 
 
 def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
@@ -265,7 +268,7 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
 def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
     """A trend row with the noise-aware changes of MFU and step time since the job's previous valid run,
     each tested only when compare's rules find it comparable with that run."""
-    out = {k: v for k, v in r.items() if not k.startswith("previous_") and k != "comparability_inputs"}
+    out = {k: v for k, v in r.items() if not k.startswith("previous_") and k not in ("comparability_inputs", "what_ran")}
     out["inputs"] = None if r["comparability_inputs"] is None else json.loads(r["comparability_inputs"])
     out["compared_with_run"] = r["previous_run"]
     out["changes"], out["not_comparable"] = [], []
@@ -286,6 +289,7 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
                                        "detail": d["detail"]})
     found = {c["outcome"] for c in out["changes"]}
     out["flag"] = next((f for f in ("regression", "improvement", "undecided") if f in found), None)
+    out["what_changed"] = _what_changed(r, out) if out["flag"] else None
     for what in ("config", "trace"):         # a hash a failed run did not learn is no change
         now, before = r[f"{what}_sha256"], r[f"previous_{what}_sha256"]
         out[f"{what}_changed"] = None not in (now, before) and now != before
@@ -296,6 +300,15 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
             c["detail"] += (f"; the trace is the one of run {r['previous_run']} and the job file changed, so the "
                             "change comes from the job file (its FLOPs, GPUs or peak), not from a new measurement")
     return out
+
+
+def _what_changed(r: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A flagged run's step-time change since the run it is compared with, decomposed as `mfu compare` does
+    (changes.decompose, docs/compare.md); not where the step time is not comparable or a run predates what_ran."""
+    refused = [reason for g in out["not_comparable"] if "step_time_median_s" in g["metrics"] for reason in g["reasons"]]
+    if r["what_ran"] is None or r["previous_what_ran"] is None:
+        return {"available": False, "reason": "a run stored before the history kept what ran (what_ran)"}
+    return changes.decompose(json.loads(r["previous_what_ran"]), json.loads(r["what_ran"]), refused)
 
 
 def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]:

@@ -15,9 +15,9 @@ def test_format_1_rows_keep_values_and_get_marked():
     cols = [c for c, in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'history' "
                                     "ORDER BY column_index").fetchall()]
     assert cols[10:] == ["label", "samples_field", "step_samples_s", "mfu_samples_pct", "format_version",
-                         "mfu_pct_wall_min", "comparability_inputs", "exit_code", "error"]
+                         "mfu_pct_wall_min", "comparability_inputs", "exit_code", "error", "what_ran"]
     assert con.execute("SELECT * FROM history").fetchall() == \
-        [(1, "a", "c", "t", "ok", 40.0, 40.0, 1.0, 10.0, None, None, None, None, None, 1, None, None, None, None)]
+        [(1, "a", "c", "t", "ok", 40.0, 40.0, 1.0, 10.0, None, None, None, None, None, 1, None, None, None, None, None)]
 
 
 # A format-2 table as written before the MFU threshold was kept (format_version is its last column).
@@ -35,9 +35,9 @@ def test_format_2_table_without_threshold_gains_it_null_and_current_table_is_unc
     assert con.execute("SELECT run, label, format_version, mfu_pct_wall_min, comparability_inputs FROM history"
                        ).fetchall() == [(1, "v1", 2, None, None)]
     assert [c for c, in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'history' "
-                                    "ORDER BY column_index").fetchall()][-4:] == ["mfu_pct_wall_min",
+                                    "ORDER BY column_index").fetchall()][-5:] == ["mfu_pct_wall_min",
                                                                                   "comparability_inputs",
-                                                                                  "exit_code", "error"]
+                                                                                  "exit_code", "error", "what_ran"]
 
 
 def test_format_2_table_with_threshold_gains_comparability_inputs_null():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline import changes
 from pipeline.compare import compare
 from pipeline.job.config import load_job
 from pipeline.run import run_job
@@ -94,3 +95,51 @@ def test_a_pair_differing_only_by_noise_gets_no_cause(tmp_path):
     assert got["available"] and got["cause"] is None
     assert got["sum_of_rows_ns"] == got["change_ns"] != 0
     assert {r["noise"] for r in got["rows"]} == {"within"}
+
+
+def test_history_decomposes_a_flagged_change_against_the_previous_run(baseline, tmp_path):
+    """The same decomposition in `mfu history`, for the run flagged, against the run before; on its pages too."""
+    from pipeline import history
+    from pipeline.report.render import render_all
+    (base, b_truth), (cand, c_truth) = baseline, _run(tmp_path / "c", [plan(nccl=290)] * STEPS)
+    path = tmp_path / "h"
+    history.append(path, [base])
+    history.append(path, [cand])
+    doc = history.trend(path)
+    first, second = doc["jobs"][0]["runs"]
+    assert first["what_changed"] is None and second["flag"] == "regression"
+    w = second["what_changed"]
+    b, c = b_truth["steps"][0], c_truth["steps"][0]
+    assert w["cause"] == "comm" and w["rows"][0]["change_ns"] == c["comm"] - b["comm"] == 150 * US
+    assert w["sum_of_rows_ns"] == w["change_ns"] == c["step_ns"] - b["step_ns"]
+    pages = render_all(doc, kind="history")
+    assert "What changed at run 2, against run 1" in pages["history.md"]
+    assert "largest change beyond noise: **communication, exposed**" in pages["history.md"]
+    assert "<strong>communication, exposed</strong>" in pages["history.html"]
+
+
+def test_inputs_not_comparable_are_said_so_not_decomposed(baseline):
+    """Another GPU count: the step time rests on it (compare.WORK), so the section says why instead of decomposing."""
+    base, _ = baseline
+    other = {**base, "hardware": {**base["hardware"], "num_gpus": 2}}
+    (got,) = compare([("base", base), ("other", other)])["changes"]
+    assert got == {"column": "synthetic (other)", "available": False,
+                   "reason": "step time not comparable: GPU count: 2 vs baseline 1"}
+    older = {k: v for k, v in base.items() if k != "step_parts"}        # a result written before step_parts
+    (got,) = compare([("base", base), ("older", older)])["changes"]
+    assert not got["available"] and got["reason"].startswith("no step_parts in this input")
+
+
+def test_kernel_names_are_normalized_and_devices_say_which_moved_and_the_straggler():
+    """By hand: the same kernel across builds (other template arguments, another launch number) is one row; a
+    device's busy time per occurrence (union / occurrences) and the slowest rank on each side."""
+    assert changes.normalized("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>"
+                              "(int, float*)") == "at::native::vectorized_elementwise_kernel"
+    assert changes.normalized("triton_poi_fused_add_mul_37") == changes.normalized("triton_poi_fused_add_mul_12")
+
+    def side(union_a: float, slow: str) -> dict:
+        return {"totals": {"occurrences": 2}, "straggler": {"slowest_rank": slow},
+                "devices": [{"label": "0", "union_s": 2.0}, {"label": "1", "union_s": union_a}]}
+    got = changes.devices(side(2.0, "4000"), side(3.0, "4001"))
+    assert got["rows"][0] == {"device": "1", "baseline_s": 1.0, "value_s": 1.5, "change_s": 0.5}
+    assert (got["baseline_straggler"], got["straggler"], got["straggler_changed"]) == ("4000", "4001", True)

@@ -12,15 +12,19 @@
 -- Format 4 adds the rows of jobs that failed without a result (status 'failed'): exit_code and error (the
 -- message's first line) are set for them only; their figures, samples and inputs are NULL, and so is a
 -- hash that was not known (a job file that could not be read, a trace that could not be opened).
+-- what_ran (a nullable column added within format 4, NULL before it and for failed jobs) is the JSON of what
+-- `mfu history` decomposes a flagged step-time change from (changes.decompose, docs/compare.md): the run's
+-- step_parts, top and unclassified kernels, devices, slowest rank and occurrence count.
 CREATE TABLE IF NOT EXISTS history (
     run INTEGER, job VARCHAR, config_sha256 VARCHAR, trace_sha256 VARCHAR, status VARCHAR,
     mfu_pct_wall DOUBLE, hfu_pct_wall DOUBLE, step_time_median_s DOUBLE, tokens_per_s DOUBLE,
     straggler_s DOUBLE, label VARCHAR, samples_field VARCHAR, step_samples_s DOUBLE[],
     mfu_samples_pct DOUBLE[], format_version INTEGER, mfu_pct_wall_min DOUBLE,
-    comparability_inputs VARCHAR, exit_code INTEGER, error VARCHAR);
+    comparability_inputs VARCHAR, exit_code INTEGER, error VARCHAR, what_ran VARCHAR);
 INSERT INTO history (run, job, config_sha256, trace_sha256, status, mfu_pct_wall, hfu_pct_wall,
                      step_time_median_s, tokens_per_s, straggler_s, label, samples_field, step_samples_s,
-                     mfu_samples_pct, format_version, mfu_pct_wall_min, comparability_inputs, exit_code, error)
+                     mfu_samples_pct, format_version, mfu_pct_wall_min, comparability_inputs, exit_code, error,
+                     what_ran)
 VALUES ($run, $job, $config_sha256, $trace_sha256, $status, $mfu_pct_wall, $hfu_pct_wall, $step_time_median_s,
         $tokens_per_s, $straggler_s, $label, $samples_field, $step_samples_s::DOUBLE[], $mfu_samples_pct::DOUBLE[],
-        $format_version, $mfu_pct_wall_min, $comparability_inputs, $exit_code, $error);
+        $format_version, $mfu_pct_wall_min, $comparability_inputs, $exit_code, $error, $what_ran);

@@ -7,7 +7,8 @@
 -- A format-1 or 2 table gains comparability_inputs NULL: its runs' inputs are unknown, so the trend calls
 -- their figures not comparable (as `mfu compare` does with an unknown input) rather than guess.
 -- A format-1 to 3 table gains exit_code and error NULL: only format 4 records failed jobs, so its rows all
--- have results.
+-- have results. A table from before what_ran (a nullable column within format 4) gains it NULL: those runs'
+-- flagged changes are not decomposed.
 ALTER TABLE history ADD COLUMN IF NOT EXISTS label VARCHAR;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS samples_field VARCHAR;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS step_samples_s DOUBLE[];
@@ -17,3 +18,4 @@ ALTER TABLE history ADD COLUMN IF NOT EXISTS mfu_pct_wall_min DOUBLE;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS comparability_inputs VARCHAR;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS exit_code INTEGER;
 ALTER TABLE history ADD COLUMN IF NOT EXISTS error VARCHAR;
+ALTER TABLE history ADD COLUMN IF NOT EXISTS what_ran VARCHAR;

@@ -20,7 +20,7 @@ SELECT
     h.job, h.run, h.label, h.config_sha256, h.trace_sha256, h.status, h.mfu_pct_wall, h.step_time_median_s,
     h.tokens_per_s, h.straggler_s, h.samples_field, h.step_samples_s, h.mfu_samples_pct,
     coalesce(h.format_version, 1) AS format_version, h.mfu_pct_wall_min, h.comparability_inputs,
-    h.exit_code, h.error,
+    h.exit_code, h.error, h.what_ran,
     CASE WHEN NOT h.unmeasured THEN h.mfu_pct_wall - p.mfu_pct_wall END AS mfu_change_pt,
     CASE WHEN NOT h.unmeasured THEN 100.0 * (h.mfu_pct_wall / p.mfu_pct_wall - 1) END AS mfu_change_pct,
     CASE WHEN NOT h.unmeasured THEN 100.0 * (h.step_time_median_s / p.step_time_median_s - 1) END AS step_change_pct,
@@ -29,7 +29,8 @@ SELECT
     p.config_sha256 AS previous_config_sha256,
     p.trace_sha256 AS previous_trace_sha256,
     h.previous_run,
-    p.comparability_inputs AS previous_comparability_inputs
+    p.comparability_inputs AS previous_comparability_inputs,
+    p.what_ran AS previous_what_ran
 FROM h
 LEFT JOIN history AS p ON p.job = h.job AND p.run = h.previous_run
 ORDER BY h.job, h.run;
