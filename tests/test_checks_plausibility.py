@@ -67,7 +67,10 @@ def test_impossible_occurrence_rows_are_marked_in_the_tables(tmp_path):
     assert res["status"] == "ok" and res["metrics"]["mfu_pct_wall"] == pytest.approx(100 * 3.0e6 / 11e-6 / 1e12)
     assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx([150.0, 15.0])
     md, page = render_all(res)["report.md"], render_all(res)["report.html"]
-    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith(("| 1 |", "| 2 |"))}
+    rows: dict[str, str] = {}
+    for line in md.splitlines():           # the Occurrences table's rows: the first that start with the occurrence
+        if line.startswith(("| 1 |", "| 2 |")):
+            rows.setdefault(line.split("|")[1].strip(), line)
     assert rows["1"].rstrip(" |").endswith("150.00\u00a0⚠ | 150.00\u00a0⚠")
     assert rows["2"].rstrip(" |").endswith("15.00 | 15.00")
     assert "⚠ above 100 %: physically impossible" in md and "(warning `occurrence_above_100`)" in md
