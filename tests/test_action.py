@@ -130,6 +130,7 @@ def history_rows(installed: Path, ws: Path, sql: str) -> str:
                           cwd=ws, capture_output=True, text=True, check=True).stdout.strip()
 
 
+@pytest.mark.slow  # builds and installs the wheel
 def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, installed, synth_trace, tmp_path):
     ws = tmp_path / "repo"
     (ws / "jobs").mkdir(parents=True)
@@ -163,6 +164,7 @@ def test_action_steps_validate_run_and_gate_from_the_wheel(wheel, installed, syn
         "[('0123456789abcdef',)]"
 
 
+@pytest.mark.slow  # builds and installs the wheel
 def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, installed, synth_trace, tmp_path):
     """History format 4 records a failed job: the run step still fails with the run's worst exit code (4, a trace
     problem), as before, and the history holds the job's failed row beside the other job's result."""
@@ -180,6 +182,7 @@ def test_a_failed_job_fails_the_run_step_and_is_in_the_history(wheel, installed,
         "[('a', 'ok', None, '0123456789abcdef'), ('b', 'failed', 4, '0123456789abcdef')]"
 
 
+@pytest.mark.slow  # builds and installs the wheel
 def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel, installed, synth_trace, tmp_path):
     """A job file failing `mfu validate` stopped the action before the run, so a scheduled run appended nothing:
     a broken job read as one never scheduled. With a history the run step now runs anyway and records it as a
@@ -199,6 +202,8 @@ def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel,
         "[('a', 'ok', None), ('b', 'failed', 3)]"
 
 
+@pytest.mark.slow  # builds and installs the wheel
+@pytest.mark.slow  # builds and installs the wheel
 @pytest.mark.parametrize("break_it, failing_step", [
     (lambda ws: (ws / "jobs" / "b.yaml").write_text("name: b\n"), "Validate job files"),     # run skipped
     (lambda ws: (ws / "mfu-reports").write_text("a file"), "Run jobs"),                     # run wrote no summary

@@ -23,6 +23,8 @@ from pipeline.cli import main
 from tests import browser
 from tests.test_run_synth import write_job
 
+pytestmark = pytest.mark.slow      # a headless browser per page and width: the slow tier (.ci/run)
+
 REPO = Path(__file__).resolve().parents[1]
 TIMELINE_MAX = (1016, 760)        # px at full size: 16 device groups at most (charts.PLOT_PX + margins)
 # the phone drawing (phone_charts.py), 16 devices: legend's second line at 34, lanes from 46; NVTX range 16 + 12 + 8;

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from clock import past_change_time
 from pipeline.trace import cache
 from pipeline.job.config import load_job
 from pipeline.run import run_job
@@ -207,7 +208,7 @@ def test_bytes_edited_in_place_with_size_and_mtime_kept_are_read_from_the_trace(
     assert data[page:page + page_size].count(old) == 1
     at = data.index(old, page)
     data[at:at + 4] = new                         # the same 4-byte integer serial type: SQLite reads it as is
-    time.sleep(0.05)                              # past the clock tick the file times were taken in
+    past_change_time(path)                        # past the clock tick the file times were taken in
     with path.open("r+b") as fh:
         fh.seek(at)
         fh.write(new)

@@ -28,6 +28,7 @@ def _union_rows(kernels: list[Kernel]) -> dict[tuple[int, int | None], tuple[int
     return {(o, d): (u, s, n, e) for o, d, u, s, n, e in rows}
 
 
+@pytest.mark.slow  # a random oracle: 3,000 intervals, 15 groupings
 @pytest.mark.parametrize(("intervals", "union", "total"), [
     ([(0, 10), (5, 15), (20, 30)], 25, 30),                  # one overlap, one gap
     ([(0, 10), (10, 20)], 20, 20),                           # touching intervals merge

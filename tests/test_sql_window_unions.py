@@ -8,12 +8,15 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
+import pytest
+
 from pipeline.trace.synth import union_ns
 from tests.sqlfixtures import plant
 
 CLASSES = ("gemm", "communication", "memory", "other")
 
 
+@pytest.mark.slow  # a random oracle: 2,000 rows, every grouping
 def test_every_grouping_against_sort_andmerge():
     rng = random.Random(20261130)
     rows = []

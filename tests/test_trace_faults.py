@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from clock import past_change_time
 from pipeline.cli import main
 from pipeline.errors import TraceError
 
@@ -275,7 +276,6 @@ def test_a_trace_rewritten_with_its_modification_time_put_back_is_refused(synth_
     a copy tool keeping times), went unseen: only size and mtime were compared. The change time (ctime) moved, and
     no file tool can set it back: exit 4, no report."""
     import os
-    import time
     from pipeline.trace import integrity
     trace, _ = synth_trace()
     moving = Path(shutil.copyfile(trace, tmp_path / "moving.sqlite"))
@@ -284,7 +284,7 @@ def test_a_trace_rewritten_with_its_modification_time_put_back_is_refused(synth_
     def check_then_rewrite_keeping_times(t):
         checked(t)
         before = moving.stat()
-        time.sleep(0.01)                                  # past the file system's clock step
+        past_change_time(moving)                          # past the file system's clock step
         with open(moving, "r+b") as fh:
             data = fh.read()
             fh.seek(0)
