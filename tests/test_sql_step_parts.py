@@ -1,4 +1,5 @@
-"""step_parts.sql: each occurrence's step cut into what ran (docs/compare.md), by hand on planted rows.
+"""step_parts.sql (over step_unions.sql): each occurrence's step cut into what ran (docs/compare.md), by hand on
+planted rows.
 
 Every expected figure is added up here from the planted intervals; the parts of an occurrence add
 up to its step time exactly.
@@ -6,7 +7,7 @@ up to its step time exactly.
 
 from __future__ import annotations
 
-from pipeline.trace import queries
+from pipeline.trace import chain
 from tests.sqlfixtures import with_ranges
 
 PARAMS = {"comm_class": "communication", "gemm_classes": ["gemm", "convolution"], "attention_classes": ["attention"]}
@@ -15,7 +16,7 @@ PARTS = ("gemm", "attention", "other_compute", "mixed_compute", "comm", "comm_ov
 
 def _parts(con) -> list[dict]:
     return [{"occurrence": r["occurrence"], "step_ns": r["step_ns"], **{p: r[f"{p}_ns"] for p in PARTS}}
-            for r in queries.run(con, "step_parts", **PARAMS)]
+            for r in chain.run(con, {"step_unions", "step_parts"}, **PARAMS)["step_parts"]]
 
 
 def test_each_instant_gets_one_part_by_what_ran_on_any_gpu():

@@ -160,8 +160,8 @@ def step_parts(trace: Trace) -> list[dict[str, int]]:
     """Each occurrence's step cut into what ran in it (docs/compare.md), integer ns that add up to the step
     exactly, so `mfu compare` can say where a step-time change went from the results alone."""
     return [{"occurrence": r["occurrence"], "step_ns": r["step_ns"], **{f"{p}_ns": r[f"{p}_ns"] for p in STEP_PARTS}}
-            for r in queries.run(trace.con, "step_parts", comm_class=COMM_CLASS, gemm_classes=list(GEMM_CLASSES),
-                                 attention_classes=list(ATTENTION_CLASSES))]
+            for r in chain.run(trace.con, {"step_unions", "step_parts"}, comm_class=COMM_CLASS,
+                               gemm_classes=list(GEMM_CLASSES), attention_classes=list(ATTENTION_CLASSES))["step_parts"]]
 
 
 def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:

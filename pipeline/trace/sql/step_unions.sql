@@ -1,0 +1,47 @@
+-- reads: classified, kernel_names, occurrence_times
+-- creates: step_unions
+-- unions (step_unions): any = occurrence, any_part; kernels = occurrence, kernel; compute = occurrence, compute; comm = occurrence, comm; no_gemm = occurrence, no_gemm; no_attention = occurrence, no_attention; no_other = occurrence, no_other
+-- The unions step_parts.sql cuts each step from (docs/compare.md), per occurrence, by one sorted pass
+-- (trace/unions.py; a key value 1 marks the rows of the union, 0 the rest). Each classified row is clipped
+-- to its own step [start_ns, start_ns + step_ns) of occurrence_times.sql, and to any later step it runs
+-- into (a step starts no earlier than the previous one's end), so GPU work running past the next
+-- occurrence's start (CPU ahead, SEMANTICS §6) counts in the step it runs in, once. Groups of a row:
+-- c communication ($comm_class), g $gemm_classes, a $attention_classes, o any other kernel, m memory copies
+-- and sets (kind 'memory'). Flags: any_part every row; kernel g, a, o, c; compute g, a, o; comm c;
+-- no_gemm a, o, c; no_attention g, o, c; no_other g, a, c.
+WITH steps AS (
+    SELECT occurrence, start_ns AS lo, start_ns + step_ns AS hi
+    FROM occurrence_times
+),
+groups AS (
+    SELECT name_id,
+           CASE WHEN kind = 'memory' THEN 'm'
+                WHEN class = $comm_class THEN 'c'
+                WHEN list_contains($gemm_classes, class) THEN 'g'
+                WHEN list_contains($attention_classes, class) THEN 'a'
+                ELSE 'o' END AS grp
+    FROM kernel_names
+),
+grouped AS (
+    SELECT c.occurrence, c.start_ns, c.end_ns, g.grp
+    FROM classified AS c
+    JOIN groups AS g ON g.name_id = c.name_id
+),
+clipped AS (
+    SELECT s.occurrence, greatest(r.start_ns, s.lo) AS start_ns, least(r.end_ns, s.hi) AS end_ns, r.grp
+    FROM grouped AS r
+    JOIN steps AS s ON s.occurrence = r.occurrence
+    WHERE least(r.end_ns, s.hi) > greatest(r.start_ns, s.lo)
+    UNION ALL
+    SELECT l.occurrence, greatest(r.start_ns, l.lo), least(r.end_ns, l.hi), r.grp
+    FROM grouped AS r
+    JOIN steps AS s ON s.occurrence = r.occurrence AND r.end_ns > s.hi
+    JOIN steps AS l ON l.lo >= s.hi AND l.lo < r.end_ns AND l.occurrence <> r.occurrence
+    WHERE least(r.end_ns, l.hi) > greatest(r.start_ns, l.lo)
+)
+SELECT CAST(occurrence AS INTEGER) AS occurrence, CAST(1 AS UTINYINT) AS any_part,
+       CAST(grp <> 'm' AS UTINYINT) AS kernel, CAST(grp IN ('g', 'a', 'o') AS UTINYINT) AS compute,
+       CAST(grp = 'c' AS UTINYINT) AS comm, CAST(grp IN ('a', 'o', 'c') AS UTINYINT) AS no_gemm,
+       CAST(grp IN ('g', 'o', 'c') AS UTINYINT) AS no_attention, CAST(grp IN ('g', 'a', 'c') AS UTINYINT) AS no_other,
+       start_ns, end_ns
+FROM clipped;
