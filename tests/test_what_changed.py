@@ -143,3 +143,18 @@ def test_kernel_names_are_normalized_and_devices_say_which_moved_and_the_straggl
     got = changes.devices(side(2.0, "4000"), side(3.0, "4001"))
     assert got["rows"][0] == {"device": "1", "baseline_s": 1.0, "value_s": 1.5, "change_s": 0.5}
     assert (got["baseline_straggler"], got["straggler"], got["straggler_changed"]) == ("4000", "4001", True)
+
+
+def test_the_pages_and_the_github_summary_name_the_cause(baseline, tmp_path):
+    """compare.md and .html show the section and the waterfall (sidecar and inline), the --format github summary
+    names the cause with its size: +150 µs = +0.15 ms."""
+    from pipeline import ci
+    from pipeline.report.render import render_all
+    (base, _), (cand, _) = baseline, _run(tmp_path / "c", [plan(nccl=290)] * STEPS)
+    doc = compare([("base", base), ("cand", cand)])
+    files = render_all(doc, kind="compare")
+    assert "![what changed in the median step time](what-changed-1.svg)" in files["compare.md"]
+    assert files["what-changed-1.svg"].startswith('<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-waterfall"')
+    assert 'class="chart chart-waterfall"' in files["compare.html"]
+    assert "Largest change beyond noise: **communication, exposed** (+150.0\u00a0µs)" in files["compare.md"]
+    assert "largest change beyond noise: **communication, exposed** +0.15 ms" in ci.summary(doc)
