@@ -48,17 +48,18 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | 
 PHASES = ("startup", "job", "read", "attribution", "analyses", "flops", "peak", "render", "publish", "index", "other")
 
 
-def child(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout of one child process; a failing child stops the benchmark."""
+def child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS (MB), stdout and CPU seconds (user + system) of one child process; a failing
+    child stops the benchmark."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = proc.stdout.read().decode()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):            # 1: a threshold or validity verdict, still a full run
         raise SystemExit(f"{' '.join(cmd)} failed ({code}): {proc.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, out
+    return wall, usage.ru_maxrss / 1024, out, usage.ru_utime + usage.ru_stime
 
 
 def synth(path: Path, ranks: int, steps: int, kernels: int, seed: int = 0) -> Path:
@@ -95,8 +96,9 @@ def phases(*args: str) -> dict:
     return json.loads(child([sys.executable, str(HERE / "phases.py"), *args])[2].splitlines()[-1])
 
 
-def floor(trace: Path, *options: str) -> float:
-    return float(child([sys.executable, str(HERE / "floor.py"), *options, str(trace)])[2].split()[-1])
+def floor(trace: Path, *options: str, cpu: bool = False) -> float:
+    """The floor's wall seconds (or, `cpu`, its CPU seconds), start-up excluded (bench/floor.py)."""
+    return float(child([sys.executable, str(HERE / "floor.py"), *options, str(trace)])[2].split()[-1 if cpu else -2])
 
 
 def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = True) -> dict:
@@ -110,12 +112,19 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     shutil.rmtree(cache, ignore_errors=True)
     child(mfu(out, "--cache", str(cache), str(one)))                  # builds the cache for `warm`
     runs: dict[str, list] = {k: [] for k in ("floor", "reads", "cold", "warm", "batch")}
+    cpu: dict[str, list[float]] = {k: [] for k in ("cold", "inspect", "cold_nobc", "warm_nobc")}
+    nobc = ENV | {"PYTHONDONTWRITEBYTECODE": "1", "MFU_CACHE_DIR": str(work / "derived")}   # issue 34's machines
     load = []
     for _ in range(repeat):
         load.append(os.getloadavg()[0])
         runs["floor"].append((floor(trace), 0.0))
         runs["reads"].append((floor(trace, "--reads"), 0.0))
-        runs["cold"].append(child(mfu(out, "--no-cache", str(one)))[:2])
+        cold = child(mfu(out, "--no-cache", str(one)))
+        runs["cold"].append(cold[:2])
+        cpu["cold"].append(cold[3])
+        cpu["inspect"].append(child([sys.executable, "-m", "pipeline.cli", "inspect", str(trace)])[3])
+        cpu["cold_nobc"].append(child(mfu(out, "--no-cache", str(one)), nobc)[3])
+        cpu["warm_nobc"].append(child(mfu(out, "--cache", str(cache), str(one)), nobc)[3])
         runs["warm"].append(child(mfu(out, "--cache", str(cache), str(one)))[:2])
         if batch_too:
             shutil.rmtree(cache / "batch", ignore_errors=True)        # a cold cache: the batch reads the trace
@@ -123,6 +132,8 @@ def measure_size(work: Path, millions: float, repeat: int, batch_too: bool = Tru
     row = {k: (statistics.median(t for t, _ in v), max(m for _, m in v)) if v else (math.nan, math.nan)
            for k, v in runs.items()}
     row["cold_mb"] = [m for _, m in runs["cold"]]
+    row["cpu"] = {k: statistics.median(v) for k, v in cpu.items()}
+    row["floor_cpu"] = statistics.median(floor(trace, cpu=True) for _ in range(repeat))
     row["load"] = load + [os.getloadavg()[0]]
     row["phases"] = phases("--no-cache", "--out", str(out), str(one))
     row["warm_phases"] = phases("--cache", str(cache), "--out", str(out), str(one))
@@ -148,16 +159,38 @@ def selection(work: Path, repeat: int) -> dict[str, float]:
 
 
 def multi_file(work: Path, repeat: int) -> dict[str, float]:
-    """8 rank files (1 rank x 25 steps x 10,000 kernels each) in one job: -j 2 against -j 1."""
-    folder = work / "ranks"
-    folder.mkdir(exist_ok=True)
-    files = [synth(folder / f"rank{i}.sqlite", 1, STEPS, 10_000, seed=i) for i in range(8)]   # 8 captures, not 1
-    one = job(folder, "ranks", [f.name for f in files], FIRST, LAST, 8)
-    times: dict[str, list[float]] = {"-j 1": [], "-j 2": []}
-    for _ in range(repeat):
-        for j in ("1", "2"):
-            times[f"-j {j}"].append(child(mfu(reports(work, "ranks"), "--no-cache", "-j", j, str(one)))[0])
-    return {k: statistics.median(v) for k, v in times.items()}
+    """8 rank files (1 rank x 25 steps x 10,000 kernels each) in one job: -j 2 against -j 1 and against
+    dask-local (2 workers); then (issue 34) 64 small rank files (1 x 25 x 500) against the same kernels in one
+    file (64 ranks): CPU seconds inline (-j 1), the per-file fixed cost, and -j 2 against dask-local on them."""
+    out: dict[str, float] = {}
+    for name, count, kernels in (("ranks", 8, 10_000), ("ranks64", 64, 500)):
+        folder = work / name
+        folder.mkdir(exist_ok=True)
+        files = [synth(folder / f"rank{i}.sqlite", 1, STEPS, kernels, seed=i) for i in range(count)]   # captures
+        many = job(folder, name, [f.name for f in files], FIRST, LAST, count)
+        runs = {"-j 1": ("-j", "1"), "-j 2": ("-j", "2"), "dask-local": ("-j", "2", "--executor", "dask-local")}
+        if count == 64:
+            single = job(folder, "one-file", f"../{synth(work / 'synth-64ranks.sqlite', 64, STEPS, kernels).name}",
+                         FIRST, LAST, count)
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in [*runs, *(["one file"] if count == 64 else [])]}
+        for _ in range(repeat):
+            for k, options in runs.items():
+                wall, _, _, cpu = child(mfu(reports(work, name), "--no-cache", *options, str(many)))
+                times[k].append((wall, cpu))
+            if count == 64:
+                wall, _, _, cpu = child(mfu(reports(work, name + "-one"), "--no-cache", "-j", "1", str(single)))
+                times["one file"].append((wall, cpu))
+        for k, v in times.items():
+            out[f"{count} {k}"] = statistics.median(w for w, _ in v)
+            out[f"{count} {k} cpu"] = statistics.median(c for _, c in v)
+    return out
+
+
+def _cpu_ratios(r: dict) -> str:
+    c = r["cpu"]
+    return (f"{r['millions']:g} M: `mfu inspect` {c['inspect']:.2f} / cold run {c['cold']:.2f} = "
+            f"{c['inspect'] / c['cold']:.2f}x; with PYTHONDONTWRITEBYTECODE=1 cold {c['cold_nobc']:.2f} = "
+            f"{c['cold_nobc'] / c['cold']:.2f}x the cold run, warm {c['warm_nobc']:.2f}; floor {r['floor_cpu']:.2f}")
 
 
 def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) -> str:
@@ -174,6 +207,8 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
     lines += ["", "The job's unavoidable reads (bench/reads.sql: both tables, the columns a job needs, no join) "
               "against the floor: " + "; ".join(f"{r['millions']:g} M {r['reads'][0]:.2f} s = "
                                                 f"{r['reads'][0] / r['floor'][0]:.2f}x" for r in rows)]
+    lines += ["", "Issue 34, CPU seconds (user + system, start-up included; the floor's excludes it), median: "
+              + "; ".join(_cpu_ratios(r) for r in rows)]
     lines += ["", "1-minute load average at the start of each repetition and at the end: " + "; ".join(
         f"{r['millions']:g} M {' / '.join(f'{x:.1f}' for x in r['load'])}" for r in rows)]
     lines += ["", "Peak RSS of each cold run (MB): " + "; ".join(
@@ -204,8 +239,14 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
         lines += ["", f"Selection: 2,000 occurrences {sel['2000']:.2f} s, 20,000 occurrences {sel['20000']:.2f} s "
                   f"(ratio {sel['20000'] / sel['2000']:.2f} for 10x the occurrences)"]
     if multi:
-        lines += ["", f"8 rank files in one job: -j 1 {multi['-j 1']:.2f} s, -j 2 {multi['-j 2']:.2f} s "
-                  f"(ratio {multi['-j 2'] / multi['-j 1']:.2f})"]
+        lines += ["", f"8 rank files in one job: -j 1 {multi['8 -j 1']:.2f} s, -j 2 {multi['8 -j 2']:.2f} s "
+                  f"(ratio {multi['8 -j 2'] / multi['8 -j 1']:.2f}), dask-local -j 2 {multi['8 dask-local']:.2f} s "
+                  f"({multi['8 dask-local'] / multi['8 -j 2']:.2f}x -j 2)"]
+        one, many = multi["64 one file cpu"], multi["64 -j 1 cpu"]
+        lines += ["", f"64 small rank files (0.8 M kernels): inline {many:.2f} CPU s against {one:.2f} for the same "
+                  f"kernels in one file ({many / one:.2f}x; {(many - one) / 63:.3f} CPU s fixed per extra file); "
+                  f"-j 2 {multi['64 -j 2']:.2f} s, dask-local -j 2 {multi['64 dask-local']:.2f} s "
+                  f"({multi['64 dask-local'] / multi['64 -j 2']:.2f}x -j 2)"]
     load = os.getloadavg()[0]
     lines += ["", f"Median of {repeat} alternating runs. Machine: {platform.system()} {platform.release()}, "
               f"{os.cpu_count()} cores, Python {platform.python_version()}, DuckDB {duckdb.__version__}; "
