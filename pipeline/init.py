@@ -20,7 +20,7 @@ from typing import Any
 from pipeline.errors import TraceError, UsageError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.model.presets import presets
-from pipeline.trace.discovery import NO_RANGES, WARMUP_FACTOR
+from pipeline.trace.discovery import WARMUP_FACTOR, skip
 from pipeline.trace.inspect import inspect_trace
 from pipeline.job.todo import MARK
 
@@ -36,8 +36,9 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
                          + (f" (did you mean {', '.join(close)}?)" if close else " (`mfu models` lists them)"))
     info = inspect_trace(trace, regions=6)
     found = info["region_discovery"]
-    no_gpu_time = bool(found["regions"]) and found["regions"][0]["kernel_share"] is None     # no kernels, or none timed
-    if found["message"] == NO_RANGES or no_gpu_time:   # a job of TODOs could never run: say why instead
+    if info["lacking"]:                     # a table lacking a column `mfu run` needs: it refuses every job
+        raise TraceError(f"{trace}: {'; '.join(info['lacking'])}. No job file written")
+    if found["proposal"] is None:           # no GPU work: a job of TODOs could never run: say why instead
         raise TraceError(f"{trace}: {found['message']}. No job file written")
     lines = [f"# Job skeleton written by `mfu init` from {_comment(trace.name)}.",
              f"# Fill in every {MARK} (`mfu validate` lists each with its line), then `mfu run` this file.",
@@ -58,35 +59,74 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
 
 
 def _region(found: dict[str, Any]) -> list[str]:
-    rows = found["regions"]
-    best = rows[0] if rows and rows[0]["step_like"] else None
-    out = []
-    if best is None:
-        hint = f"best candidate: {_named(rows[0])}, not step-like" if rows else "no NVTX ranges"
-        out.append(_kv("  name", MARK, f"no range covers one step ({hint}); see the discovery line above"))
-        out.append(_kv("  match", "exact", "prefix groups PyTorch's ', seq = N, op_id = M' names"))
+    """The region lines of the proposal (trace/proposal.py), its reason beside each value it chose."""
+    p, rows = found["proposal"], found["regions"]
+    if p["kind"] == "gpu_active":
+        out = [_kv("  kind", "gpu_active", "no NVTX range marks a step: the GPU-active window of each process "
+                   "(one occurrence); see the discovery line above"),
+               _kv("  covers", "step", "the window as one step; covers: N if it ran N steps (the FLOPs are per step)")]
+        chosen = None
     else:
-        out.append(_kv("  name", json.dumps(best["name_group"]), "step-like: " + "; ".join(best["reasons"])))
-        out.append(_kv("  match", "prefix" if best["has_suffix"] else "exact",
-                       "the name carries PyTorch's ', op_id = …' suffix" if best["has_suffix"] else ""))
-        if best["domain"] is not None:
-            out.append(_kv("  domain", json.dumps(best["domain"]), "the NVTX domain the range was found in"))
-        skip = best["warmup_occurrences"] if best["warmup_occurrences"] < best["occurrences_per_process_min"] - 1 else 0
-        why = (f"occurrence{' 1' if skip == 1 else f's 1-{skip}'} look{'s' if skip == 1 else ''} like warm-up (over {WARMUP_FACTOR}x the median duration)" if skip
-               else "no warm-up outlier found; skip more if your first steps compile or allocate")
-        out.append(_kv("  occurrences", f"{{first: {skip + 1}}}", why))
-    out.append(_kv("  attribution", "process", "kernels launched by any thread of the range's process"))
-    out.append(_kv("  covers", "step", "one occurrence = one optimizer step; microbatch or N otherwise"))
-    others = [r for r in rows if r is not best][:4]
+        chosen = next((r for r in rows if (r["name_group"], r["domain"]) == (p["group"], p["domain"])), None)
+        occ = p["occurrences"]
+        why = ("step-like: " + "; ".join(chosen["reasons"]) if p["shape"] == "steps"
+               else f"{'a guess: ' if p['guess'] else ''}{SHAPES[p['shape']]}; see the discovery line above")
+        out = _selected(p, why)
+        out.append(_kv("  occurrences", "{" + ", ".join(f"{k}: {v}" for k, v in occ.items()) + "}",
+                       _skip_reason(chosen) if p["shape"] == "steps" else _occurrences_reason(p)))
+        out.append(_kv("  attribution", "process", "kernels launched by any thread of the range's process"))
+        out.append(_kv("  covers", str(p["covers"]), f"one occurrence = {p['covers']} optimizer steps (the loop's "
+                       "repeats)" if isinstance(p["covers"], int) else "one occurrence = one optimizer step; "
+                       "microbatch or N otherwise"))
+    others = [r for r in rows if r is not chosen][:4]
     if others:
-        out.append("  # other candidates, by the GPU work they enclose:")
+        kind = " (kind: nvtx, the default)" if chosen is None else ""
+        out.append(f"  # other candidates, by the GPU work they enclose{kind}:")
         out += [f"  #   {_named(r)}: {'; '.join(r['reasons'])}" for r in others]
     return out
 
 
+# What each proposal shape is, in the comment beside the region's name.
+SHAPES = {"one step": "one occurrence is the whole step",
+          "loop": "a loop of steps", "only": "the only top-level range with GPU work"}
+
+
+def _occurrences_reason(p: dict[str, Any]) -> str:
+    occ = p["occurrences"]
+    if occ.get("last") == occ["first"]:
+        return "one occurrence: no spread between steps can be measured"
+    if "last" in occ:
+        return f"the repeats inside the loop: occurrences {occ['first']}-{occ['last']}"
+    return f"from occurrence {occ['first']} on" + (" (earlier ones are warm-up)" if occ["first"] > 1 else "")
+
+
+def _selected(p: dict[str, Any], why: str) -> list[str]:
+    """The name, match and domain lines selecting a group's ranges (discovery.selector)."""
+    match_why = {"regex": f"the {p['names']} names '{p['group']}' differ only in their number",
+                 "prefix": "the name carries PyTorch's ', op_id = …' suffix", "exact": ""}[p["match"]]
+    out = [_kv("  name", json.dumps(p["name"]), why), _kv("  match", p["match"], match_why)]
+    if p["domain"] is not None:
+        out.append(_kv("  domain", json.dumps(p["domain"]), "the NVTX domain the range was found in"))
+    return out
+
+
+def _skip_reason(row: dict[str, Any]) -> str:
+    first, named = skip(row), row["named_warmup_occurrences"]
+    which = f"occurrence{' 1' if first == 1 else f's 1-{first}'}"
+    if named and first == named:
+        return f"{which} start before the named warm-up ends"
+    if first:
+        return f"{which} look{'s' if first == 1 else ''} like warm-up (over {WARMUP_FACTOR}x the median duration)"
+    return "no warm-up outlier found; skip more if your first steps compile or allocate"
+
+
 def _named(row: dict[str, Any]) -> str:
-    """A candidate as the job must name it: a group of suffixed PyTorch names matches only with prefix."""
-    return f"{row['name_group']!r}" + (" (match: prefix)" if row["has_suffix"] else "")
+    """A candidate as the job must name it: a group of suffixed PyTorch names matches only with prefix, numbered
+    names with the regex discovery.selector writes."""
+    sel = row["select"]
+    return f"{row['name_group']!r}" + ("" if sel["match"] == "exact" else
+                                       f" (match: prefix)" if sel["match"] == "prefix" else
+                                       f" (name {json.dumps(sel['name'])}, match: regex)")
 
 
 def _hardware(info: dict[str, Any]) -> list[str]:

@@ -70,10 +70,12 @@ def test_text_names_the_step_and_the_suffix_note(synth_trace, capsys):
 
 
 def test_real_trace_without_a_step_says_it_is_guessing(real_trace):
+    """h100_2gpu_1s: PyTorch op ranges only ('aten::linear, op_id = N', ...): no range marks a step, so the
+    GPU-active window is proposed, as a guess, with the operator groups as alternatives."""
     found = inspect_trace(real_trace("nsysai__h100_2gpu_1s.sqlite"))["region_discovery"]
-    assert found["guessing"] and found["step_like"] == []
-    assert found["message"].startswith("guessing: this trace has no NVTX range that covers one step; mark your "
-                                       "step with `nvtx.range('train_step')` or use `covers: N` on a wider range")
+    assert found["guessing"] and found["step_like"] == [] and found["proposal"]["kind"] == "gpu_active"
+    assert found["message"].startswith("guessing: the ranges holding GPU work mark operators ('aten::linear', "
+                                       "'aten::matmul', 'aten::mm'), none a step; proposed: the GPU-active window")
     assert found["regions"] and all(not r["step_like"] for r in found["regions"])
 
 
@@ -83,7 +85,8 @@ def _inspect_text(capsys, path: Path) -> str:
 
 
 def test_no_ranges_is_not_a_guess_and_says_what_to_capture(tmp_path, capsys):
-    """Kernels but no NVTX range (a CUDA benchmark): there is no candidate to guess from."""
+    """Kernels but no NVTX range (a CUDA benchmark): no candidate to guess from; the GPU-active window, 200 to
+    300 ns (the launch is no GPU row), is what can be measured."""
     from nsys_export import Export, gpid, gtid
     e = Export()
     e.launch(100, gtid(7, 7), 1)
@@ -91,8 +94,10 @@ def test_no_ranges_is_not_a_guess_and_says_what_to_capture(tmp_path, capsys):
     path = e.write(tmp_path / "t.sqlite")
     found = inspect_trace(path)["region_discovery"]
     assert found["regions"] == [] and found["step_like"] == []
-    assert found["message"].startswith("this trace has no NVTX ranges, so nothing marks a step")
-    assert "guessing" not in found["message"] and "`nsys profile --trace=cuda,nvtx`" in found["message"]
+    assert found["message"].startswith("no NVTX range: the GPU-active window of each process (0.100 µs), from its "
+                                       "first GPU row's start to its last one's end")
+    assert "guessing" not in found["message"] and not found["guessing"]
+    assert (found["proposal"]["kind"], found["proposal"]["window_ns"]) == ("gpu_active", [100])
     text = _inspect_text(capsys, path)
     assert "NVTX range names: none\n" in text and "  step  share" not in text
 
@@ -144,3 +149,23 @@ def test_one_period_is_not_called_steady(tmp_path):
     e.kernel(20, 60, gpid(7), 1)
     (step,) = inspect_trace(e.write(tmp_path / "t.sqlite"))["region_discovery"]["regions"]
     assert step["reasons"][3] == "one period, 3.000 ms: too few to judge its steadiness"
+
+
+def test_a_numbered_groups_regex_selects_exactly_its_names():
+    """discovery.selector's pattern, run by DuckDB's RE2 as region_ranges.sql runs it, matches the group's names
+    (metacharacters in them included, PyTorch's suffix allowed when the group has it) and no other name."""
+    import duckdb
+    from pipeline.trace import queries
+    from pipeline.trace.discovery import selector
+    con = duckdb.connect()
+    queries.run(con, "macros")
+    names = ["a.b(x) Step [1]", "a.b(x) Step [22]", "a.b(x) Step [3], seq = 4, op_id = 5", "a.b(x) Step []",
+             "a.b(x) Step [1a]", "Xa.b(x) Step [1]", "a.b(x) Step [1] ", "aXb(x) Step [1]", "warm a.b(x) Step [1]"]
+    row = {"name_group": "a.b(x) Step [<n>]", "numbered": True, "has_suffix": True}
+    sel = selector(row)
+    assert sel["match"] == "regex"
+    hit = [n for n in names if con.execute("SELECT name_matches(?, ?, 'regex')", [n, sel["name"]]).fetchone()[0]]
+    assert hit == names[:3]
+    same_key = [n for n in names
+                if con.execute("SELECT numbered_key(?) = numbered_key(?)", [n, names[0]]).fetchone()[0]]
+    assert same_key == hit

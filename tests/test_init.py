@@ -100,12 +100,13 @@ def test_unknown_gpu_is_a_todo_with_the_nearest_entries(synth_trace, tmp_path, c
     assert "not a catalog entry; nearest:" in line
 
 
-def test_guessing_trace_leaves_the_region_todo(real_trace, tmp_path, capsys):
+def test_an_op_level_trace_gets_the_active_window_and_its_ops_as_alternatives(real_trace, tmp_path, capsys):
+    """h100_2gpu_1s holds PyTorch op ranges only: the region was TODO; now the GPU-active window, as a guess."""
     _, text = init(capsys, tmp_path, real_trace("nsysai__h100_2gpu_1s.sqlite"))
-    assert "# Region discovery: guessing: this trace has no NVTX range that covers one step" in text
-    assert yaml.safe_load(text)["region"]["name"] == "TODO"
+    assert "# Region discovery: guessing: the ranges holding GPU work mark operators ('aten::linear'" in text
+    assert yaml.safe_load(text)["region"] == {"kind": "gpu_active", "covers": "step"}
+    assert "  # other candidates, by the GPU work they enclose (kind: nvtx, the default):" in text
     assert yaml.safe_load(text)["hardware"]["gpu"] == "TODO"           # no TARGET_INFO_GPU table
-
 
 
 def test_candidates_with_pytorch_suffixes_say_match_prefix(real_trace, tmp_path, capsys):
@@ -116,7 +117,7 @@ def test_candidates_with_pytorch_suffixes_say_match_prefix(real_trace, tmp_path,
     path = real_trace("nsysai__h100_2gpu_1s.sqlite")
     _, text = init(capsys, tmp_path, path)
     lines = [line for line in text.splitlines() if line.startswith("  #   '")]
-    assert len(lines) == 4 and "best candidate: 'aten::linear' (match: prefix), not step-like" in text
+    assert len(lines) == 4 and "  #   'aten::linear' (match: prefix): " in text
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     names = {row[0] for row in con.execute(
         "SELECT coalesce(e.text, s.value) FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId")}
@@ -187,29 +188,32 @@ def test_line_breaks_in_a_trace_file_name_stay_inside_the_comment(synth_trace, t
 
 
 def test_a_trace_that_can_give_no_mfu_writes_no_job(tmp_path, capsys):
-    """Without NVTX ranges (nothing marks a step) or without kernels (no GPU work) every job of the skeleton
-    would fail: init says why and what to capture (exit 4) instead of writing a file of TODOs."""
+    """Without GPU work (no kernels, graph launches or memory operations) every job of the skeleton would fail:
+    init says why and what to capture (exit 4) instead of writing a file of TODOs. Kernels without any NVTX range
+    are GPU work: their job measures the GPU-active window."""
     from nsys_export import Export, gpid, gtid
-    no_ranges, no_kernels = Export(), Export()
-    no_ranges.launch(1100, gtid(100, 100), 1)
-    no_ranges.kernel(1200, 1300, gpid(100), 1)
+    nothing, no_kernels, no_ranges = Export(), Export(), Export()
+    nothing.processes.append({"globalPid": gpid(100), "pid": 100, "name": "python"})
     no_kernels.range(1000, 2000, gtid(100, 100), "step")
     no_kernels.range(3000, 4000, gtid(100, 100), "step")
-    for export, said in ((no_ranges, "has no NVTX ranges"), (no_kernels, "holds no GPU kernels")):
+    for export, said in ((nothing, "has no NVTX ranges"), (no_kernels, "holds no GPU kernels")):
         trace = export.write(tmp_path / f"{said.split()[-1]}.sqlite")
         job = tmp_path / "job.yaml"
         code, out, err = cli(capsys, "init", trace, "-o", job)
         assert code == 4 and said in err and "nsys profile --trace=cuda,nvtx" in err and "No job file written" in err
         assert not job.exists() and out == ""
+    no_ranges.launch(1100, gtid(100, 100), 1)
+    no_ranges.kernel(1200, 1300, gpid(100), 1)
+    _, text = init(capsys, tmp_path, no_ranges.write(tmp_path / "gpu_only.sqlite"))
+    assert yaml.safe_load(text)["region"] == {"kind": "gpu_active", "covers": "step"}
 
 
 def test_a_refused_trace_leaves_no_empty_folder_for_the_job(tmp_path, capsys):
     """`-o` into a folder that does not exist made the folder before the trace was read: a trace that gets
     no job file (exit 4) left it behind, empty (locations.folder promises a failed run leaves none)."""
-    from nsys_export import Export, gpid, gtid
+    from nsys_export import Export, gtid
     export = Export()
-    export.launch(1100, gtid(100, 100), 1)
-    export.kernel(1200, 1300, gpid(100), 1)                       # no NVTX range: no job file
+    export.range(1000, 2000, gtid(100, 100), "step")              # no GPU work: no job file
     trace = export.write(tmp_path / "t.sqlite")
     code, _, err = cli(capsys, "init", trace, "-o", tmp_path / "new" / "deeper" / "job.yaml")
     assert code == 4 and "No job file written" in err

@@ -25,10 +25,13 @@ from pipeline.trace.inspect import inspect_trace
 from test_real_traces import ALL_TRACES, PROCESS, RANGE_TYPES, read_only, sha256, tables, union
 
 SUFFIX = re.compile(r", (seq|op_id) = [0-9]+.*$", re.S)      # PyTorch's per-call suffixes (SEMANTICS §3)
+NUMBER = re.compile(r"[0-9]+([^0-9A-Za-z]*)\Z")             # a name's number: its last digits, then punctuation only
 GPU_COLUMNS = ("id", "name", "chipName", "totalMemory", "memoryBandwidth", "smCount", "clockRate", "cuDevice")
-# Step-like: top-level, >= 2 occurrences in every process, >= 50 % of the kernel time, period CV <= 20 %;
-# leading occurrences over 1.2x the median wall are warm-up (pipeline/trace/discovery.py states the same).
-MIN_REPEATS, MIN_SHARE, MAX_CV, WARMUP = 2, 0.5, 0.2, 1.2
+# Step-like: top-level, not named warm-up, >= 2 occurrences in every process after its named warm-up, >= 50 % of
+# the kernel time, period CV <= 20 %;
+# leading occurrences over 1.2x the median wall are warm-up, as are those ending by a named warm-up's end; one
+# holding over a tenth of its kernel time inside the named warm-up is no step (pipeline/trace/discovery.py).
+MIN_REPEATS, MIN_SHARE, MAX_CV, WARMUP, WARMUP_HELD = 2, 0.5, 0.2, 1.2, 0.1
 
 
 def _select(con, table: str, wanted: tuple[str, ...], have: set[str]) -> list[dict]:
@@ -78,9 +81,16 @@ class Reference:
                 for key, (k, r) in per.items()}
 
     def groups(self) -> dict[tuple[str, str | None], list[tuple]]:
-        out: dict[tuple[str, str | None], list[tuple]] = defaultdict(list)
+        """Names without PyTorch's suffix that differ only in their number are one group, labelled 'step <n>'."""
+        keyed: dict[tuple[str, str | None], list[tuple]] = defaultdict(list)
         for name, domain, tid, start, end in self.ranges:
-            out[(SUFFIX.sub("", name), domain)].append((name, tid, start, end))
+            plain = SUFFIX.sub("", name)
+            keyed[(NUMBER.sub(r"0\1", plain), domain)].append((name, plain, tid, start, end))
+        out = {}
+        for (_, domain), rows in keyed.items():
+            plains = {plain for _, plain, *_ in rows}
+            label = NUMBER.sub(r"<n>\1", min(plains)) if len(plains) > 1 else min(plains)
+            out[(label, domain)] = [(name, tid, start, end) for name, _, tid, start, end in rows]
         return out
 
     def depths(self) -> dict[tuple[int, int, int], int]:
@@ -111,7 +121,7 @@ class Reference:
         for i, (start, end) in enumerate(islands):
             nxt = islands[i + 1][0] if i + 1 < len(islands) else None
             ks = [(s, e) for t, s, e in launched if start <= t <= end and (t < end or nxt != end)]
-            out.append({"duration": end - start, "sum": sum(e - s for s, e in ks), "union": union(ks),
+            out.append({"start": start, "end": end, "duration": end - start, "sum": sum(e - s for s, e in ks), "union": union(ks),
                         "count": len(ks), "wall": max([end] + [e for _, e in ks]) - start,
                         "period": None if nxt is None else nxt - start})
         return out
@@ -127,22 +137,43 @@ class Reference:
                 launched[k["globalPid"]].append((first_launch[(k["globalPid"], k["correlationId"])], k["start"], k["end"]))
         total = sum(k["end"] - k["start"] for k in self.kernels)
         depth = self.depths()
-        out = {}
-        for key, rows in self.groups().items():
+        groups = self.groups()
+        warm_end: dict[int, int] = {}            # per process: the end of its last range named warm-up
+        for (label, _), rows in groups.items():
+            if "warm" in label.lower():
+                for _, tid, _, end in rows:
+                    warm_end[tid & PROCESS] = max(warm_end.get(tid & PROCESS, end), end)
+        occs = {}
+        for key, rows in groups.items():
             per_process: dict[int, list[tuple[int, int]]] = defaultdict(list)
             for _, tid, start, end in rows:
                 per_process[tid & PROCESS].append((start, end))
-            occ = {p: self.occurrences(spans, launched[p]) for p, spans in per_process.items()}
-            out[key] = self._figures(occ, total, min(depth[(tid, s, e)] for _, tid, s, e in rows))
+            occs[key] = {p: self.occurrences(spans, launched[p]) for p, spans in per_process.items()}
+        warm_ns: dict[int, int] = defaultdict(int)   # per process: the kernel time of the warm-up group holding most
+        for key, occ in occs.items():
+            for p, os in occ.items():
+                if "warm" in key[0].lower():
+                    warm_ns[p] = max(warm_ns[p], sum(o["sum"] for o in os))
+        out = {}
+        for key, occ in occs.items():
+            # occurrences ending by the named warm-up's end are warm-up; one open then holds the warm-up's work
+            inside = {p: sum(o["end"] <= warm_end.get(p, o["end"] - 1) for o in os) for p, os in occ.items()}
+            held = sum(warm_ns[p] for p, os in occ.items() for o in os
+                       if p in warm_end and o["start"] < warm_end[p] < o["end"])
+            out[key] = self._figures(occ, total, min(depth[(tid, s, e)] for _, tid, s, e in groups[key]), inside,
+                                     "warm" in key[0].lower(), held)
         return out
 
     @staticmethod
-    def _figures(occ: dict[int, list[dict]], total: int, min_depth: int) -> dict:
+    def _figures(occ: dict[int, list[dict]], total: int, min_depth: int, inside: dict[int, int],
+                 warm_named: bool, held: int) -> dict:
         every = [o for os in occ.values() for o in os]
         slowest = [max(os[k]["wall"] for os in occ.values() if len(os) > k) for k in range(max(map(len, occ.values())))]
         warmup = 0
         while warmup < len(slowest) and slowest[warmup] > WARMUP * statistics.median(slowest):
             warmup += 1
+        warmup = max(warmup, max(inside.values()))
+        after = min(len(os) - inside[p] for p, os in occ.items())
         skip = {p: max(1, warmup) if len(os) >= max(1, warmup) + 3 else 0 for p, os in occ.items()}
         periods = [o["period"] for p, os in occ.items() for k, o in enumerate(os, 1)
                    if k > skip[p] and o["period"] is not None]
@@ -160,7 +191,9 @@ class Reference:
                 "kernel_sum_ns": kernel_sum, "kernel_share": share, "warmup_occurrences": warmup,
                 "period_skip": max(skip.values()), "period_cv": cv,
                 "period_ns": statistics.median(periods) if periods else None, "periods": len(periods),
-                "step_like": bool(min_depth == 0 and least >= MIN_REPEATS and share is not None
+                "named_warmup_occurrences": max(inside.values()), "after_warmup": after, "warmup_held_ns": held,
+                "step_like": bool(min_depth == 0 and after >= MIN_REPEATS and not warm_named and share is not None
+                                  and held <= WARMUP_HELD * kernel_sum
                                   and share >= MIN_SHARE and (cv is None or cv <= MAX_CV))}
 
 
@@ -202,7 +235,7 @@ def test_counts_gpus_devices_processes_and_names(inspected, name):
     assert info["nvtx_range_groups"] == len(groups)
     listed = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0], kv[0][1] is not None, kv[0][1] or ""))[:30]
     assert [(r["name_group"], r["domain"], r["ranges"], r["processes"], r["has_suffix"]) for r in info["nvtx_ranges"]] \
-        == [(g, d, len(rows), len({tid & PROCESS for _, tid, _, _ in rows}), any(n != g for n, *_ in rows))
+        == [(g, d, len(rows), len({tid & PROCESS for _, tid, _, _ in rows}), any(SUFFIX.search(n) for n, *_ in rows))
             for (g, d), rows in listed]
     medians = [statistics.median(e - s for *_, s, e in rows) for _, rows in listed]
     assert all(_close(r["median_ns"], m) for r, m in zip(info["nvtx_ranges"], medians))
@@ -263,16 +296,22 @@ def test_devices_are_shown_with_their_cuda_number(real_trace, capsys, name):
 
 @pytest.mark.parametrize("name", ALL_TRACES)
 def test_a_trace_without_ranges_or_kernels_says_what_to_capture(real_trace, capsys, name):
-    """No NVTX range: nothing is being guessed, the user must mark the step and capture NVTX. No kernel: the
-    share of a kernel time that does not exist is '—', not 0.0 %, and the user must capture CUDA."""
+    """No NVTX range and no kernel: nothing is being guessed, the user must mark the step and capture NVTX and
+    CUDA. No range but kernels: the GPU-active window is what can be measured, not a guess. No kernel: the share of
+    a kernel time that does not exist is '—', not 0.0 %, and the user must capture CUDA."""
     path = real_trace(name)
     ref = Reference(path)
     found = inspect_trace(path)["region_discovery"]
     text = _text(capsys, path)
     if not ref.ranges:
-        assert found["message"].startswith("this trace has no NVTX ranges") and "guessing" not in found["message"]
-        assert "range_push('train_step')" in found["message"] and "--trace=cuda,nvtx" in found["message"]
+        assert "guessing" not in found["message"] and not found["guessing"]
         assert "NVTX range names: none" in text and "NVTX regions by the GPU work they launch: none" in text
+    if not ref.ranges and not ref.kernels:
+        assert found["message"].startswith("this trace has no NVTX ranges") and found["proposal"] is None
+        assert "range_push('train_step')" in found["message"] and "--trace=cuda,nvtx" in found["message"]
+    elif not ref.ranges:
+        assert found["message"].startswith("no NVTX range: the GPU-active window of each process (")
+        assert found["proposal"]["kind"] == "gpu_active"
     elif not ref.kernels:
         assert found["message"].startswith("this trace holds no GPU kernels") and "--trace=cuda" in found["message"]
         assert all(r["kernel_share"] is None and "no GPU kernels in the trace" in r["reasons"]

@@ -17,8 +17,10 @@ def test_group_count_by_hand(open_export) -> None:
     e.domain(p, 2, "NCCL")
     e.range(0, 1, p, "step", domain_id=2)        # same name, other domain: another group
     e.range(0, None, p, "a mark", event_type=34)
+    e.range(0, 1, p, "ProfilerStep#1")
+    e.range(0, 1, p, "ProfilerStep#12")           # differs only in its number: the same group
     trace = open_export(e)
-    assert queries.run(trace.con, "inspect_range_groups") == [{"groups": 4}]
+    assert queries.run(trace.con, "inspect_range_groups") == [{"groups": 5}]
 
 
 def test_empty_trace(open_export) -> None:

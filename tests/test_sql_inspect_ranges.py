@@ -22,6 +22,10 @@ def _export() -> Export:
     e.range(0, 5, P1, "step", domain_id=4)
     e.range(9, 14, P1, "step", domain_id=4)               # ties the default-domain "step" on count
     e.range(0, 1, P1, "zz, seq = none")                    # not a numbered suffix: kept whole
+    e.range(0, 30, P1, "zstep 7")                          # names differing only in their number: one row
+    e.range(0, 50, P1, "zstep 8")
+    e.range(0, 2, P1, "conv2d")                            # a digit inside a word is no number
+    e.range(0, 3, P1, "conv3d")
     return e
 
 
@@ -34,7 +38,10 @@ def test_groups_by_hand(open_export) -> None:
         ("aten::copy_", True, None, 2, 2, 50),
         ("step", False, None, 2, 2, 200),                  # ties: by name, the default domain first
         ("step", False, "NCCL", 2, 1, 5),
+        ("zstep <n>", False, None, 2, 1, 40),
         ("aten::mm", False, None, 1, 1, 7),
+        ("conv2d", False, None, 1, 1, 2),
+        ("conv3d", False, None, 1, 1, 3),
         ("zz, seq = none", False, None, 1, 1, 1),
     ]
 

@@ -10,7 +10,8 @@ from pipeline.trace import chain
 from pipeline.trace.discovery import FILES
 
 P1, P1B, P2 = gtid(1, 1), gtid(1, 2), gtid(2, 2)
-PARAMS = {"limit": 10, "min_repeats": 2, "min_share": 0.5, "max_period_cv": 0.2, "warmup_factor": 1.2}
+PARAMS = {"limit": 10, "min_repeats": 2, "min_share": 0.5, "max_period_cv": 0.2, "warmup_factor": 1.2,
+          "max_warmup_held": 0.1}
 
 
 def regions(con, **params) -> list[dict]:
@@ -104,3 +105,29 @@ def test_unnamed_ranges_are_no_candidate(open_export) -> None:
         e.range(s + 10, s + 20, P1, "layer")
     rows = regions(open_export(e).con, **PARAMS)
     assert [(r["name_group"], r["occurrences"], r["min_depth"]) for r in rows] == [("layer", 3, 0)]
+
+
+def test_numbered_names_are_one_group_and_a_named_warm_up_is_skipped(open_export) -> None:
+    """'Step 1' ... 'Step 5' (100 ns each, starting 0, 120, 300, 410, 520), the first two inside 'Warm-up'
+    (0-230); 'Run' (0-700) on a second thread of the process. One 60 ns kernel launched in each step (300 ns).
+    By hand: 'Step <n>' is one group of 5 names; 2 occurrences end by the warm-up's end (230), 3 after; its
+    periods after occurrence 2 are 110 and 110 (CV 0). 'Warm-up' says warm-up; 'Run' is open when the warm-up
+    ends, so it holds the warm-up's 120 ns of its 300: neither is step-like."""
+    e = Export()
+    for k, s in enumerate((0, 120, 300, 410, 520), 1):
+        e.range(s, s + 100, P1, f"Step {k}")
+        e.launch(s + 10, P1, k)
+        e.kernel(s + 20, s + 80, gpid(1), k)
+    e.range(0, 230, P1, "Warm-up")
+    e.range(0, 700, P1B, "Run")
+    rows = regions(open_export(e).con, **PARAMS)
+    by = {r["name_group"]: r for r in rows}
+    assert [r["name_group"] for r in rows] == ["Step <n>", "Run", "Warm-up"]
+    step = by["Step <n>"]
+    assert (step["numbered"], step["names"], step["example"], step["occurrences"]) == (True, 5, "Step 1", 5)
+    assert (step["named_warmup_occurrences"], step["after_warmup"], step["warmup_occurrences"]) == (2, 3, 2)
+    assert (step["period_skip"], step["period_cv"], step["kernel_sum_ns"], step["step_like"]) == (2, 0.0, 300, True)
+    assert (by["Warm-up"]["warmup_named"], by["Warm-up"]["step_like"], by["Warm-up"]["kernel_sum_ns"]) == (True, False, 120)
+    assert (by["Run"]["warmup_named"], by["Run"]["after_warmup"], by["Run"]["step_like"]) == (False, 1, False)
+    assert (by["Run"]["warmup_held_ns"], by["Run"]["kernel_sum_ns"], step["warmup_held_ns"]) == (120, 300, 0)
+    assert by["Run"]["numbered"] is False and by["Run"]["names"] == 1

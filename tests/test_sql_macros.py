@@ -71,3 +71,17 @@ def test_overlapping_ranges_against_every_pair():
             enumerate(rng.randint(-100, 9_000) for _ in range(300))]
     expected = sorted((n, o, p, rs) for n, s, e in rows for o, p, rs, re_ in ranges if s < re_ and e > rs)
     assert _overlaps(ranges, rows) == expected
+
+
+def test_numbered_key_and_label_by_hand():
+    """The last run of digits, followed by nothing but spaces or punctuation, is the name's number."""
+    con = duckdb.connect()
+    queries.run(con, "macros")
+    got = {n: con.execute("SELECT numbered_key(?), numbered_label(?)", [n, n]).fetchone() for n in (
+        "ProfilerStep#7", "step 12", "iter_3", "Warm-up Step 1", "x9)", "conv2d", "/layer1/conv1/Conv", "step",
+        "step 12, seq = 4, op_id = 5")}
+    assert got == {"ProfilerStep#7": ("ProfilerStep#0", "ProfilerStep#<n>"), "step 12": ("step 0", "step <n>"),
+                   "iter_3": ("iter_0", "iter_<n>"), "Warm-up Step 1": ("Warm-up Step 0", "Warm-up Step <n>"),
+                   "x9)": ("x0)", "x<n>)"), "conv2d": ("conv2d", "conv2d"),
+                   "/layer1/conv1/Conv": ("/layer1/conv1/Conv", "/layer1/conv1/Conv"), "step": ("step", "step"),
+                   "step 12, seq = 4, op_id = 5": ("step 0", "step <n>")}

@@ -55,8 +55,7 @@ def test_plausible_is_ok_and_x1000_is_invalid(real_trace, tmp_path, name):
     if not regions:
         pytest.skip(f"{name}: no NVTX range encloses kernels, so no job can select work in it")
     top = regions[0]
-    region = {"name": top["name_group"], "match": "prefix" if top["has_suffix"] else "exact",
-              "domain": top["domain"]}
+    region = {**top["select"], "domain": top["domain"]}
     gpus = max(1, len(info["devices_used"]))
     probe = run_job(load_job(write_job(tmp_path, path, region, gpus, 1.0)))
     union_s, n = probe["totals"]["gpu_kernel_union_s"], probe["totals"]["occurrences"]

@@ -170,8 +170,8 @@ def test_ranges_without_a_name_are_listed_as_such_and_never_proposed(synth_trace
     assert "2 proc  (no name: NVTX text NULL and textId not in StringIds)" in out
     assert "NVTX regions by the GPU work they launch: none" in out
     assert "20 NVTX ranges have no name" in out and "has no NVTX ranges" not in out     # 2 ranks x 5 steps, 5 ops
-    assert main(["init", str(bad)]) == 0
-    assert "  name: TODO " in capsys.readouterr().out
+    assert main(["init", str(bad)]) == 0                      # no name to select: the GPU-active window
+    assert "  kind: gpu_active " in capsys.readouterr().out
     code, err = run(job_on(bad, tmp_path), capsys)
     assert code == 4 and "Most frequent range names: (no name: a textId in no StringIds row)." in err
 

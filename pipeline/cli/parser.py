@@ -262,12 +262,14 @@ def _inspect_options(sub: Any) -> None:
 
 def _init_options(sub: Any) -> None:
     sp = _command(sub, "init", commands.cmd_init,
-                  "Write a job file skeleton from a trace: the step-like NVTX region (other candidates in comments), "
-                  "warm-up occurrences skipped, devices and processes seen, `gpu: auto` when the trace names a "
-                  "catalog GPU, the precision kernel names suggest, and TODO for every value the trace cannot tell "
-                  "(model, batch, mode). `mfu validate` fails at each TODO with its line until it is filled in. A trace "
-                  "without NVTX ranges or without kernels gets no file: exit 4 says what to capture (kernels that all lost "
-                  "their lengths: to export the report again).")
+                  "Write a job file skeleton from a trace: the region, by the first shape that fits (steps, numbered "
+                  "ones too, after any warm-up; one top-level step; a loop of steps; the only top-level range with GPU "
+                  "work; else the GPU-active window, kind gpu_active), its reason and the other candidates in comments, "
+                  "devices and processes seen, `gpu: auto` when the trace names a catalog GPU, the precision kernel "
+                  "names suggest, and TODO for every value the trace cannot tell (model, batch, mode). `mfu validate` "
+                  "fails at each TODO with its line until it is filled in. A trace without GPU work (no kernels, CUDA "
+                  "graph launches or memory operations) gets no file: exit 4 says what to capture (GPU rows that all "
+                  "lost their lengths: to export the report again).")
     sp.add_argument("trace", type=Path, metavar="TRACE", help="Nsight Systems SQLite export, opened read-only")
     sp.add_argument("--preset", metavar="NAME", help="model preset to write as model.preset (`mfu models`)")
     sp.add_argument("-o", "--out", type=Path, metavar="JOB.yaml", help="write the job file here (never "
@@ -293,7 +295,8 @@ def _synth_options(sub: Any) -> None:
             ("layers", 0, 0, "nested 'decoder_layer' ranges per step (0: none)"),
             ("warmup-steps", 0, 0, "first steps that take twice as long (warm-up)")]:
         sp.add_argument(f"--{name}", type=_whole(least), default=default, help=f"{text} (default {default})")
-    sp.add_argument("--region", default="train_step", help="NVTX name of the step range (default train_step)")
+    sp.add_argument("--region", default="train_step", help="NVTX name of the step range; '{}' in it is the "
+                    "step's number, as PyTorch's profiler names them: 'ProfilerStep#{}' (default train_step)")
     sp.add_argument("--gpu-name", default="NVIDIA H100 80GB HBM3",
                     help="TARGET_INFO_GPU.name to write (default 'NVIDIA H100 80GB HBM3')")
     sp.add_argument("--scaled", action="store_true", help="generate inside DuckDB for millions of kernels "

@@ -14,7 +14,7 @@ from typing import Any
 from pipeline.analysis.classes import classify_params, load_rules
 from pipeline.analysis.precision import UNKNOWN
 from pipeline import progress
-from pipeline.trace import chain, discovery, integrity, queries
+from pipeline.trace import chain, discovery, integrity, proposal, queries
 from pipeline.errors import MfuError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
@@ -48,7 +48,8 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         processes = queries.run(trace.con, "inspect_processes")
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
         with progress.phase("ranking NVTX regions and kernel classes", con=trace.con):
-            found = discovery.discover(trace.con, regions, counts["nvtx_ranges"], counts["kernels"])
+            found = discovery.discover(trace.con, regions, counts["kernels"])
+            proposal.propose(trace.con, found, counts["nvtx_ranges"], counts["kernels"])
             precision = _precision(trace.con)
         graphs = queries.run(trace.con, "inspect_graphs")[0]
     finally:
@@ -68,6 +69,7 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         "precision_by_kernel_names": precision,
         "cuda_graphs": {"mode": graph_mode(graphs), **graphs},
         "supports": _supports(trace, counts),
+        "lacking": [trace.lacking[raw] for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking],
         "notes": trace.notes + _backwards(counts),
     }
 
@@ -134,7 +136,10 @@ def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
     if lacking:             # as `mfu run` refuses it (measure._require_tables): export again, not capture again
         out.append("`mfu run` refuses this trace: " + "; ".join(trace.lacking[raw] for raw in lacking))
     if ("raw_nvtx" not in tables or not counts["nvtx_ranges"]) and "raw_nvtx" not in lacking:
-        out.append("no NVTX ranges: no region can be selected, so `mfu run` cannot measure a step here; mark each "
+        out.append("no NVTX ranges: nothing marks a step; `mfu run` can measure the GPU-active window (region kind "
+                   "gpu_active, as `mfu init` writes) or a time window (kind time_window); mark each step with an NVTX "
+                   f"range and capture with {discovery.CAPTURE} to measure steps" if work else
+                   "no NVTX ranges: no region can be selected, so `mfu run` cannot measure a step here; mark each "
                    f"step with an NVTX range and capture with {discovery.CAPTURE}")
     if not work and not set(GPU_WORK) & set(lacking):
         out.append("no CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels were captured, so there is no GPU work to "

@@ -72,7 +72,10 @@ class SynthSpec:
     rank_skew_ns: int = 20_000
     straggler_rank: int | None = None
     straggler_ns: int = 0
-    region: str = "train_step"
+    region: str | None = "train_step"  # with "{}", each step's name carries its number: "ProfilerStep#{}"; None:
+                                       # no step range, PyTorch op ranges around each launch instead (op-level only)
+    loop_region: str | None = None     # one range around every step (a benchmark loop), when set
+    warmup_region: str | None = None   # the warm-up steps' name instead ("Warm-up Step {}"), when set
     layers: int = 0                    # nested ranges per step (depth 1), named `layer_region`, splitting it
     layer_region: str = "decoder_layer"
     warmup_steps: int = 0              # the first steps last warmup_factor x step_ns (warm-up outliers)
@@ -137,7 +140,8 @@ def generate(spec: SynthSpec, out: Path) -> dict:
              "discovery": {"step_region": spec.region, "nested_region": spec.layer_region if spec.layers else None,
                            "warmup_occurrences": spec.warmup_steps, "devices": spec.ranks, "processes": spec.ranks,
                            "gpu_name": spec.gpu_name},
-             "occurrences": [_truth(k, v, dropped) for k, v in sorted(truth_steps.items())]}
+             "occurrences": [_truth(k, v, dropped) for k, v in sorted(truth_steps.items())],
+             "active": _active_truth(t)}
     write_export(spec, t, out)
     Path(str(out) + ".truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
     return truth
@@ -158,7 +162,7 @@ def _rank(spec: SynthSpec, rank: int, t: Tables, rng: random.Random) -> Iterator
         t.kernels.append((launch + LAUNCH_LATENCY_NS, launch + 50_000, rank, 7, c, gpid, t.sid(COMPUTE_NAMES[4]),
                           None, None))
     stream_free = {7: 0, 13: 0}
-    offset = 0
+    offset, ops, cpu_end = 0, random.Random(spec.seed + rank), base
     for step in range(spec.steps):
         step_ns = int(spec.step_ns * spec.warmup_factor) if step < spec.warmup_steps else spec.step_ns
         start = base + offset
@@ -166,7 +170,9 @@ def _rank(spec: SynthSpec, rank: int, t: Tables, rng: random.Random) -> Iterator
         if rank == spec.straggler_rank:
             start += spec.straggler_ns
         cpu_end = start + step_ns - spec.tail_ns
-        t.nvtx.append((start, cpu_end, 59, None, t.sid(spec.region), main_tid, 0))
+        if spec.region is not None:
+            t.nvtx.append((start, cpu_end, 59, None, t.sid(step_name(spec, step)), main_tid, 0))
+        launched = len(t.runtime)
         t.nvtx.append((start + 100, start + 1_000, 59, f"aten::mm, seq = {step}, op_id = {rank}", None, main_tid, 0))
         layer_ns = (cpu_end - start - spec.lead_ns) // max(spec.layers, 1)
         for i in range(spec.layers):     # nested inside the step: depth 1, repeating, not a step
@@ -178,7 +184,19 @@ def _rank(spec: SynthSpec, rank: int, t: Tables, rng: random.Random) -> Iterator
         else:
             planted = _step_kernels(spec, t, rng, rank, gpid, (main_tid, grad_tid), corr, names,
                                     (start, cpu_end), stream_free, step_ns)
+        if spec.region is None:          # op-level only: each launch inside an op range, named at random
+            for launch, end, tid, c, _ in t.runtime[launched:]:
+                op = ops.choice(("aten::mm", "aten::add", "aten::mul", "aten::copy_"))
+                t.nvtx.append((launch - 100, end + 100, 59, f"{op}, seq = {c}, op_id = {c}", None, tid, 0))
         yield step + 1, planted
+    if spec.loop_region:
+        t.nvtx.append((base - 1_000, cpu_end + 1_000, 59, None, t.sid(spec.loop_region), main_tid, 0))
+
+
+def step_name(spec: SynthSpec, step: int) -> str:
+    """Step `step`'s (0-based) range name: the warm-up's while warming up if it has one, numbered from 1 by "{}"."""
+    name = spec.warmup_region if spec.warmup_region and step < spec.warmup_steps else spec.region
+    return name.replace("{}", str(step + 1))
 
 
 def _step_kernels(spec, t: Tables, rng, rank, gpid, tids, corr, names, window, stream_free, step_ns) -> dict:
@@ -329,6 +347,15 @@ def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int
         "covered_ns": sum(r.get("covered_ns", 0) for r in ranks),
         "class_ns": sum(r.get("class_ns", 0) for r in ranks),
     }
+
+
+def _active_truth(t: Tables) -> dict:
+    """The GPU-active window (region kind gpu_active) as planted, over every rank: the first GPU row's start, the
+    last one's end, and the rows between (setup kernels included: the window holds everything)."""
+    rows = [(row[0], row[1]) for row in t.kernels + t.graphs]
+    start = min(s for s, _ in rows)
+    return {"start_ns": start, "wall_ns": max(e for _, e in rows) - start, "kernel_sum_ns": sum(e - s for s, e in rows),
+            "kernel_union_ns": union_ns(rows), "kernel_count": len(rows)}
 
 
 def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:

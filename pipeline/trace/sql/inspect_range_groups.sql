@@ -1,5 +1,6 @@
--- reads: ranges
+-- reads: ranges, numbered_key
 -- creates: -
--- How many distinct range-name groups exist (to say when the listing is cut).
+-- How many distinct range-name groups exist (to say when the listing is cut), grouped as
+-- inspect_ranges.sql groups them.
 SELECT count(*) AS groups
-FROM (SELECT DISTINCT regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', ''), domain FROM ranges);
+FROM (SELECT DISTINCT numbered_key(name), domain FROM ranges);

@@ -1,9 +1,9 @@
--- reads: discovery_occ, discovery_work, discovery_depth, discovery_groups, kernel_rows
+-- reads: discovery_occ, discovery_work, discovery_depth, discovery_groups, discovery_warm, kernel_rows
 -- creates: discovery_occ_work, discovery_warmup
 -- Region discovery for `mfu inspect` / `mfu init`: every NVTX range-name group ranked by the GPU
 -- work it encloses, with what makes a name look like one training/inference step.
--- Names are grouped with PyTorch's ", seq = N, op_id = M" suffixes removed (select them with
--- `match: prefix`). All set-based: no per-range loop, so millions of ranges are fine.
+-- Names are grouped as discovery_occurrences.sql groups them (PyTorch's suffixes dropped, names differing
+-- only in their number one group). All set-based: no per-range loop, so millions of ranges are fine.
 -- The occurrences of every name group come from discovery_occurrences.sql, the GPU work launched inside
 -- each from discovery_work.sql; this file ranks the groups.
 
@@ -20,7 +20,10 @@ LEFT JOIN (SELECT k1 AS occ_id, union_ns, sum_ns, interval_count AS kernel_count
            FROM discovery_work WHERE scope = 'occurrence') AS w USING (occ_id);
 
 -- Warm-up: the leading occurrences (k = 1, 2, ... while each holds) whose wall time, slowest
--- process, exceeds $warmup_factor x the group's median.
+-- process, exceeds $warmup_factor x the group's median, or more if more end by the named warm-up's
+-- end (in the process where most do). after_warmup: the fewest occurrences a process has after
+-- them (all of them without a named warm-up). warmup_held_ns: the kernel time launched inside the
+-- named warm-up (its group holding most, per process) of the occurrences still open when it ends.
 CREATE OR REPLACE TEMP TABLE discovery_warmup AS
 WITH per_k AS (
     SELECT gid, occurrence, max(wall_ns) AS wall_ns FROM discovery_occ_work GROUP BY gid, occurrence
@@ -30,13 +33,40 @@ slow AS (
            bool_and(wall_ns > $warmup_factor * median_ns)
                OVER (PARTITION BY gid ORDER BY occurrence ROWS UNBOUNDED PRECEDING) AS is_warmup
     FROM (SELECT *, median(wall_ns) OVER (PARTITION BY gid) AS median_ns FROM per_k)
+),
+by_time AS (
+    SELECT gid, count(*) FILTER (WHERE is_warmup) AS slow_occurrences FROM slow GROUP BY gid
+),
+warm_work AS (
+    SELECT global_pid, max(ns) AS warm_kernel_ns
+    FROM (SELECT o.global_pid, o.gid, sum(o.kernel_sum_ns) AS ns
+          FROM discovery_occ_work AS o JOIN discovery_groups AS g USING (gid)
+          WHERE g.warmup_named GROUP BY ALL)
+    GROUP BY global_pid
+),
+by_name AS (
+    SELECT gid, max(inside) AS named_warmup_occurrences, min(n - inside) AS after_warmup,
+           sum(held_ns) AS warmup_held_ns
+    FROM (SELECT o.gid, o.global_pid, count(*) AS n,
+                 count(*) FILTER (WHERE o.end_ns <= w.warm_end_ns) AS inside,
+                 coalesce(max(k.warm_kernel_ns) FILTER (WHERE o.start_ns < w.warm_end_ns
+                                                          AND o.end_ns > w.warm_end_ns), 0) AS held_ns
+          FROM discovery_occ AS o
+          LEFT JOIN discovery_warm AS w USING (global_pid)
+          LEFT JOIN warm_work AS k USING (global_pid)
+          GROUP BY o.gid, o.global_pid)
+    GROUP BY gid
 )
-SELECT gid, count(*) FILTER (WHERE is_warmup) AS warmup_occurrences FROM slow GROUP BY gid;
+SELECT gid, greatest(slow_occurrences, named_warmup_occurrences) AS warmup_occurrences,
+       named_warmup_occurrences, after_warmup, warmup_held_ns
+FROM by_time JOIN by_name USING (gid);
 
--- One row per name group. period_cv: coefficient of variation of the periods after the warm-up
--- occurrences (at least the first: step 1 is often slower), when at least two such periods remain
--- in the process; otherwise of all its periods. period_skip: the leading occurrences left out
--- (the most of any process), so the text can say which periods the figures describe. One period
+-- One row per name group. gpu_top_groups: how many groups of the trace (not only the $limit listed) are
+-- top-level, hold GPU work and are not named warm-up (one such group is `mfu init`'s proposal).
+-- period_cv: coefficient of variation of the periods after the warm-up occurrences (at least the
+-- first: step 1 is often slower), when at least two such periods remain in the process; otherwise of
+-- all its periods. period_skip: the leading occurrences left out (the most of any process), so the text
+-- can say which periods the figures describe. One period
 -- has no spread: its CV is NULL, not 0 % (which would call two occurrences steady), and does not
 -- count against a step-like name. The CV is sqrt(n*S2 - S1^2) / S1 over the exact integer sums S1, S2 of
 -- the periods and their squares: stddev_pop's floating-point running sums depend on the order the threads
@@ -72,12 +102,15 @@ stats AS (
                 FROM discovery_occ_work AS o JOIN discovery_warmup AS w USING (gid)))
     GROUP BY gid
 )
-SELECT g.name_group, g.domain, g.has_suffix, g.example, s.* EXCLUDE (gid),
+SELECT g.name_group, g.domain, g.has_suffix, g.example, g.numbered, g.names, g.warmup_named, s.* EXCLUDE (gid),
        p.min_per_process AS occurrences_per_process_min,
        p.max_per_process AS occurrences_per_process_max,
-       d.min_depth, d.max_depth, w.warmup_occurrences,
+       d.min_depth, d.max_depth, w.warmup_occurrences, w.named_warmup_occurrences, w.after_warmup, w.warmup_held_ns,
        s.kernel_sum_ns / nullif((SELECT kernel_ns FROM total), 0) AS kernel_share,
-       coalesce(d.min_depth = 0 AND p.min_per_process >= $min_repeats
+       count(*) FILTER (WHERE d.min_depth = 0 AND s.kernel_sum_ns > 0 AND NOT g.warmup_named) OVER ()
+           AS gpu_top_groups,
+       coalesce(d.min_depth = 0 AND w.after_warmup >= $min_repeats AND NOT g.warmup_named
+                AND w.warmup_held_ns <= $max_warmup_held * s.kernel_sum_ns
                 AND s.kernel_sum_ns >= $min_share * (SELECT kernel_ns FROM total)
                 AND (s.periods < 2 OR s.period_cv <= $max_period_cv), false) AS step_like
 FROM stats AS s

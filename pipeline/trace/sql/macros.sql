@@ -1,5 +1,5 @@
 -- reads: -
--- creates: overlapping_ranges, name_matches, time_buckets
+-- creates: overlapping_ranges, name_matches, time_buckets, range_group, numbered_key, numbered_label
 -- Macros every connection defines (pipeline/trace/open.py connect()).
 
 -- Rows of table (or CTE) `tbl` (with start_ns and end_ns) paired with each selected range they
@@ -57,3 +57,13 @@ CASE how
     WHEN 'contains' THEN contains(name, pattern)
     WHEN 'regex' THEN regexp_matches(name, CASE WHEN how = 'regex' THEN pattern ELSE '' END)
 END;
+
+-- How `mfu inspect` groups range names (inspect_*.sql): range_group drops PyTorch's per-call ", seq = N, op_id = M"
+-- suffix (select such a group with `match: prefix`); numbered_key makes names that differ only in their number
+-- one group ('ProfilerStep#7', 'step 12', 'iter_3', 'Warm-up Step 1'). The number is the name's last run of
+-- digits, followed by nothing but spaces or punctuation (so 'conv2d' and '/layer1/conv1/Conv' stay apart);
+-- the key writes it as 0, so two names share a key exactly when they differ in that number only. numbered_label
+-- writes it as '<n>' for the listing; discovery.py turns a label into the RE2 pattern selecting the group.
+CREATE OR REPLACE TEMP MACRO range_group(name) AS regexp_replace(name, ', (seq|op_id) = [0-9]+.*$', '');
+CREATE OR REPLACE TEMP MACRO numbered_key(name) AS regexp_replace(range_group(name), '[0-9]+([^0-9A-Za-z]*)$', '0\1');
+CREATE OR REPLACE TEMP MACRO numbered_label(name) AS regexp_replace(range_group(name), '[0-9]+([^0-9A-Za-z]*)$', '<n>\1');
