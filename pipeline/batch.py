@@ -119,9 +119,10 @@ def sharing_sets(jobs: list[Job]) -> list[tuple[list[Job], list[classes.Rule] | 
     """
     sets: dict[Any, tuple[list[Job], list[classes.Rule] | None]] = {}
     for job in jobs:
+        rules: list[classes.Rule] | None
         try:
-            rules: list[classes.Rule] | None = class_rules(job)
-            key = sharing.key(job, rules)
+            found = class_rules(job)
+            rules, key = found, sharing.key(job, found)
         except MfuError:
             rules, key = None, None
         sets.setdefault(key if key is not None else id(job), ([], rules))[0].append(job)

@@ -34,7 +34,7 @@ def _level(g: dict[str, Any]) -> str | None:
     return None
 
 
-def annotations(doc: dict[str, Any]) -> list[str]:
+def workflow_commands(doc: dict[str, Any]) -> list[str]:
     """`::error` / `::warning` workflow commands, one per gated figure that failed or needs a look,
     pointing at the job file (a GitHub check shows them on that file)."""
     lines = []

@@ -22,7 +22,7 @@ import os
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 from pipeline import changes, gate
 from pipeline.errors import ConfigError, Problem, UsageError, from_current_folder
@@ -30,6 +30,24 @@ from pipeline.job.documents import validator
 from pipeline.report.result import SCHEMA_VERSION
 
 Getter = Callable[[dict[str, Any]], Any]
+
+
+class FigureCheck(TypedDict):
+    """One figure of one input in compare.json's columns: comparable with the baseline, and if not, why
+    (None: a figure describing the setup, or an input compared with nothing)."""
+
+    metric: str
+    label: str
+    comparable: bool | None
+    reasons: list[str]
+
+
+class Delta(TypedDict):
+    """One input's change from the baseline in compare.json's rows."""
+
+    abs: float
+    pct: float | None
+    verdict: str | None
 FLOPS_TOLERANCE = 1e-3          # model FLOPs per step agree within 0.1 %
 
 
@@ -318,7 +336,7 @@ def by_reasons(refused: Iterable[tuple[str, list[str]]]) -> dict[tuple[str, ...]
 
 def _column(src: str, r: dict[str, Any], label: str, is_base: bool, primary: dict[str, Any] | None,
             job_file: str | None) -> dict:
-    figures = []
+    figures: list[FigureCheck] = []
     for key, name, _, get, _, needs in METRICS:
         if needs is None or primary is None:
             figures.append({"metric": key, "label": name, "comparable": None, "reasons": []})
@@ -352,7 +370,7 @@ def _row(metric: tuple, results: list[dict], columns: list[dict], baselines: Seq
     key, label, unit, get, better, _ = metric
     values = [get(r) for r in results]
     ref = reference(values, baselines)
-    deltas = []
+    deltas: list[Delta | None] = []
     for i, v in enumerate(values):
         if (len(baselines) == 1 and i == baselines[0]) or v is None or ref is None:
             deltas.append(None)

@@ -87,7 +87,7 @@ def check(path: Path) -> None:
         except duckdb.Error as exc:
             raise UsageError(f"{path}: not a DuckDB history file ({str(exc).splitlines()[0]})") from None
         try:
-            if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchone()[0]:
+            if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchall()[0][0]:
                 version = table_version(con)
                 if version is None or version > FORMAT_VERSION:
                     _require_version(con, path, None)
@@ -134,7 +134,7 @@ def table_version(con: duckdb.DuckDBPyConnection, database: str | None = None) -
     """The format of the table `history` in `database` (default: the connection's own; 'temp' for a
     loaded copy): FORMAT_VERSION or an older one, or None when there is no such table or it is no
     mfu history. The check for any caller that must refuse a table it cannot read."""
-    db = database or con.execute("SELECT current_database()").fetchone()[0]
+    db = database or con.execute("SELECT current_database()").fetchall()[0][0]
     columns = {r["column_name"] for r in queries.run(con, "history_columns", database=db)}
     if not columns or not set(V1_COLUMNS) <= columns:
         return None
@@ -152,10 +152,10 @@ def _append_db(db: Path, results: list[dict[str, Any]], failures: list[dict[str,
     except duckdb.Error as exc:
         raise UsageError(f"{db}: cannot open as a DuckDB history file ({exc})") from None
     try:
-        exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchone()[0]
+        exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchall()[0][0]
         if exists:
             _require_version(con, db, None)
-        run = (con.execute("SELECT coalesce(max(run), 0) FROM history").fetchone()[0] if exists else 0) + 1
+        run = (con.execute("SELECT coalesce(max(run), 0) FROM history").fetchall()[0][0] if exists else 0) + 1
         _insert(con, run, results, failures, label)
     finally:
         con.close()
@@ -319,7 +319,8 @@ def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]
         reasons_of = {m: [f"comparability inputs unknown ({side}: stored before history format 3)"]
                       for m in TESTED}
     else:
-        reasons_of = {m: compare.input_reasons(TESTED[m][5], json.loads(before), json.loads(now)) for m in TESTED}
+        reasons_of = {m: compare.input_reasons(needs, json.loads(before), json.loads(now))
+                      for m, (*_, needs) in TESTED.items() if needs is not None}    # both rest on inputs
     return [{"metrics": metrics, "figures": [TESTED[m][1] for m in metrics], "reasons": list(reasons)}
             for reasons, metrics in compare.by_reasons(reasons_of.items()).items()]
 

@@ -24,7 +24,7 @@ def block() -> bool:
     """Make `import pandas` fail at once in this process, unless pandas is loaded; True when this call did."""
     if "pandas" in sys.modules:
         return False
-    sys.modules["pandas"] = None
+    sys.modules["pandas"] = None    # type: ignore[assignment]  # None there is how Python makes an import fail
     return True
 
 

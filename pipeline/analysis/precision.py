@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.analysis.measure import NS
+from pipeline.job.config import Hardware
 from pipeline.trace import queries
 from pipeline.trace.open import Trace
 
@@ -26,8 +27,9 @@ def measure(trace: Trace, classes: tuple[str, ...], fp16_accumulate: tuple[str, 
     the fp16 ones whose names match a `fp16_accumulate` pattern (they accumulate in FP16 too)."""
     rows = queries.run(trace.con, "precision_times", names=TOP_NAMES)
     total = sum(r["sum_ns"] for r in rows)
-    acc = (queries.run(trace.con, "fp16_accumulate_times", patterns=list(fp16_accumulate), names=TOP_NAMES)[0]
-           if fp16_accumulate else {"kernel_count": 0, "sum_ns": 0, "top_names": []})
+    acc: dict[str, Any] = (
+        queries.run(trace.con, "fp16_accumulate_times", patterns=list(fp16_accumulate), names=TOP_NAMES)[0]
+        if fp16_accumulate else {"kernel_count": 0, "sum_ns": 0, "top_names": []})
     return {"classes": list(classes), "sum_s": total / NS,
             "precisions": [{"precision": r["precision"], "count": r["kernel_count"], "sum_s": r["sum_ns"] / NS,
                             "share": r["sum_ns"] / total if total else None, "kernels": list(r["top_names"])}
@@ -36,7 +38,7 @@ def measure(trace: Trace, classes: tuple[str, ...], fp16_accumulate: tuple[str, 
                                 "share": acc["sum_ns"] / total if total else None, "kernels": list(acc["top_names"])}}
 
 
-def matches(inferred: str, hardware: dict[str, Any]) -> bool | None:
+def matches(inferred: str, hardware: Hardware) -> bool | None:
     """Does a precision read from names agree with hardware.precision? None for unknown.
 
     fp64 names cover fp64 and fp64_tensor; a declared fp8 with fp8_fraction expects bf16 too.
@@ -50,7 +52,7 @@ def matches(inferred: str, hardware: dict[str, Any]) -> bool | None:
                                     and inferred == "bf16")
 
 
-def judge(measured: dict[str, Any], hardware: dict[str, Any], peak_tflops: float, gpu: str,
+def judge(measured: dict[str, Any], hardware: Hardware, peak_tflops: float, gpu: str,
           peaks: dict[str, float | None], fp16_accumulate_tflops: float | None = None
           ) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The section completed with the declared precision and each precision's peak (`peaks`, from the
@@ -84,7 +86,7 @@ def faster_than_declared(section: dict[str, Any], peak_tflops: float) -> tuple[s
                  and (r["share"] or 0) > MISMATCH_SHARE and (r["peak_tflops"] or 0) > peak_tflops)
 
 
-def _accumulate_warning(section: dict[str, Any], hardware: dict[str, Any], peak_tflops: float, gpu: str,
+def _accumulate_warning(section: dict[str, Any], hardware: Hardware, peak_tflops: float, gpu: str,
                         acc_tflops: float | None) -> list[dict[str, str]]:
     """SEMANTICS §8, the peak of the precision the math ran in: a GeForce card's fp16 figure is its FP32-accumulate
     rate; kernels that accumulate in FP16 run at up to twice it, so MFU against it overstates their share of the peak."""

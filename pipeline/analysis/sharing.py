@@ -54,9 +54,8 @@ def clusters(jobs: list[Job]) -> list[list[Job]]:
     out = [open_ended + inside] if open_ended else []
     run: list[Job] = []
     lo = hi = spans = 0
-    for j in sorted((j for j in jobs if j.region.last is not None and j not in inside),
-                    key=lambda j: (j.region.first, j.region.last)):
-        first, last = j.region.first, j.region.last
+    bounded = [(j.region.first, j.region.last, j) for j in jobs if j.region.last is not None and j not in inside]
+    for first, last, j in sorted(bounded, key=lambda b: (b[0], b[1])):
         if run and max(hi, last) - lo + 1 <= spans + last - first + 1:
             run.append(j)
             hi, spans = max(hi, last), spans + last - first + 1
@@ -112,6 +111,6 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
 
 def _spanning(jobs: list[Job]) -> Region:
     """The region of the jobs' window: the earliest first .. the latest last (None: to the last occurrence)."""
-    lasts = [j.region.last for j in jobs]
+    lasts = [j.region.last for j in jobs if j.region.last is not None]
     return replace(jobs[0].region, first=min(j.region.first for j in jobs),
-                   last=None if None in lasts else max(lasts))
+                   last=None if len(lasts) < len(jobs) else max(lasts))

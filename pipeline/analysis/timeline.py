@@ -36,7 +36,8 @@ def one_step(trace: Trace, m: Measurement, comm_class: str) -> dict[str, Any] | 
     gap_ns = max(1, step["wall_ns"] // PLOT_PX)
     found = chain.run(trace.con, {"timeline_islands", "timeline_busy", "timeline", "timeline_shares"},
                       occurrence=step["occurrence"], devices=devices, min_gap_ns=gap_ns, comm_class=comm_class)
-    spans = {(r["lane"], r["device_id"]): [] for r in found["timeline"]}
+    spans: dict[tuple[str, int | None], list[list[float]]] = {(r["lane"], r["device_id"]): []
+                                                              for r in found["timeline"]}
     for r in found["timeline"]:        # islands, at most a few per pixel: not kernel rows
         spans[(r["lane"], r["device_id"])].append([r["start_ns"] / NS, r["end_ns"] / NS])
     lane_s = {(r["lane"], r["device_id"]): r["lane_ns"] / NS for r in found["timeline_shares"]}

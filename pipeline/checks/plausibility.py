@@ -11,7 +11,7 @@ tests/test_checks_plausibility.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ PCT_LIMIT = 100.0      # a utilization is a share of the peak: above 100 % the i
 
 # --------------------------------------------------------------------------- rows that cannot be measurements
 
-def occurrences_above_100(occurrences: list[Doc]) -> list[Warning]:
+def occurrences_above_100(occurrences: Sequence[Doc]) -> list[Warning]:
     """An occurrence's MFU or HFU above 100 % is impossible even when the total over all of them is not
     (a short occurrence, e.g. one that holds no whole step): its row is not a measurement, say which."""
     bad = [o["index"] for o in occurrences
@@ -39,7 +39,7 @@ def occurrences_above_100(occurrences: list[Doc]) -> list[Warning]:
              "the FLOPs describe (check the region and covers); their rows are not measurements"}]
 
 
-def ranks_above_100(summary: list[Doc], rows: list[Doc]) -> list[Warning]:
+def ranks_above_100(summary: Sequence[Doc], rows: Sequence[Doc]) -> list[Warning]:
     """A rank's MFU (the job's FLOPs over that rank's own wall) above 100 % is impossible: its range does
     not hold the work the FLOPs describe (a rank that wraps less of the step, a clock far off). Say which
     ranks, over all occurrences or in single ones, so the per-rank table is not read as a measurement."""
@@ -54,20 +54,20 @@ def ranks_above_100(summary: list[Doc], rows: list[Doc]) -> list[Warning]:
              "region on that rank, and its clock); those rows are not measurements"}]
 
 
-def roofline_under_roof(rows: list[Doc]) -> list[Warning]:
+def roofline_under_roof(rows: Sequence[Doc]) -> list[Warning]:
     """Achieved above attainable is impossible: the FLOPs or the matched time describe other work."""
     return [_above_roof(r, r["attainable_tflops"], "roof")
             for r in rows if r["pct_of_roof"] is not None and r["pct_of_roof"] > PCT_LIMIT]
 
 
-def roofline_under_peak(rows: list[Doc], peak_tflops: float) -> list[Warning]:
+def roofline_under_peak(rows: Sequence[Doc], peak_tflops: float) -> list[Warning]:
     """A row without a bytes figure has no attainable roof, but the dense peak bounds it all the same:
     achieved above the peak is impossible, not "compute-bound". The rows roofline.heuristic_bound labelled
     so: one test of "above the peak", so the warning and the row's label cannot disagree."""
     return [_above_roof(r, peak_tflops, "dense peak") for r in rows if r["bound"] == ABOVE_PEAK]
 
 
-def figures_found_kernels(figures: list[Doc], device_s: list[float | None]) -> list[Warning]:
+def figures_found_kernels(figures: Sequence[Doc], device_s: list[float | None]) -> list[Warning]:
     """A figure of analysis.figures whose `kernels` pattern names no kernel time has no measured row: its
     "—" read as "not measured yet" while the pattern was mistyped or the kernels are called otherwise."""
     return [{"code": "figure_no_kernels", "message": f"analysis.figures '{f['name']}': no attributed kernel of "

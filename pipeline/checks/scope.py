@@ -13,7 +13,7 @@ Each rule has its own test in tests/test_checks_scope.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -87,7 +87,7 @@ def gpus_unseen(job: Job, devices_seen: list[str], ids_shared_by_hosts: bool) ->
              f"only {seen} GPU(s), set hardware.num_gpus: {seen} (the MFU is then {gpus / seen:.3g}x this one)"}]
 
 
-def ranges_have_length(ranks: list[Doc]) -> str | None:
+def ranges_have_length(ranks: Sequence[Doc]) -> str | None:
     """A selected range that ends before it starts, or has no length, is not a time interval: the trace's
     NVTX data cannot be right (exit 4), and no figure over it could be either."""
     bad = [r for r in ranks if r["cpu_range_ns"] <= 0]
@@ -101,7 +101,7 @@ def ranges_have_length(ranks: list[Doc]) -> str | None:
             "(unbalanced or cross-thread push/pop, a truncated export) or select other occurrences")
 
 
-def kernels_have_length(ranks: list[Doc], devices: list[Doc]) -> list[Warning]:
+def kernels_have_length(ranks: Sequence[Doc], devices: Sequence[Doc]) -> list[Warning]:
     """Ranks whose attributed kernels in an occurrence all have no length (union 0 over kernel_count > 0: every end
     at or before its start) lost their GPU timestamps: their GPU time is unknown, not zero, and every figure taken
     from kernel lengths leaves it out while looking like a measurement (SEMANTICS §5). Name those ranks and the
@@ -140,7 +140,7 @@ def repeated_files(repeats: list[tuple[str, str]]) -> list[Warning]:
              "it is read once, as one set of ranks"}]
 
 
-def identical_files(files: list[Doc]) -> list[Warning]:
+def identical_files(files: Sequence[Doc]) -> list[Warning]:
     """Two files with the same bytes are one capture under two names (a rank's file copied, a download kept
     twice): no two processes write byte-identical captures (process ids, clocks, host). Read as two ranks,
     its kernels count on twice the devices (the GPU-count checks), and the per-rank figures repeat it."""

@@ -128,7 +128,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ci.write_junit(args.junit, doc)
     if args.format == "github":
         ci.append_step_summary(files["summary.md"])
-        for line in ci.annotations(doc):
+        for line in ci.workflow_commands(doc):
             print(line)
     print(f"compared {len(doc['columns'])} inputs against {', '.join(doc['baselines'])} -> {args.out}/compare.md, "
           "compare.html, compare.json")

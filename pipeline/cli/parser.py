@@ -28,7 +28,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from pipeline import __version__
 from pipeline.cli import commands
@@ -61,7 +61,7 @@ class _Parser(argparse.ArgumentParser):
         # anything else failed as "expected one argument" (no option here looks like a negative number)
         self._negative_number_matcher = re.compile(r"-\.?\d")
 
-    def error(self, message: str) -> None:  # argparse exits 2 already; keep its format, add a hint
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 already; keep its format, add a hint
         self.print_usage(sys.stderr)
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 

@@ -236,19 +236,21 @@ def resolve_peak(catalog: Catalog, hardware: Mapping[str, Any],
     gpu = hardware.get("gpu") or "auto"
     choice = _choose(catalog, gpu, gpus, used_device_ids, need_entry=job_peak is None)
     entry, detection = choice.entry, choice.detection
-    same = detection is not None and entry is not None and detection.entry.key == entry.key
-    mig = detection.mig_fraction if same else 1.0
+    # the trace's detection, when it is of the entry used: only then do its MIG share and bandwidth apply
+    same = detection if detection is not None and entry is not None and detection.entry.key == entry.key else None
+    mig = same.mig_fraction if same is not None else 1.0
     if job_peak is not None:
         value, source, blended = float(job_peak), "from job file", False
     else:
+        assert entry is not None                 # need_entry: _choose raised rather than return no entry
         value, source, blended = _catalog_peak(catalog, entry, precision, sparsity, fraction)
         if mig < 1.0:
             value *= mig
             source += f"; x {mig:.3f} for the MIG slice's share of SMs"
     if job_hbm is not None:
         hbm, hbm_source = float(job_hbm), "from job file"
-    elif mig < 1.0 and detection.trace_hbm_gbps:
-        hbm, hbm_source = detection.trace_hbm_gbps, "trace TARGET_INFO_GPU.memoryBandwidth (MIG slice)"
+    elif same is not None and mig < 1.0 and same.trace_hbm_gbps:
+        hbm, hbm_source = same.trace_hbm_gbps, "trace TARGET_INFO_GPU.memoryBandwidth (MIG slice)"
     elif entry is not None:
         hbm, hbm_source = entry.hbm_gbps, _cite(catalog, entry)
     else:

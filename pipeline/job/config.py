@@ -12,14 +12,75 @@ import glob
 import hashlib
 import os
 from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
-
+from typing import Any, TypedDict
 
 from pipeline.job.documents import ValueProblem, locate, parse_yaml, schema_problems, with_defaults
 from pipeline.job.todo import covered, todo_problems
 from pipeline.errors import ConfigError, Problem, TraceError, from_current_folder
+
+
+# The job's sections as the schema (schemas/job.schema.json) and its defaults leave them: a key with a
+# default is always present, a key without one only when the file writes it (the total=False half).
+class Hardware(TypedDict):
+    gpu: str
+    num_gpus: int
+    precision: str
+    peak_tflops: float | None
+    hbm_gbps: float | None
+    sparsity: bool
+    fp8_fraction: float | None
+    achievable_tflops: float | None
+
+
+class _WorkloadDefaults(TypedDict):
+    mode: str
+    grad_accum: int
+    recompute: str
+    flash_recompute: bool
+
+
+class Workload(_WorkloadDefaults, total=False):
+    seq_len: int
+    global_batch: int
+    micro_batch: int
+    seq_lens: list[int]
+    context_len: int
+    generated_tokens: int
+
+
+class Thresholds(TypedDict, total=False):
+    mfu_pct_wall_min: float
+    hfu_pct_wall_min: float
+    step_time_s_max: float
+
+
+# `class` is a Python keyword, so this one is spelled as a call.
+KernelClassRule = TypedDict("KernelClassRule", {"class": str, "pattern": str})
+
+
+class _FigureRequired(TypedDict):
+    name: str
+    flops: float
+
+
+class FigureRow(_FigureRequired, total=False):
+    """One measured row of the roofline table (analysis.figures)."""
+
+    kernels: str
+    bytes: float
+
+
+class _AnalysisDefaults(TypedDict):
+    attention: str
+
+
+class Analysis(_AnalysisDefaults, total=False):
+    kernel_classes: list[KernelClassRule]
+    figures: list[FigureRow]
+
 
 @dataclass(frozen=True)
 class Region:
@@ -41,11 +102,11 @@ class Job:
     description: str
     trace_text: str
     region: Region
-    hardware: dict[str, Any]
-    model: dict[str, Any]
-    workload: dict[str, Any]
-    thresholds: dict[str, Any]
-    analysis: dict[str, Any]
+    hardware: Hardware
+    model: dict[str, Any]                        # model.schema.json: a preset, an architecture or explicit FLOPs
+    workload: Workload
+    thresholds: Thresholds
+    analysis: Analysis
     steps_per_occurrence: Fraction
     sha256: str
     data: dict[str, Any] = field(repr=False, default_factory=dict)      # the document as written (no defaults)
@@ -196,7 +257,7 @@ def _trace_list(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def steps_per_occurrence(covers: str | int, workload: dict[str, Any]) -> Fraction:
+def steps_per_occurrence(covers: str | int, workload: Mapping[str, Any]) -> Fraction:
     """Optimizer steps in one occurrence: the factor that scopes per-step FLOPs to the region."""
     if covers == "microbatch":
         return Fraction(1, workload["grad_accum"])

@@ -15,6 +15,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Mapping
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
@@ -24,6 +25,7 @@ import yaml
 
 if TYPE_CHECKING:                     # imported when a schema is first used: `mfu inspect` never needs them
     from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
     from referencing import Registry
 
 from pipeline.bundled import kept_folder, label as bundled_label, schema_path, schema_paths
@@ -45,6 +47,10 @@ _KEY_KINDS = {"int": "a number", "float": "a number", "bool": "true/false", "nul
 
 class LimitError(yaml.MarkedYAMLError):
     """The document is bigger or deeper than any job file (an alias bomb, a generated blob)."""
+
+    def __init__(self, problem: str, mark: yaml.Mark):
+        super().__init__(None, None, problem, mark)
+        self.mark = mark                          # always known here, unlike problem_mark's type says
 
 
 class _Loader(yaml.SafeLoader):
@@ -68,20 +74,21 @@ class _Loader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            raise LimitError(None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            raise LimitError(f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
         before = self._nodes
         try:
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        assert node is not None                  # the stubs allow None; PyYAML composes a node or raises
         self._count(1, node.start_mark)
         self._sizes[id(node)] = self._nodes - before
         return node
 
-    def _count(self, n: int, mark: Any) -> None:
+    def _count(self, n: int, mark: yaml.Mark) -> None:
         self._nodes += n
         if self._nodes > MAX_NODES:
-            raise LimitError(None, None, f"more than {MAX_NODES:,} values once aliases (*name) are expanded", mark)
+            raise LimitError(f"more than {MAX_NODES:,} values once aliases (*name) are expanded", mark)
 
 
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
@@ -193,8 +200,8 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except LimitError as exc:
-        mark = exc.problem_mark
-        raise ConfigError([Problem(f"too large: {exc.problem}", "", file, mark.line + 1, mark.column + 1,
+        at = exc.mark
+        raise ConfigError([Problem(f"too large: {exc.problem}", "", file, at.line + 1, at.column + 1,
                                    "write the values out; a job file needs no deep nesting or alias chains")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -266,7 +273,7 @@ def _walk(node: yaml.Node, pointer: str, positions: dict, problems: list[Problem
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _walk(item, f"{pointer}/{i}", positions, problems, file)
-    elif (bad := _absurd_number(node)) is not None:
+    elif isinstance(node, yaml.ScalarNode) and (bad := _absurd_number(node)) is not None:
         hint = ("write the number without a leading 0 or ':' (or quote it if it is text)" if "YAML 1.1" in bad
                 else "write a finite number of sensible size, e.g. 1.2e+14")
         problems.append(ValueProblem(bad, pointer, file, node.start_mark.line + 1, node.start_mark.column + 1, hint))
@@ -280,7 +287,7 @@ class ValueProblem(Problem):
 _YAML11_INT = re.compile(r"^[-+]?(0[0-7]+|[1-9][0-9]*(:[0-5]?[0-9])+)$")   # octal without 0o, sexagesimal
 
 
-def _absurd_number(node: yaml.Node) -> str | None:
+def _absurd_number(node: yaml.ScalarNode) -> str | None:
     """NaN, infinities (also 1e400, which overflows to one), integers beyond 64 bits, and integers YAML 1.1
     reads as another number than written (octal 010, base-60 1:30): never a real input."""
     text = str(node.value).replace("_", "").lower()
@@ -385,22 +392,28 @@ def remember(verdict: Path) -> None:
         verdict.touch()
 
 
-def _message(err) -> str:
+def _failed_schema(err: ValidationError) -> Mapping[str, Any]:
+    """The subschema the value failed: an object in every schema we ship (JSON Schema also allows true/false)."""
+    return err.schema if isinstance(err.schema, Mapping) else {}
+
+
+def _message(err: ValidationError) -> str:
     if err.validator == "required":
         return err.message.replace("is a required property", "is required here")
     if err.validator == "enum":
-        return f"{_shown(err.instance)} is not one of {', '.join(map(str, err.validator_value))}"
+        choices = err.validator_value if isinstance(err.validator_value, list) else []
+        return f"{_shown(err.instance)} is not one of {', '.join(map(str, choices))}"
     if err.validator in ("type", "oneOf", "anyOf") and isinstance(err.instance, float) and err.instance.is_integer() \
-            and not _int64(err.instance) and _wants(err.schema, "integer"):   # refused by _is_integer
+            and not _int64(err.instance) and _wants(_failed_schema(err), "integer"):   # refused by _is_integer
         return f"{_shown(err.instance)} is too large (beyond 64-bit integers)"
     if err.validator in ("type", "oneOf", "anyOf"):
-        return f"{_shown(err.instance)} is not valid here: {err.schema.get('description', err.message)}"
+        return f"{_shown(err.instance)} is not valid here: {_failed_schema(err).get('description', err.message)}"
     if err.validator in _BOUNDS:
         return f"{_shown(err.instance)} is {_BOUNDS[err.validator]} {_shown(err.validator_value)}"
     return err.message
 
 
-def _wants(schema: dict[str, Any], *kinds: str) -> bool:
+def _wants(schema: Mapping[str, Any], *kinds: str) -> bool:
     """One of `kinds` ('integer', 'number') is among the types the schema (or one of its choices) takes."""
     types = schema.get("type", [])
     return bool(set(kinds) & set([types] if isinstance(types, str) else types)) or \
@@ -424,18 +437,19 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def _hint(err) -> str:
+def _hint(err: ValidationError) -> str:
     """What to write instead: the YAML 1.1 reading that surprised, else what the key holds (its description)."""
+    schema = _failed_schema(err)
     if err.validator == "required":
-        return f"add the key; {err.schema.get('properties', {}).get(err.message.split(chr(39))[1], {}).get('description', '')}".rstrip("; ")
+        return f"add the key; {schema.get('properties', {}).get(err.message.split(chr(39))[1], {}).get('description', '')}".rstrip("; ")
     if isinstance(err.instance, bool):
         return ("YAML reads an unquoted yes/no/on/off/true/false as true or false: quote it if you mean "
                 "the text (\"no\"), or write the value this key takes")
     if isinstance(err.instance, (datetime.date, datetime.datetime)):
         return f"YAML reads an unquoted {err.instance.isoformat()} as a date: quote it (\"{err.instance.isoformat()}\")"
-    if isinstance(err.instance, str) and err.instance.strip().endswith("%") and _wants(err.schema, "number", "integer"):
+    if isinstance(err.instance, str) and err.instance.strip().endswith("%") and _wants(schema, "number", "integer"):
         number = err.instance.strip().removesuffix("%").strip()
         return f"write the number alone, without '%' ({number} for {number} %)"   # thresholds: {mfu_pct_wall_min: 35%}
     if err.validator in ("type", "oneOf", "anyOf", "enum", "additionalProperties"):
         return ""                     # the message already says what the key holds, or lists the choices
-    return f"what goes here: {err.schema['description']}" if "description" in err.schema else ""
+    return f"what goes here: {schema['description']}" if "description" in schema else ""

@@ -87,7 +87,7 @@ def compute_flops(model: Mapping[str, Any], *, mode: str, seq_len: int | None, s
                     context_len=context_len, generated_tokens=generated_tokens)
 
 
-def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences: int,
+def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int | None, sequences: int | None,
              recompute: str = "none", flash_recompute: bool = False,
              convention: str | None = None, seq_lens: Sequence[int] | None = None,
              context_len: int | None = None, generated_tokens: int | None = None) -> FlopsResult:
@@ -96,6 +96,10 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int, sequences:
                     context_len, generated_tokens)
     if "flops_per_step" in resolved:
         return _explicit(resolved, mode, recompute, flash_recompute, seq_len, sequences, seq_lens)
+    if seq_len is None or sequences is None:     # a job file is refused earlier (job_file.token_counts_given)
+        raise ConfigError([Problem(message="counting the model's FLOPs needs seq_len and the number of sequences",
+                                   pointer="/workload", hint="add workload.seq_len and workload.global_batch, "
+                                                             "or give model.flops_per_step")])
     chosen = convention or with_defaults(resolved, "model.schema.json")["convention"]
     if chosen not in CONVENTIONS:
         raise ConfigError([Problem(message=f"unknown convention {chosen!r}",
@@ -330,7 +334,7 @@ def _explicit(model: Mapping[str, Any], mode: str, recompute: str, flash: bool, 
         warnings=warnings)
 
 
-def _check_workload(mode: str, recompute: str, flash: bool, seq_len: int, sequences: int,
+def _check_workload(mode: str, recompute: str, flash: bool, seq_len: int | None, sequences: int | None,
                     seq_lens: Sequence[int] | None, context_len: int | None,
                     generated_tokens: int | None) -> None:
     """Reject combinations that have no meaning rather than silently counting something else."""

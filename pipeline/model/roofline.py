@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.analysis import metrics
-from pipeline.job.config import Job
+from pipeline.job.config import Job, Workload
 from pipeline.model.flops import FlopsResult
 from pipeline.model.operators import BYTES_PER_ELEMENT, Operator, Work, operators
 from pipeline.model.transformer import Arch
@@ -76,8 +76,9 @@ def row(op: Operator, source: str, measured_s: float | None, peak_tflops: float,
         bound, source = heuristic_bound(op.kernel_class, of_peak, busy_share), "heuristic"
     else:
         bound = "memory" if attainable < peak_tflops else "compute"
-    of_roof = (max(of_peak, metrics.bandwidth_pct(op.bytes, measured_s, num_gpus, hbm_gbps))
-               if of_peak is not None and attainable else None)
+    of_bytes = metrics.bandwidth_pct(op.bytes, measured_s, num_gpus, hbm_gbps) if measured_s and attainable \
+        and hbm_gbps else None
+    of_roof = max(of_peak, of_bytes) if of_peak is not None and of_bytes is not None else None
     return {"operator": op.operator, "kernel_class": op.kernel_class, "flops": op.flops,
             "bytes": op.bytes or None, "arithmetic_intensity": ai, "attainable_tflops": attainable,
             "bound": bound, "measured_s": measured_s, "achieved_tflops": achieved,
@@ -103,7 +104,7 @@ def measured_per_gpu(op: Operator, class_times: dict[str, float], ambiguous: set
     return class_times[op.kernel_class] / devices or None
 
 
-def work_of(job_workload: dict[str, Any], tokens: int, precision: str, attention: str, multiplier: int) -> Work:
+def work_of(job_workload: Workload, tokens: int, precision: str, attention: str, multiplier: int) -> Work:
     """Kernel calls see one micro-batch of one rank (default: one sequence when micro_batch is absent)."""
     seq = job_workload["seq_len"]
     return Work(tokens=tokens, tokens_per_call=seq * job_workload.get("micro_batch", 1), seq_len=seq,
@@ -113,7 +114,7 @@ def work_of(job_workload: dict[str, Any], tokens: int, precision: str, attention
 def ambiguous_classes(ops: list[Operator], attention: str) -> set[str]:
     """Classes claimed by several single operators; naive attention's softmax also runs as a reduction."""
     singles = [o for o in ops if not o.combined]
-    out = {c for c, n in Counter(o.kernel_class for o in singles).items() if n > 1}
+    out = {c for c, n in Counter(o.kernel_class for o in singles if o.kernel_class is not None).items() if n > 1}
     return out | ({"normalization"} if attention == "naive" else set())
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from pipeline.analysis.metrics import pct_of
 from pipeline.analysis.timeline import PLOT_PX
-from pipeline.report.drawing import (CHART_W, CHAR_W, COLORS, FONT, PHONE_W, chart_svg, esc, fit_text, label_box,
-                                     legend, legend_rows, nice_ticks, overlaps, pixel_scale, svg_line, svg_rect,
-                                     svg_text, tick_labels)
+from pipeline.report.drawing import (CHART_W, CHAR_W, COLORS, FONT, PHONE_W, DeviceLabel, chart_svg, esc, fit_text,
+                                     label_box, legend, legend_rows, nice_ticks, overlaps, pixel_scale, svg_line,
+                                     svg_rect, svg_text, tick_labels)
 from pipeline.report.fmt import NBSP, column, fmt_pct, fmt_seconds
 from pipeline.report.roofline_chart import roofline
 
@@ -74,7 +74,7 @@ def _axis_name(x: float, y: float, full: str, room_px: float) -> str:
     return f'<g><title>GPU {esc(full)}</title>{svg_text(x, y, gpu_name(full, room_px), "end")}</g>'
 
 
-def devices(r: dict[str, Any], label, phone: bool = False) -> str | None:
+def devices(r: dict[str, Any], label: DeviceLabel, phone: bool = False) -> str | None:
     """Per device, compute, exposed communication and idle as shares of wall (stacked bars); `phone`: PHONE_W
     wide, the legend wrapped (phone_charts.py)."""
     rows = r["communication"]["devices"]
@@ -91,8 +91,8 @@ def devices(r: dict[str, Any], label, phone: bool = False) -> str | None:
                         f'of wall</title>{svg_rect(x, y, width, bar, COLORS[part])}</g>')
             x += width
     parts = (("compute", "compute"), ("exposed", "exposed communication"), ("idle", "idle"))
-    swatches, y = legend_rows(left, 8 + len(rows) * (bar + 6) + 10, parts, w - right)
-    return chart_svg("devices-phone" if phone else "devices", w, y + 10,
+    swatches, bottom = legend_rows(left, 8 + len(rows) * (bar + 6) + 10, parts, w - right)
+    return chart_svg("devices-phone" if phone else "devices", w, bottom + 10,
                      "compute, exposed communication and idle share of wall per device", body + swatches)
 
 
@@ -112,7 +112,7 @@ def timeline_step(r: dict[str, Any]) -> str:
     return "one of the two equal middle steps" if lower == upper else "the shorter of the two middle steps"
 
 
-def timeline(r: dict[str, Any], label) -> str | None:
+def timeline(r: dict[str, Any], label: DeviceLabel) -> str | None:
     """One step to scale: per device a lane each for compute, communication, memory and idle,
     under the NVTX range of the step; the x axis is time from the step's start."""
     t = r.get("timeline")
@@ -163,7 +163,7 @@ def timeline_lanes(name: str, d: dict[str, Any], wall_s: float, sx: Callable[[fl
     return body
 
 
-def report_charts(r: dict[str, Any], label) -> dict[str, str]:
+def report_charts(r: dict[str, Any], label: DeviceLabel) -> dict[str, str]:
     """The report's charts by sidecar file name, in page order; charts without data are left out."""
     made = {"timeline.svg": timeline(r, label), "devices.svg": devices(r, label), "steps.svg": steps(r),
             "roofline.svg": roofline(r)}

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+# How a chart names a device: render.device_label (a rank file's devices by file and id).
+DeviceLabel = Callable[[dict[str, Any], int], str]
+
 COLORS = {"compute": "#3b6ea8", "communication": "#d0743c", "exposed": "#d0743c", "memory": "#5b9a4a",
           "idle": "#c8c8c8", "nvtx": "#7a5ca8", "axis": "#57606a", "grid": "#e4e4e4", "ink": "#1b1f24"}
 PAPER = "#ffffff"                   # what a sidecar .svg is painted on, whatever the page around it
@@ -54,7 +57,7 @@ def svg_rect(x: float, y: float, w: float, h: float, color: str) -> str:
     return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.5):.1f}" height="{h:.1f}" fill="{color}"/>'
 
 
-def pixel_scale(lo: float, hi: float, a: float, b: float, log: bool = False):
+def pixel_scale(lo: float, hi: float, a: float, b: float, log: bool = False) -> Callable[[float], float]:
     """Map [lo, hi] onto pixels [a, b], linearly or on log10."""
     f = math.log10 if log else (lambda v: v)
     flo, fhi = f(lo), f(hi)
@@ -88,7 +91,8 @@ def overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def place_label(px: float, py: float, text: str, taken: list[tuple[float, ...]], bounds: tuple[float, ...]):
+def place_label(px: float, py: float, text: str, taken: list[tuple[float, ...]],
+                bounds: tuple[float, ...]) -> tuple[float, float, str, int]:
     """A label position near (px, py) that overlaps nothing placed so far and stays in bounds.
 
     Tries eight directions at growing distances, deterministic order; the caller draws a leader

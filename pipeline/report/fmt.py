@@ -17,8 +17,9 @@ NBSP = "\u00a0"          # between a number and its unit, so they never wrap apa
 SIG = 4                   # significant digits shown by default; result.json keeps the exact values
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+def _present(value: float | None) -> float | None:
+    """The value, or None where no figure applies (None or NaN): the functions below print "—" for it."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
 def _decimals(value: float, sig: int = SIG, most: int = 6) -> int:
@@ -30,29 +31,29 @@ def _decimals(value: float, sig: int = SIG, most: int = 6) -> int:
 
 def fmt_num(value: float | int | None, digits: int | None = None) -> str:
     """Fixed decimals when given, else 4 significant digits; thousands separators; "—" when missing."""
-    if _missing(value):
+    if (v := _present(value)) is None:
         return "—"
-    return f"{value:,.{_decimals(value) if digits is None else digits}f}"
+    return f"{v:,.{_decimals(v) if digits is None else digits}f}"
 
 
 def fmt_against(value: float | None, limit: float, digits: int | None = None) -> str:
     """A threshold's value as fmt_num writes it, with more decimals where that would read as the limit it
     failed or passed: 32.349 against a limit of 32.35 is '32.349', not '32.35' beside a FAIL."""
-    if _missing(value):
+    if (v := _present(value)) is None:
         return "—"
-    decimals = _decimals(value) if digits is None else digits
-    while value != limit and float(f"{value:.{decimals}f}") == limit and decimals < 15:
+    decimals = _decimals(v) if digits is None else digits
+    while v != limit and float(f"{v:.{decimals}f}") == limit and decimals < 15:
         decimals += 1
-    return fmt_num(value, decimals)
+    return fmt_num(v, decimals)
 
 
 def fmt_util(value: float | None, digits: int = 2) -> str:
     """A per-occurrence or per-rank MFU/HFU cell: above 100 % it is marked, so a row that is no
     measurement is not read as one (SEMANTICS §6; the table's note and the warning say why)."""
-    if _missing(value):
+    if (v := _present(value)) is None:
         return "—"
-    text = _tiny(value, digits) or fmt_num(value, digits)
-    return text if value <= PCT_LIMIT else f"{text}{NBSP}⚠"
+    text = _tiny(v, digits) or fmt_num(v, digits)
+    return text if v <= PCT_LIMIT else f"{text}{NBSP}⚠"
 
 
 def _tiny(value: float, digits: int) -> str | None:
@@ -64,7 +65,7 @@ def _tiny(value: float, digits: int) -> str | None:
 def fmt_fraction_pct(value: float | None, digits: int | None = None) -> str:
     """A share result.json keeps as a fraction (0-1) written as the percentage a table column headed "(%)"
     shows: 0.4567 -> '45.67'; "—" when missing. Only the unit changes, as a time's does in fmt_seconds."""
-    return fmt_num(None if _missing(value) else value * 100, digits)
+    return fmt_num(None if (v := _present(value)) is None else v * 100, digits)
 
 
 def fmt_int(value: int | None) -> str:
@@ -72,7 +73,7 @@ def fmt_int(value: int | None) -> str:
 
 
 def fmt_pct(value: float | None, digits: int = 2) -> str:
-    return "—" if _missing(value) else f"{_tiny(value, digits) or f'{value:.{digits}f}'}{NBSP}%"
+    return "—" if (v := _present(value)) is None else f"{_tiny(v, digits) or f'{v:.{digits}f}'}{NBSP}%"
 
 
 def _prefix(value: float) -> tuple[float, str]:
@@ -81,10 +82,10 @@ def _prefix(value: float) -> tuple[float, str]:
 
 def fmt_si(value: float | int | None, unit: str = "FLOP") -> str:
     """3.900e15 -> '3.900 PFLOP': readable magnitudes with the exact value kept in JSON."""
-    if _missing(value):
+    if (v := _present(value)) is None:
         return "—"
-    scale, prefix = _prefix(value)
-    return f"{value / scale:.{_decimals(value / scale)}f}{NBSP}{prefix}{unit}"
+    scale, prefix = _prefix(v)
+    return f"{v / scale:.{_decimals(v / scale)}f}{NBSP}{prefix}{unit}"
 
 
 def _time_unit(value: float) -> tuple[float, str]:
@@ -93,10 +94,10 @@ def _time_unit(value: float) -> tuple[float, str]:
 
 def fmt_seconds(value: float | None) -> str:
     """4 significant digits in the unit that fits: 1.102 s, 992.1 ms, 12.35 µs."""
-    if _missing(value):
+    if (v := _present(value)) is None:
         return "—"
-    scale, unit = _time_unit(value)
-    return f"{value / scale:.{_decimals(value / scale)}f}{NBSP}{unit}"
+    scale, unit = _time_unit(v)
+    return f"{v / scale:.{_decimals(v / scale)}f}{NBSP}{unit}"
 
 
 class Column:
@@ -104,7 +105,7 @@ class Column:
     and each cell is a bare number with 4 significant digits ("—" where no figure applies)."""
 
     def __init__(self, values: list[float | int | None], kind: str) -> None:
-        present = sorted(abs(v) for v in values if not _missing(v) and v != 0)
+        present = sorted(abs(p) for v in values if (p := _present(v)) is not None and p != 0)
         typical = present[len(present) // 2] if present else 0.0
         if kind == "s":
             self.scale, self.unit = _time_unit(typical or 1.0)
@@ -115,9 +116,9 @@ class Column:
             self.unit = prefix + kind
 
     def __call__(self, value: float | int | None) -> str:
-        if _missing(value):
+        if (v := _present(value)) is None:
             return "—"
-        return f"{value / self.scale:,.{_decimals(value / self.scale)}f}"
+        return f"{v / self.scale:,.{_decimals(v / self.scale)}f}"
 
     def head(self, label: str) -> str:
         """The header text: "wall (ms)"."""

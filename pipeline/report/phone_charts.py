@@ -17,8 +17,8 @@ from typing import Any
 
 from pipeline.report import charts
 from pipeline.report.charts import TIMELINE_LANES, gpu_name, timeline_lanes, timeline_range, timeline_step
-from pipeline.report.drawing import (CHAR_W, COLORS, PHONE_W, chart_svg, esc, fit_text, legend_rows, nice_ticks,
-                                     pixel_scale, svg_line, svg_text, tick_labels)
+from pipeline.report.drawing import (CHAR_W, COLORS, PHONE_W, DeviceLabel, chart_svg, esc, fit_text, legend_rows,
+                                     nice_ticks, pixel_scale, svg_line, svg_text, tick_labels)
 from pipeline.report.fmt import column
 from pipeline.report.roofline_chart import roofline
 
@@ -28,7 +28,7 @@ NAME_H = 16            # a lane group's name above its bars: baseline at 12, bar
 GAP = 8                # below each group
 
 
-def timeline(r: dict[str, Any], label) -> str | None:
+def timeline(r: dict[str, Any], label: DeviceLabel) -> str | None:
     """charts.timeline at phone width: the NVTX range and per device its four lanes, each named above
     its bars, across WIDTH - 2 * PAD px for the step's wall."""
     t = r.get("timeline")
@@ -74,7 +74,7 @@ def history_charts(doc: dict[str, Any]) -> dict[str, str]:
     return charts.history_charts(doc, phone=True)
 
 
-def report_charts(r: dict[str, Any], label) -> dict[str, str]:
+def report_charts(r: dict[str, Any], label: DeviceLabel) -> dict[str, str]:
     """The phone drawings by the sidecar file name of the desktop chart they stand in for."""
     made = {"timeline.svg": timeline(r, label), "devices.svg": charts.devices(r, label, phone=True),
             "steps.svg": charts.steps(r, phone=True), "roofline.svg": roofline(r, phone=True)}

@@ -30,7 +30,7 @@ def roofline(r: dict[str, Any], phone: bool = False) -> str | None:
     sx, sy = pixel_scale(x_lo, x_hi, left, w - right, log=True), pixel_scale(y_lo, y_hi, top + plot_h, top, log=True)
     body = log_grid(sx, sy, (x_lo, x_hi), (y_lo, y_hi), (left, top, w - right, top + plot_h))
     points = [(sx(x["arithmetic_intensity"]), sy(x["achieved_tflops"] or x["attainable_tflops"])) for x in rows]
-    taken = [(cx - 6, cy - 6, cx + 6, cy + 6) for cx, cy in points]
+    taken: list[tuple[float, ...]] = [(cx - 6, cy - 6, cx + 6, cy + 6) for cx, cy in points]
     body += _roofs(hw, sx, sy, max(x_lo, y_lo * 1000 / bw), x_hi, w - right, taken)
     bounds = (left + 2, top, w - right, top + plot_h - 2)
     for i, (x, (cx, cy)) in enumerate(zip(rows, points), 1):
@@ -64,7 +64,7 @@ def _key(rows: list[dict[str, Any]], y: float, x0: float, right: float) -> tuple
 
 
 def _roofs(hw: dict[str, Any], sx: Callable[[float], float], sy: Callable[[float], float], x_start: float,
-           x_hi: float, x_right: float, taken: list[tuple[float, float, float, float]]) -> list[str]:
+           x_hi: float, x_right: float, taken: list[tuple[float, ...]]) -> list[str]:
     """The bandwidth and compute roofs from x_start to x_hi, the ridge point, and their labels: the peak's
     label where it covers no operator (`taken`, which gets its box)."""
     peak, bw, ridge = hw["peak_tflops"], hw["hbm_gbps"], hw["ridge_flop_per_byte"]

@@ -27,7 +27,7 @@ from pipeline.trace import queries
 @cache
 def header(name: str) -> tuple[frozenset[str], frozenset[str]]:
     """(reads, creates) declared by `name`.sql; a file without both lines is a bug in the package."""
-    text = resources.files("pipeline.trace").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+    text = (resources.files("pipeline.trace") / "sql" / f"{name}.sql").read_text(encoding="utf-8")
     found: dict[str, frozenset[str]] = {}
     for line in text.splitlines()[:2]:
         key, _, names = line.removeprefix("--").partition(":")

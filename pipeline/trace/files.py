@@ -153,9 +153,9 @@ class Hashing:
             if self.pid != os.getpid():
                 digest = file_sha256(self.path)
             else:
-                while self._step():
+                while (known := self._step()) is None:
                     pass
-                digest = self._hex
+                digest = known
         except OSError:
             if not self._moved():
                 raise
@@ -180,23 +180,23 @@ class Hashing:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         with contextlib.suppress(OSError):               # result() reads on and raises it
-            while self._step():
+            while self._step() is None:
                 pass
 
-    def _step(self) -> bool:
-        """Hash the next block; False once the digest is known."""
+    def _step(self) -> str | None:
+        """Hash the next block; the digest once it is known (None while blocks remain)."""
         with self._lock:
             if self._hex is not None:
-                return False
+                return self._hex
             if self._file is None:
                 self._file = self.path.open("rb")
             block = self._file.read(self.BLOCK)
             if block:
                 self._digest.update(block)
-                return True
+                return None
             self._file.close()
             self._hex = self._digest.hexdigest()
-            return False
+            return self._hex
 
 
 def _identity(path: Path) -> tuple[int, int, int]:

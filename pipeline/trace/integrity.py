@@ -22,12 +22,15 @@ import re
 import sqlite3
 import urllib.parse
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
 from pipeline.errors import TraceError
 from pipeline.trace import files
 from pipeline.trace.open import RAW_TABLES, Trace, resolve_table
+
+E = TypeVar("E", bound=BaseException)
 
 # export table -> columns that must hold integers; NULL allowed only where noted (NVTX marks have no end)
 CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
@@ -58,10 +61,10 @@ def check(trace: Trace) -> None:
             cols = [c for c in ("start", "end") if (table, c) in nullable]
             if cols:                            # one scan of the table for both columns
                 counts = trace.con.execute("SELECT " + ", ".join(f'count(*) FILTER (WHERE "{c}" IS NULL)' for c in cols)
-                                           + f" FROM {raw}").fetchone()
+                                           + f" FROM {raw}").fetchall()[0]      # an aggregate: one row
                 found += [f"{table}.{c}: {n:,} rows are NULL" for c, n in zip(cols, counts) if n]
         if "raw_nvtx" in trace.tables:          # a NULL end is a push never popped: the views skip it
-            n = trace.con.execute("SELECT count(*) FROM raw_nvtx WHERE start IS NULL").fetchone()[0]
+            n = trace.con.execute("SELECT count(*) FROM raw_nvtx WHERE start IS NULL").fetchall()[0][0]
             if n:
                 found.append(f"{trace.tables['raw_nvtx']}.start: {n:,} rows are NULL")
     except duckdb.Error as exc:
@@ -93,7 +96,7 @@ def problems(path: Path) -> list[str]:
                     if c in declared and _unreadable(declared[c], kind)]
             tests = [t for c, kind in columns if c in declared for t in _tests(base, c, kind)]
             if tests:
-                counts = con.execute(f'SELECT {", ".join(sql for sql, _ in tests)} FROM "{table}"').fetchone()
+                counts = con.execute(f'SELECT {", ".join(sql for sql, _ in tests)} FROM "{table}"').fetchall()[0]
                 out += [f"{table}.{what.format(n=n)}" for (_, what), n in zip(tests, counts) if n]
         return out
     finally:
@@ -143,7 +146,7 @@ def diagnose(exc: BaseException, paths: list[Path]) -> TraceError | None:
                       "those rows on a copy")
 
 
-def explain(exc: BaseException, paths: list[Path]) -> BaseException:
+def explain(exc: E, paths: list[Path]) -> E | TraceError:
     """`exc`, or the trace problem behind it when a DuckDB query failed on such contents."""
     if isinstance(exc, duckdb.Error):
         return diagnose(exc, paths) or damaged(exc, paths) or exc

@@ -28,7 +28,7 @@ def codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values = values.view(np.uint8) if values.dtype == np.bool_ else values        # a flag selected as BOOLEAN
     low, high = int(values.min()), int(values.max())
     if high - low < SPAN_OFFSET:
-        code = np.empty(len(values), dtype=code_type(high - low + 1))
+        code: np.ndarray = np.empty(len(values), dtype=code_type(high - low + 1))
         np.subtract(values, values.dtype.type(low), out=code, casting="unsafe")    # fits: 0 .. high - low
         return np.arange(low, high + 1, dtype=np.int64), code
     if high - low < SPAN_LOOKUP:
@@ -58,7 +58,8 @@ def code_type(distinct: int) -> type:
 def group(columns: tuple[str, ...], coded: dict[str, tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
     """Each row's group as a code of its key tuple (`columns`, as coded by `codes`) in key order, below
     max(n, 2**16) (else made dense)."""
-    out, size = np.zeros(n, dtype=np.uint8), 1
+    out: np.ndarray = np.zeros(n, dtype=np.uint8)       # widened as the tuples multiply
+    size = 1
     for c in columns:
         distinct, code = coded[c]
         t = code_type(size * len(distinct))

@@ -20,7 +20,7 @@ import secrets
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -279,7 +279,7 @@ def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
     return out
 
 
-def resolve_table(present: dict[str, set[str]] | set[str], name: str) -> str | None:
+def resolve_table(present: Collection[str], name: str) -> str | None:
     """Exact name first, then the highest numeric `_V<n>` suffix (SEMANTICS §2)."""
     if name in present:
         return name

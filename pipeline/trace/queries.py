@@ -26,7 +26,7 @@ _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 @cache
 def statements(name: str) -> tuple[str, ...]:
-    text = resources.files("pipeline.trace").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+    text = (resources.files("pipeline.trace") / "sql" / f"{name}.sql").read_text(encoding="utf-8")
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
     return tuple(s.strip() for s in re.split(r";\s*(?:\n|$)", body) if s.strip())
 
@@ -35,7 +35,7 @@ def statements(name: str) -> tuple[str, ...]:
 def union_spec(name: str) -> tuple[str, list[unions.Grouping], str] | None:
     """(table, groupings, kind) when `name`.sql declares `-- unions (table): scope = col, ...; ...`
     or `-- islands (table): ...` (trace/unions.py `compute` / `islands`)."""
-    text = resources.files("pipeline.trace").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+    text = (resources.files("pipeline.trace") / "sql" / f"{name}.sql").read_text(encoding="utf-8")
     for line in text.splitlines():
         for kind in ("unions", "islands"):
             if line.startswith(f"-- {kind} ("):
@@ -88,7 +88,9 @@ def store_cut(con: duckdb.DuckDBPyConnection, query: str, done: unions.Sorted, f
     """The table `query`.sql creates, for occurrences first..last of what sort_unions sorted."""
     from pipeline.trace import unions
     recorded.not_replayable(query)
-    _store(con, union_spec(query)[0], unions.cut(done, first, last))
+    spec = union_spec(query)
+    assert spec is not None, f"{query}.sql declares no unions"
+    _store(con, spec[0], unions.cut(done, first, last))
 
 
 def _executed(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any]) -> Iterator[tuple[Any, bool]]:

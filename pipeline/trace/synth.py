@@ -113,15 +113,15 @@ class Tables:
 
 def union_ns(intervals: list[tuple[int, int]]) -> int:
     """Length of a union of [start, end) intervals: sort, then merge touching or overlapping ones."""
-    total, cur_s, cur_e = 0, None, None
+    total, merged = 0, None
     for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
+        if merged is None or s > merged[1]:
+            if merged is not None:
+                total += merged[1] - merged[0]
+            merged = (s, e)
         else:
-            cur_e = max(cur_e, e)
-    return total + (cur_e - cur_s if cur_e is not None else 0)
+            merged = (merged[0], max(merged[1], e))
+    return total + (merged[1] - merged[0] if merged is not None else 0)
 
 
 def generate(spec: SynthSpec, out: Path) -> dict:
@@ -132,7 +132,7 @@ def generate(spec: SynthSpec, out: Path) -> dict:
     for rank in range(spec.ranks):
         for step, planted in _rank(spec, rank, t, rng):
             truth_steps.setdefault(step, []).append(planted)
-    dropped = {}
+    dropped: dict[int, list[tuple[int, int]]] = {}
     for planted in (p for v in truth_steps.values() for p in v):
         dropped.setdefault(planted["rank"], []).extend(planted["dropped"])
     truth = {"spec": asdict(spec),
@@ -199,7 +199,9 @@ def step_name(spec: SynthSpec, step: int) -> str:
     return name.replace("{}", str(step + 1))
 
 
-def _step_kernels(spec, t: Tables, rng, rank, gpid, tids, corr, names, window, stream_free, step_ns) -> dict:
+def _step_kernels(spec: SynthSpec, t: Tables, rng: random.Random, rank: int, gpid: int, tids: tuple[int, int],
+                  corr: Iterator[int], names: dict[str, int], window: tuple[int, int], stream_free: dict[int, int],
+                  step_ns: int) -> dict:
     start, cpu_end = window
     n = spec.kernels_per_step
     start += spec.lead_ns
@@ -291,7 +293,8 @@ def _nest(t: Tables, tid: int, launch: int, names: list[str]) -> None:
         t.nvtx.append((launch - margin, launch + LAUNCH_NS + margin, 59, name, None, tid, 0))
 
 
-def _graph_step(spec, t: Tables, rng, rank, gpid, tid, c, window, stream_free, step_ns) -> dict:
+def _graph_step(spec: SynthSpec, t: Tables, rng: random.Random, rank: int, gpid: int, tid: int, c: int,
+                window: tuple[int, int], stream_free: dict[int, int], step_ns: int) -> dict:
     """The step's compute kernels as one CUDA graph launch (one cudaGraphLaunch row, correlationId c).
 
     Nodes run in order on stream 7, graph_gap_ns apart. Node mode writes them as kernel rows
