@@ -10,6 +10,7 @@ import enum
 import errno
 import os
 from dataclasses import dataclass
+from typing import TypedDict
 
 
 class ExitCode(enum.IntEnum):
@@ -21,6 +22,14 @@ class ExitCode(enum.IntEnum):
     CONFIG = 3
     TRACE = 4
     INTERNAL = 5
+
+
+class ResultWarning(TypedDict):
+    """One of result.json's warnings: what a run measured but the reader should doubt. Not an error: the run
+    goes on and says it (a Problem stops it)."""
+
+    code: str                   # stable, for scripts to filter on (schemas/result.schema.json lists them)
+    message: str                # the words the reports print
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.analysis import metrics, rankstats
 from pipeline.analysis.measure import NS, Measurement
+from pipeline.errors import ResultWarning
 
 Rows = list[dict[str, Any]]
 
@@ -48,7 +49,7 @@ class RankFigures:
     summary: Rows
     spread: dict[str, dict[str, float | None]]
     straggler: dict[str, Any]
-    warnings: list[dict[str, str]]
+    warnings: list[ResultWarning]
 
 
 def figures(m: Measurement, work: Work, device_labels: dict[int, str]) -> Figures:

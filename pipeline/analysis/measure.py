@@ -24,7 +24,7 @@ from pipeline.trace import chain, queries
 from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
 from pipeline import progress
-from pipeline.errors import TraceError
+from pipeline.errors import ResultWarning, TraceError
 from pipeline.trace.open import GPU_WORK, MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
@@ -44,7 +44,7 @@ class Measurement:
     ranks: list[dict[str, Any]]            # per occurrence and process
     devices_used: list[int]
     counts_per_process: dict[str, int]     # process label ("pid", or "pid@host" when pids repeat) -> ranges
-    warnings: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)
     # over all selected occurrences at once (occurrence_totals.sql): unions, so overlap counts once
     totals: dict[str, Any] = field(default_factory=dict)
 
@@ -73,7 +73,7 @@ class Window:
     last: int
     counts_per_process: dict[str, int]     # process label ("pid", or "pid@host" when pids repeat) -> ranges
     unattributed: dict[int, dict[str, int]]  # occurrence -> kernel_count, kernel_sum_ns without a launch row
-    warnings: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)
     made: frozenset[str] = frozenset()     # analysis SQL files whose tables a shared window made (sharing.py)
     duplicates: dict[int, dict[str, int]] = field(default_factory=dict)  # occurrence -> rows, duplicate_ns dropped
     # the same for memory copies and sets (duplicate_memops.sql)
@@ -99,7 +99,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     (ranks.check_occurrences): a file whose processes have fewer is ranks missing occurrences.
     """
     _require_tables(trace)
-    warnings: list[dict[str, str]] = []
+    warnings: list[ResultWarning] = []
     found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
                       name=region.name, match=region.match, domain=region.domain)
     _refuse_threadless(trace, region, found["region_counts"])
@@ -125,9 +125,9 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          mode=attribution, **classify_params)
     # the launch table is read again only when there are operator ranges or named parts of the step (more
     # labels than the region's own) to place kernels in, never under window attribution (no launch rows)
-    found = rows["operator_ranges"][0]
+    placed = rows["operator_ranges"][0]
     queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES,
-                launched_by_range=attribution != "window" and (found["operators"] > 0 or found["labels"] > 1))
+                launched_by_range=attribution != "window" and (placed["operators"] > 0 or placed["labels"] > 1))
     hosts = rows["select_occurrences"][0]["hosts"]
     if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
         warnings += hosts_warning(queries.run(trace.con, "host_devices"))
@@ -234,7 +234,7 @@ def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
             for r in rows}
 
 
-def _attribution(trace: Trace, wanted: str, warnings: list[dict[str, str]]) -> str:
+def _attribution(trace: Trace, wanted: str, warnings: list[ResultWarning]) -> str:
     if wanted == "window":
         return wanted
     if not trace.has("raw_runtime"):
@@ -284,7 +284,7 @@ def gpu_tails(ranks: list[dict]) -> dict[int, int]:
 
 
 def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: list[dict],
-                         unattributed: dict[int, dict], counts: dict[str, int], warnings: list[dict[str, str]],
+                         unattributed: dict[int, dict], counts: dict[str, int], warnings: list[ResultWarning],
                          totals: dict[str, Any]) -> None:
     """Add per-device unions and unattributed counts to each occurrence row; one warning per kind."""
     expected = len(counts)
@@ -332,7 +332,7 @@ def assemble_occurrences(occurrences: list[dict], devices: list[dict], ranks: li
                          "counted"})
 
 
-def overlap_warning(totals: dict[str, Any]) -> list[dict[str, str]]:
+def overlap_warning(totals: dict[str, Any]) -> list[ResultWarning]:
     """The sum of the envelopes exceeds their union by more than 1 %: some seconds would count twice."""
     union, total = totals["wall_ns"], totals["wall_sum_ns"]
     if not union or 100 * total <= (100 + OVERLAP_PCT) * union:

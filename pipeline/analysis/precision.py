@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.analysis.measure import NS
+from pipeline.errors import ResultWarning
 from pipeline.job.config import Hardware
 from pipeline.trace import queries
 from pipeline.trace.open import Trace
@@ -54,7 +55,7 @@ def matches(inferred: str, hardware: Hardware) -> bool | None:
 
 def judge(measured: dict[str, Any], hardware: Hardware, peak_tflops: float, gpu: str,
           peaks: dict[str, float | None], fp16_accumulate_tflops: float | None = None
-          ) -> tuple[dict[str, Any], list[dict[str, str]]]:
+          ) -> tuple[dict[str, Any], list[ResultWarning]]:
     """The section completed with the declared precision and each precision's peak (`peaks`, from the
     catalog: hardware/detect.peak_at), a warning on a mismatch above 10 %, and one when more than 10 %
     ran in FP16-accumulate kernels on a GPU that runs them faster than the peak used
@@ -70,13 +71,14 @@ def judge(measured: dict[str, Any], hardware: Hardware, peak_tflops: float, gpu:
     unknown = sum(r["share"] for r in rows if r["precision"] == UNKNOWN)
     ran = "; ".join(f"{100 * r['share']:.1f} % in {r['precision']} ({_peak_text(r['peak_tflops'])}: "
                     + ", ".join(r["kernels"]) + ")" for r in other)
-    return section, [{"code": "precision_mismatch", "message":
-             f"{100 * section['mismatch_share']:.1f} % of matrix-kernel time ({', '.join(section['classes'])}) "
-             f"ran in a precision other than the declared {section['declared']} "
-             f"({_peak_text(peak_tflops)} on {gpu}, used for MFU): {ran}. The kernel names say so; check "
-             "hardware.precision against the model's dtype/autocast"
-             + (f" ({100 * unknown:.1f} % of that time has names that carry no type and is not counted)"
-                if unknown else "")}] + warnings
+    mismatch: ResultWarning = {"code": "precision_mismatch", "message":
+        f"{100 * section['mismatch_share']:.1f} % of matrix-kernel time ({', '.join(section['classes'])}) "
+        f"ran in a precision other than the declared {section['declared']} "
+        f"({_peak_text(peak_tflops)} on {gpu}, used for MFU): {ran}. The kernel names say so; check "
+        "hardware.precision against the model's dtype/autocast"
+        + (f" ({100 * unknown:.1f} % of that time has names that carry no type and is not counted)"
+           if unknown else "")}
+    return section, [mismatch] + warnings
 
 
 def faster_than_declared(section: dict[str, Any], peak_tflops: float) -> tuple[str, ...]:
@@ -87,7 +89,7 @@ def faster_than_declared(section: dict[str, Any], peak_tflops: float) -> tuple[s
 
 
 def _accumulate_warning(section: dict[str, Any], hardware: Hardware, peak_tflops: float, gpu: str,
-                        acc_tflops: float | None) -> list[dict[str, str]]:
+                        acc_tflops: float | None) -> list[ResultWarning]:
     """SEMANTICS §8, the peak of the precision the math ran in: a GeForce card's fp16 figure is its FP32-accumulate
     rate; kernels that accumulate in FP16 run at up to twice it, so MFU against it overstates their share of the peak."""
     if acc_tflops is None or acc_tflops <= peak_tflops or hardware["precision"] != "fp16":

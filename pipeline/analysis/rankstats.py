@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline.analysis import metrics
 from pipeline.analysis.measure import NS
+from pipeline.errors import ResultWarning
 
 DEFINITION = ("per occurrence, the latest rank's end minus the median rank end (time the step waited for "
               "its slowest rank beyond when a typical rank was done), summed over the selected occurrences")
@@ -117,7 +118,7 @@ def _min_median_max(values: list[float]) -> dict[str, float | None]:
             "max": max(values) if values else None}
 
 
-def alignment_warnings(ranks: list[dict], first: int, last: int) -> list[dict[str, str]]:
+def alignment_warnings(ranks: list[dict], first: int, last: int) -> list[ResultWarning]:
     """Ranks missing selected occurrences, or whose k-th range is far from the others' k-th: reported.
 
     Misaligned: the rank's start is more than half a median step period from the median
@@ -125,7 +126,7 @@ def alignment_warnings(ranks: list[dict], first: int, last: int) -> list[dict[st
     or lost range). The median of the others, not of all: with two ranks the median of all is
     their midpoint, which would take a whole period between them to flag either.
     """
-    out: list[dict[str, str]] = []
+    out: list[ResultWarning] = []
     wanted = set(range(first, last + 1))
     for name, rows in sorted(_by(ranks, "rank").items()):
         missing = sorted(wanted - {r["occurrence"] for r in rows})

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.errors import TraceError
+from pipeline.errors import ResultWarning, TraceError
 from pipeline.trace import queries
 from pipeline.trace.open import Trace
 
 MOST_LISTED = 10                    # occurrences a message names one by one, with their counts
 
 
-def nested_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+def nested_warning(rows: list[dict[str, Any]]) -> list[ResultWarning]:
     """Matching ranges inside another matching range of their process were folded into it (SEMANTICS §6)."""
     return _left_out("nested_occurrences", rows, "nested", "lie inside another matching range of the same process",
                      "only the outermost count as occurrences, since the inner ones' work is inside them already")
 
 
-def unclosed_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+def unclosed_warning(rows: list[dict[str, Any]]) -> list[ResultWarning]:
     """Matching ranges with no end (pushes never popped) are no occurrences: say so rather than drop them silently."""
     if not rows:
         return []
@@ -97,7 +97,7 @@ def refuse_negative_launch(trace: Trace, rows: list[dict[str, Any]]) -> None:
                      "launched; re-export the report with `nsys export --type sqlite`, or remove those rows on a copy")
 
 
-def hosts_warning(shared: list[dict[str, Any]]) -> list[dict[str, str]]:
+def hosts_warning(shared: list[dict[str, Any]]) -> list[ResultWarning]:
     """Device ids are per host: one id used by processes of several hosts adds up their GPUs' figures."""
     if not shared:
         return []
@@ -108,7 +108,7 @@ def hosts_warning(shared: list[dict[str, Any]]) -> list[dict[str, str]]:
              "per-occurrence figures are not affected); give each host's export as its own file"}]
 
 
-def backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+def backwards_warning(rows: list[dict[str, Any]]) -> list[ResultWarning]:
     """Attributed rows ending before they start ran for no time the export can tell: say so, not only count them."""
     if not rows:
         return []
@@ -120,7 +120,7 @@ def backwards_warning(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
              "times and the roofline's measured times subtract them. Export the report again"}]
 
 
-def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> list[dict[str, str]]:
+def duplicate_warning(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> list[ResultWarning]:
     """Kernel rows recorded twice were counted once (duplicate_kernels.sql): say how many and how much of
     the kernel sum as recorded (the figure's kernel sum plus the copies) they made, over the occurrences
     analysed (a shared or combined window may hold others)."""
@@ -142,7 +142,7 @@ def analysed(duplicates: dict[int, dict[str, int]], occurrences: list[dict]) -> 
     return {k: d for k, d in sorted(duplicates.items()) if k in mine}
 
 
-def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> list[dict[str, str]]:
+def memory_duplicate_warning(mine: dict[int, dict[str, int]], kept_ns: int) -> list[ResultWarning]:
     """Memory copies and sets recorded twice were counted once (duplicate_memops.sql): how many, and how much of
     the memory operations' summed time as recorded (`kept_ns`, the memory class's summed time, plus the copies)."""
     rows, copied, share, per = _copies(mine, kept_ns)
@@ -171,7 +171,7 @@ def _per_occurrence(rows: dict[int, int]) -> str:
     return f"{len(rows)} occurrences: {occurrence_runs(list(rows))}"
 
 
-def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[dict[str, str]]:
+def _left_out(code: str, rows: list[dict[str, Any]], column: str, what: str, why: str) -> list[ResultWarning]:
     """One warning for matching ranges the selection left out, counted per process, with an example name."""
     if not rows:
         return []

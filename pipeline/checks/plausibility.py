@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.errors import ResultWarning
 from pipeline.job.config import Job
 from pipeline.model.roofline import ABOVE_PEAK, JOB_NOTE, REGION_ROW
 
 Doc = Mapping[str, Any]
-Warning = dict[str, str]
+Warning = ResultWarning
 
 PCT_LIMIT = 100.0      # a utilization is a share of the peak: above 100 % the inputs describe other work
 

@@ -18,11 +18,11 @@ from fractions import Fraction
 from typing import Any
 
 from pipeline.analysis.trace_warnings import occurrence_runs
-from pipeline.errors import Problem
+from pipeline.errors import Problem, ResultWarning
 from pipeline.job.config import Job
 
 Doc = Mapping[str, Any]
-Warning = dict[str, str]
+Warning = ResultWarning
 
 # --------------------------------------------------------------------------- numerator vs architecture
 
