@@ -18,6 +18,7 @@ from pipeline.analysis import precision, timeline
 from pipeline.trace import chain, queries, re2
 from pipeline.bundled import config_path
 from pipeline.errors import ConfigError, Problem
+from pipeline.job.config import KernelClassRule
 from pipeline.job.documents import locate, read_config
 from pipeline.analysis.measure import NS, Measurement
 from pipeline.trace.open import Trace
@@ -78,7 +79,7 @@ def load_precision_rules(path: Path = CLASSES_FILE) -> PrecisionRules:
                           tuple(doc["fp16_accumulate"]))
 
 
-def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
+def load_rules(job_rules: list[KernelClassRule] | None = None, path: Path = CLASSES_FILE) -> list[Rule]:
     """The job's own rules first (so they can override), then the shipped ones."""
     shipped = _shipped(path)
     if bad := pattern_problems(job_rules):
@@ -87,7 +88,7 @@ def load_rules(job_rules: list[dict[str, str]] | None = None, path: Path = CLASS
     return rules + [Rule(c["class"], p) for c in shipped for p in c["patterns"]]
 
 
-def pattern_problems(job_rules: list[dict[str, str]] | None) -> list[Problem]:
+def pattern_problems(job_rules: list[KernelClassRule] | None) -> list[Problem]:
     """The job's class patterns that DuckDB's RE2 would refuse (checks.job_file.regex_compiles reports them
     before any trace is opened; load_rules refuses them for any other caller)."""
     return [Problem(f"invalid regular expression {r['pattern']!r} (RE2): {why}",

@@ -29,9 +29,10 @@ import duckdb
 
 from pipeline import interrupts, progress
 from pipeline.analysis import classes, kept_window, registry
+from pipeline.errors import ResultWarning
 from pipeline.trace import cache
 from pipeline.trace import chain, queries
-from pipeline.job.config import Job
+from pipeline.job.config import FigureRow, Job
 from pipeline.analysis.measure import Measurement, Window, analyse, build_window, occurrence_range_of, prepare
 from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
 
@@ -225,7 +226,10 @@ def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path 
         trace, window, entry = entry_checked(ts, 0, build)
         from pipeline.trace import handover
         tables = {t: handover.pack(ts.con, t) for t in HANDED}
-        return Extracted(window, entry, replace(trace, con=None, digest=trace.sha256), tables)
+        # a connection cannot cross processes: None in transit, which Trace.con's type rightly refuses elsewhere;
+        # build_files gives the parent's connection before the Trace is used
+        detached = replace(trace, con=None, digest=trace.sha256)  # type: ignore[arg-type]
+        return Extracted(window, entry, detached, tables)
     finally:
         ts.close()
 
@@ -245,16 +249,17 @@ def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
         done: list[Extracted | Unopened | Exception] = []
         with progress.phase("trace files", total=len(futures), unit="files") as shown:
             for i, f in enumerate(futures):
-                done.append(_outcome(f))
+                done.append(outcome := _outcome(f))
                 shown.advance()
-                if all(isinstance(d, Extracted) for d in done):
-                    _collect(ts.con, done[-1], i)
+                if isinstance(outcome, Extracted) and all(isinstance(d, Extracted) for d in done):
+                    _collect(ts.con, outcome, i)
         if failed := [d for d in done if not isinstance(d, Extracted)]:
             first = min(failed, key=lambda d: not isinstance(d, Unopened))     # the earliest, unopened ones first
             raise first.error if isinstance(first, Unopened) else first
-        ts.traces = [replace(d.trace, con=ts.con) for d in done]
-        check_occurrences(job, [d.window for d in done], [job.file_label(p) for p in paths])
-        return ts, _combine(ts, [d.window for d in done], [d.entry for d in done],
+        extracted = [d for d in done if isinstance(d, Extracted)]             # every file: none failed
+        ts.traces = [replace(d.trace, con=ts.con) for d in extracted]
+        check_occurrences(job, [d.window for d in extracted], [job.file_label(p) for p in paths])
+        return ts, _combine(ts, [d.window for d in extracted], [d.entry for d in extracted],
                             [job.file_label(p) for p in paths])
     except BaseException:
         ts.close()
@@ -278,7 +283,7 @@ def _collect(con: Any, e: Extracted, file: int) -> None:
 
 
 def analyse_set(ts: TraceSet, built: SetWindow,
-                figures: list[dict[str, Any]]) -> tuple[SetMeasurement, dict[str, Any]]:
+                figures: list[FigureRow]) -> tuple[SetMeasurement, dict[str, Any]]:
     """Every figure of the window tables: times, ranks, devices, then the where-the-time-goes sections.
 
     A kept window answers from the rows an earlier run's analysis recorded, when it asks the same (kept_window.py).
@@ -289,7 +294,7 @@ def analyse_set(ts: TraceSet, built: SetWindow,
 
 
 def _analyse_set(ts: TraceSet, built: SetWindow,
-                 figures: list[dict[str, Any]]) -> tuple[SetMeasurement, dict[str, Any]]:
+                 figures: list[FigureRow]) -> tuple[SetMeasurement, dict[str, Any]]:
     m = analyse(ts.con, built.window, classes.COMM_CLASS)
     rank_of = built.rank_of or {r["global_pid"]: (0, r["global_pid"]) for r in m.ranks}
     _label_ranks(m.ranks, rank_of, built.labels, m.counts_per_process)
@@ -307,7 +312,8 @@ def _combine(ts: TraceSet, per: list[Window], files: list[dict], labels: list[st
     """One window of several files' collected windows, on combined rank and device keys."""
     keys = chain.run(ts.con, {"rank_combine", "classify_combine"})["rank_combine"]
     counts = {f"{labels[i]}:{pid}": n for i, w in enumerate(per) for pid, n in w.counts_per_process.items()}
-    warnings = [{**w, "message": f"{labels[i]}: {w['message']}"} for i, win in enumerate(per) for w in win.warnings]
+    warnings: list[ResultWarning] = [{**w, "message": f"{labels[i]}: {w['message']}"}
+                                     for i, win in enumerate(per) for w in win.warnings]
     window = Window(", ".join(sorted({w.attribution for w in per})), min(w.first for w in per),
                     max(w.last for w in per), counts,
                     _added([w.unattributed for w in per], ("kernel_count", "kernel_sum_ns")), warnings,

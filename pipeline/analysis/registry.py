@@ -19,6 +19,7 @@ from typing import Any
 
 from pipeline.analysis import classes, precision, streams, timeline
 from pipeline.analysis.measure import Measurement
+from pipeline.job.config import FigureRow
 from pipeline.trace.open import Trace
 
 
@@ -95,7 +96,7 @@ ANALYSES: tuple[Analysis, ...] = (
 )
 
 
-def measure_all(trace: Trace, m: Measurement, figures: list[dict[str, Any]]) -> dict[str, Any]:
+def measure_all(trace: Trace, m: Measurement, figures: list[FigureRow]) -> dict[str, Any]:
     """Every registered section, in order (an entry sees the ones before it), while the window's tables
     exist; and `figure_device_s`, the time of the kernels each user figure names (model/roofline's input,
     not a section of its own)."""
