@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from numbers import Integral
 
+from pipeline.errors import ResultWarning
+
 TERA = 1e12
 # Step-time warning (issue #12, SEMANTICS §6): CV above 10 %, or one step above twice the median;
 # a step within ±10 % of the median counts as steady.
@@ -91,7 +93,7 @@ def attainable_tflops(intensity: float, peak_tflops: float, hbm_gbps: float) -> 
 
 
 def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequence[bool],
-                   last_is_envelope: bool = False) -> dict[str, str] | None:
+                   last_is_envelope: bool = False) -> ResultWarning | None:
     """A warning when step times vary (CV > 10 % or one step > 2x the median), naming the outliers
     (beyond ±10 % of the median) and the longest run of steady occurrences to select instead. An
     occurrence where no kernel ran (`ran` false) is never part of that run: selected alone, it
