@@ -120,8 +120,9 @@ def devices(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, Any]:
         occ = r["totals"].get("occurrences") or 1
         return {d["label"]: d["union_s"] / occ for d in r.get("devices") or []}
     b, c = busy(base), busy(cand)
-    rows = [{"device": d, "baseline_s": b.get(d), "value_s": c.get(d),
-             "change_s": None if d not in b or d not in c else c[d] - b[d]} for d in sorted(set(b) | set(c))]
+    rows: list[dict[str, Any]] = [{"device": d, "baseline_s": b.get(d), "value_s": c.get(d),
+                                   "change_s": None if d not in b or d not in c else c[d] - b[d]}
+                                  for d in sorted(set(b) | set(c))]
     rows.sort(key=lambda r: (-abs(r["change_s"] or 0.0), r["device"]))
     slow = [(r.get("straggler") or {}).get("slowest_rank") for r in (base, cand)]
     return {"rows": rows, "baseline_straggler": slow[0], "straggler": slow[1],

@@ -17,10 +17,10 @@ from typing import Any
 from pipeline.analysis import classes, figures, metrics, precision, ranks, sharing
 from pipeline.checks import plausibility, scope
 from pipeline.checks.job_file import job_problems
-from pipeline.errors import ConfigError, ExitCode, HardwareError, TraceError
+from pipeline.errors import ConfigError, ExitCode, HardwareError, ResultWarning, TraceError
 from pipeline.hardware.catalog import Catalog, load_catalog
 from pipeline.hardware.detect import Peak, fp16_accumulate_at, peak_at, resolve_job_peak
-from pipeline.job.config import Job, load_job
+from pipeline.job.config import Job, Workload, load_job
 from pipeline.model import roofline
 from pipeline.model.flops import FlopsResult, flops_of, per_occurrence
 from pipeline.model.presets import resolve_model
@@ -84,7 +84,7 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
         thresholds=plausibility.thresholds(job.thresholds, fig.metrics, fig.step_time, status)))
 
 
-def _numerator_warnings(job: Job, fl: FlopsResult) -> list[dict[str, str]]:
+def _numerator_warnings(job: Job, fl: FlopsResult) -> list[ResultWarning]:
     """What the numerator checks say: the explicit FLOPs against the architecture beside them, whether they could
     be compared, and trace files named twice."""
     return (scope.numerator_agrees(fl.model_flops_per_step, *_reference(job, fl))
@@ -96,13 +96,13 @@ def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
              window: sharing.SharedWindow | None,
              submit: ranks.Submit | None) -> tuple[ranks.SetMeasurement, dict[str, Any], str]:
     """Every trace file read once: the combined measurement, the where-the-time-goes sections, the traces' hash."""
-    spread = window is None and shared is None and submit is not None and len(job.trace_files()) > 1
-    if spread:
-        ts, built = ranks.build_files(job, class_rules(job), cache_dir, submit)
+    spread = submit if window is None and shared is None and len(job.trace_files()) > 1 else None
+    if spread is not None:
+        ts, built = ranks.build_files(job, class_rules(job), cache_dir, spread)
     else:
         ts = window.ts if window else shared or ranks.open_set(job.trace_files(), cache_dir=cache_dir)
     try:
-        if not spread:
+        if spread is None:
             built = window.cut(job) if window else ranks.build_set(ts, job, class_rules(job))
         sm, where = ranks.analyse_set(ts, built, job.analysis.get("figures", []))
         return sm, where, ts.sha256()
@@ -200,14 +200,14 @@ def _reference(job: Job, fl: FlopsResult) -> tuple[int | None, str]:
     return ref.model_flops_per_step, ref.convention
 
 
-def _unsteady(occurrences: list[dict[str, Any]]) -> list[dict[str, str]]:
+def _unsteady(occurrences: list[dict[str, Any]]) -> list[ResultWarning]:
     periods = any(o["step_time_s"] != o["wall_time_s"] for o in occurrences[:-1])
     found = metrics.unsteady_steps([o["index"] for o in occurrences], [o["step_time_s"] for o in occurrences],
                                    [o["kernel_count"] > 0 for o in occurrences], last_is_envelope=periods)
     return [found] if found else []
 
 
-def _packed(wl: dict[str, Any]) -> list[int] | None:
+def _packed(wl: Workload) -> list[int] | None:
     """Job seq_lens describe one sequence slot; the step holds global_batch such slots."""
     return list(wl["seq_lens"]) * wl["global_batch"] if "seq_lens" in wl else None
 
