@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from pipeline.errors import ResultWarning
 from pipeline.job.config import Job
@@ -240,7 +240,16 @@ _PASSES = {"mfu_pct_wall_min": lambda v, t: v >= t, "hfu_pct_wall_min": lambda v
            "step_time_s_max": lambda v, t: v <= t}
 
 
-def thresholds(limits: Doc, metrics: Doc, step_time: Doc, status: str) -> list[dict[str, Any]]:
+class ThresholdResult(TypedDict):
+    """One of result.json's thresholds: the job's gate, the figure it tested, and whether it passed."""
+
+    name: str                   # the job file's key under thresholds, e.g. mfu_pct_wall_min
+    limit: float
+    value: float | None         # None: the figure could not be computed
+    passed: bool | None         # None: not tested (an invalid result's figures are no measurement)
+
+
+def thresholds(limits: Doc, metrics: Doc, step_time: Doc, status: str) -> list[ThresholdResult]:
     """The job's gates (a missed one exits 1); a figure that could not be computed never passes. An invalid
     result's figures are no measurement: they neither pass nor fail (None, not tested); the result exits 1."""
     values = {"mfu_pct_wall_min": metrics["mfu_pct_wall"], "hfu_pct_wall_min": metrics["hfu_pct_wall"],

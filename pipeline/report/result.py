@@ -12,6 +12,8 @@ from typing import Any
 from pipeline import __version__
 from pipeline.analysis.figures import Figures, RankFigures, Work
 from pipeline.analysis.measure import Measurement
+from pipeline.checks.plausibility import ThresholdResult
+from pipeline.errors import ResultWarning
 from pipeline.hardware.detect import Peak
 from pipeline.job.config import Job
 from pipeline.model.flops import FlopsResult
@@ -35,10 +37,10 @@ class Outputs:
     figures: Figures
     ranks: RankFigures
     roofline: list[dict[str, Any]]
-    warnings: list[dict[str, str]]
+    warnings: list[ResultWarning]
     status: str
     status_reason: str | None
-    thresholds: list[dict[str, Any]]
+    thresholds: list[ThresholdResult]
 
 
 def build(out: Outputs) -> dict[str, Any]:
