@@ -69,11 +69,12 @@ def _region(found: dict[str, Any]) -> list[str]:
     else:
         chosen = next((r for r in rows if (r["name_group"], r["domain"]) == (p["group"], p["domain"])), None)
         occ = p["occurrences"]
-        why = ("step-like: " + "; ".join(chosen["reasons"]) if p["shape"] == "steps"
+        why = ("step-like: " + "; ".join(chosen["reasons"]) if p["shape"] == "steps" and chosen is not None
                else f"{'a guess: ' if p['guess'] else ''}{SHAPES[p['shape']]}; see the discovery line above")
         out = _selected(p, why)
         out.append(_kv("  occurrences", "{" + ", ".join(f"{k}: {v}" for k, v in occ.items()) + "}",
-                       _skip_reason(chosen) if p["shape"] == "steps" else _occurrences_reason(p)))
+                       _skip_reason(chosen) if p["shape"] == "steps" and chosen is not None
+                       else _occurrences_reason(p)))
         out.append(_kv("  attribution", "process", "kernels launched by any thread of the range's process"))
         out.append(_kv("  covers", str(p["covers"]), f"one occurrence = {p['covers']} optimizer steps (the loop's "
                        "repeats)" if isinstance(p["covers"], int) else "one occurrence = one optimizer step; "

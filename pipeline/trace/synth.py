@@ -196,6 +196,7 @@ def _rank(spec: SynthSpec, rank: int, t: Tables, rng: random.Random) -> Iterator
 def step_name(spec: SynthSpec, step: int) -> str:
     """Step `step`'s (0-based) range name: the warm-up's while warming up if it has one, numbered from 1 by "{}"."""
     name = spec.warmup_region if spec.warmup_region and step < spec.warmup_steps else spec.region
+    assert name is not None, "steps get named ranges only when spec.region is set (_rank checks it)"
     return name.replace("{}", str(step + 1))
 
 

@@ -29,6 +29,7 @@ CHUNK_KERNELS = 1_000_000
 
 def generate_scaled(spec: SynthSpec, out: Path) -> dict:
     """Write `out` (SQLite) and `out` + '.truth.json' with counts only; return that truth."""
+    assert spec.region is not None, "a scaled trace's steps are named ranges (synth_scaled.sql plants them)"
     t = Tables()
     for text in (spec.region, "cudaLaunchKernel", "cudaLaunchKernel_v7000", NCCL_NAME, *COMPUTE_NAMES):
         t.sid(text)                       # ids 1.. in this order, as synth_scaled.sql expects
