@@ -179,8 +179,8 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["ticks"] = mdsafe.ticks
     env.filters["struck"] = struck
     env.filters["html_ticks"] = html_ticks
-    env.globals.update(device_label=device_label, column=column, verdict=verdict, job_verdict=job_verdict,
-                       timeline_step=charts.timeline_step, voided=plausibility.voided)
+    env.globals.update(device_label=device_label, column=column, section_tables=section_tables, verdict=verdict,
+                       job_verdict=job_verdict, timeline_step=charts.timeline_step, voided=plausibility.voided)
     env.filters.update(num=fmt_num, percent=fmt_fraction_pct, against=fmt_against, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds,
                        procs=processes, util=fmt_util, kernel_labels=kernel_labels)
     return env
@@ -200,15 +200,13 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
     an index on disk: a first run and a rerun must write the same bytes.
     """
     env = environment()
-    sections = section_tables(result) if kind == "report" else []
     svgs = (charts.report_charts(result, device_label) if kind == "report"
             else charts.history_charts(result) if kind == "history" else charts.compare_charts(result))
     phone = (phone_charts.report_charts(result, device_label) if kind == "report"
              else phone_charts.history_charts(result) if kind == "history" else {})
     return {
-        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, sections=sections, indexed=indexed),
-        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, sections=sections,
-                                                                  indexed=indexed),
+        f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
+        f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, indexed=indexed),
         "result.json" if kind == "report" else f"{kind}.json": to_json(result),
         **{name: drawing.standalone(svg) for name, svg in svgs.items()},
     }

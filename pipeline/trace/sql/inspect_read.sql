@@ -17,7 +17,7 @@ FROM launches
 GROUP BY global_pid, correlation_id;
 
 CREATE OR REPLACE TEMP TABLE kernel_rows AS
-SELECT k.global_pid, k.device_id, k.stream_id, k.name_id, k.detail_id, k.graph_id, k.node_graph_id,
+SELECT k.global_pid, k.device_id, k.name_id, k.detail_id, k.graph_id, k.node_graph_id,
        k.start_ns, k.end_ns, l.launch_ns
 FROM kernels AS k
 LEFT JOIN launch_keys AS l
