@@ -64,6 +64,7 @@ def test_inline_processes_and_cache_agree(batch, tmp_path):
     assert _reports(tmp_path / "a") == _reports(tmp_path / "b") != {}
 
 
+@pytest.mark.slow  # starts a Dask LocalCluster
 def test_dask_local_cluster_equals_local(batch, tmp_path):
     pytest.importorskip("distributed")
     _, job_files = batch
@@ -144,6 +145,7 @@ def test_spare_workers_only_go_to_files_when_groups_are_fewer(batch, tmp_path, s
     assert submitted == ["run_group"] * 4
 
 
+@pytest.mark.slow  # starts a Dask LocalCluster
 def test_dask_local_measures_each_file_as_a_task(batch, tmp_path, submitted):
     pytest.importorskip("distributed")
     _, job_files = batch
@@ -213,6 +215,7 @@ def test_workers_never_import_pandas_whatever_the_start_method(batch, tmp_path, 
     assert list(marks.iterdir()) == []
 
 
+@pytest.mark.slow  # starts a Dask LocalCluster
 def test_dask_workers_never_import_pandas(batch, tmp_path):
     """A Dask worker is no process of mfu's pool: it starts without the command's block (nopandas) and without
     the pool's initializer, so DuckDB's client imported pandas there before binding parameters. Each task on
