@@ -75,6 +75,30 @@ def test_regex_compiles(tmp_path):
     assert problems(tmp_path, GOOD.replace("name: train_step", "name: 'step(('\n  match: contains")) == []
 
 
+ACTIVE = GOOD.replace("  name: train_step\n  occurrences: {first: 2, last: 4}\n", "  kind: gpu_active\n")
+WINDOW = GOOD.replace("  name: train_step\n  occurrences: {first: 2, last: 4}\n",
+                      "  kind: time_window\n  start_s: 1.5\n  end_s: 3.0\n")
+
+
+def test_region_fits_kind(tmp_path):
+    """A window kind refuses each key that picks NVTX ranges, located at the key; start_s/end_s are time_window's."""
+    assert problems(tmp_path, ACTIVE) == [] and problems(tmp_path, WINDOW) == []
+    found = problems(tmp_path, ACTIVE.replace("  kind: gpu_active\n", "  kind: gpu_active\n  name: step\n  match: prefix\n"
+                                              "  domain: d\n  occurrences: {first: 1}\n  attribution: thread\n"))
+    assert [(p.pointer, p.line) for p in found] == [("/region/name", 5), ("/region/match", 6), ("/region/domain", 7),
+                                                    ("/region/occurrences", 8), ("/region/attribution", 9)]
+    assert found[0].message == "name (the range's name) selects NVTX ranges; kind gpu_active selects none"
+    assert found[0].hint == "remove name, or set region.kind: nvtx to measure NVTX ranges"
+    (p,) = problems(tmp_path, ACTIVE.replace("  kind: gpu_active\n", "  kind: gpu_active\n  end_s: 2\n"))
+    assert (p.pointer, p.message) == ("/region/end_s", "end_s is for kind time_window; gpu_active is the whole "
+                                                       "GPU-active window")
+    (p,) = problems(tmp_path, GOOD.replace("  name: train_step\n", "  name: train_step\n  start_s: 1\n"))
+    assert (p.pointer, p.line) == ("/region/start_s", 5) and "kind nvtx selects NVTX ranges by name" in p.message
+    (p,) = problems(tmp_path, WINDOW.replace("end_s: 3.0", "end_s: 1.5"))
+    assert (p.pointer, p.message) == ("/region/end_s", "end_s (1.5) is not after start_s (1.5)")
+    assert problems(tmp_path, WINDOW.replace("end_s: 3.0", "end_s: 1.500001")) == []
+
+
 def test_occurrences_ordered(tmp_path):
     (p,) = problems(tmp_path, GOOD.replace("{first: 2, last: 4}", "{first: 5, last: 4}"))
     assert p.pointer == "/region/occurrences/last" and p.line == 5

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.job.config import load_job
+from pipeline.job.config import Region, load_job
 from pipeline.run import load_checked
 from pipeline.job.documents import parse_yaml
 from pipeline.errors import ConfigError
@@ -89,6 +89,26 @@ def test_missing_required_key_points_at_parent(tmp_path):
     found = problems(tmp_path, GOOD.replace("  num_gpus: 8\n", ""))
     assert [(p.pointer, p.line) for p in found] == [("/hardware", 7)]
     assert "num_gpus" in found[0].message
+
+
+def test_region_kinds_require_their_keys_and_load_as_one_occurrence(tmp_path):
+    """name is required for kind nvtx only (also when kind is left out); time_window needs both ends. A window
+    loads as occurrence 1..1 with window attribution, its ends in integer ns of the capture's clock."""
+    region = "  name: train_step\n  occurrences: {first: 2, last: 4}\n"
+    for kind in ("", "  kind: nvtx\n"):
+        [p] = problems(tmp_path, GOOD.replace(region, kind + "  occurrences: {first: 2}\n"))
+        assert (p.pointer, p.line, p.message) == ("/region", 4, "'name' is required here")
+        assert p.hint == ("add the key; the NVTX range name to match (case-sensitive); for a trace without NVTX "
+                          "ranges, set kind: gpu_active (the capture's GPU-active window) or time_window instead")
+    found = problems(tmp_path, GOOD.replace(region, "  kind: time_window\n  start_s: 1\n"))
+    assert [(p.pointer, p.message) for p in found] == [("/region", "'end_s' is required here")]
+    [p] = problems(tmp_path, GOOD.replace(region, "  kind: gpu_activ\n"))
+    assert p.message == "'gpu_activ' is not one of nvtx, gpu_active, time_window"
+    job = load_job(write(tmp_path, GOOD.replace(region, "  kind: time_window\n  start_s: 0.1\n  end_s: 3\n")))
+    assert job.region == Region(None, None, None, 1, 1, "window", "step", "time_window", 0.1, 3)
+    assert (job.region.start_ns, job.region.end_ns) == (100_000_000, 3_000_000_000)
+    job = load_job(write(tmp_path, GOOD.replace(region, "  kind: gpu_active\n  covers: 10\n")))
+    assert job.region == Region(None, None, None, 1, 1, "window", 10, "gpu_active", None, None)
 
 
 def test_duplicate_keys_are_reported(tmp_path):

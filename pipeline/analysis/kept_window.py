@@ -62,7 +62,7 @@ TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_
           "operator_work")
 DATABASE, RECORD = "window.duckdb", "window.json"
 BUILD_CODE = ("analysis/measure.py", "analysis/trace_warnings.py", "analysis/classes.py",   # code shaping a window
-              "analysis/kept_window.py", "trace/queries.py", "trace/unions.py", "trace/chain.py")
+              "analysis/windows.py", "analysis/kept_window.py", "trace/queries.py", "trace/unions.py", "trace/chain.py")
 KEPT = 8                       # windows kept per trace, the most recently used (about 10 MB each at 0.8 M kernels)
 T = TypeVar("T")
 

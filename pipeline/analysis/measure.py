@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from pipeline.analysis import windows
 from pipeline.analysis.trace_warnings import (analysed, backwards_warning, duplicate_warning, hosts_warning,
                                              memory_duplicate_warning, nested_warning, occurrence_runs,
                                              refuse_early_rows, refuse_negative_kernel, refuse_negative_launch,
@@ -86,7 +87,7 @@ class Window:
 def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
     """What build_window reads besides the trace and the occurrences asked for: the one list a shared
     (sharing.key) or a kept (kept_window.key) window is keyed on, so neither can miss a new input."""
-    return (region.name, region.match, region.domain, region.attribution,
+    return (region.kind, region.start_s, region.end_s, region.name, region.match, region.domain, region.attribution,
             tuple((name, tuple(values)) for name, values in sorted(classify_params.items())))
 
 
@@ -98,23 +99,17 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     file is one of a job's several files, whose occurrences are checked against every file's
     (ranks.check_occurrences): a file whose processes have fewer is ranks missing occurrences.
     """
-    _require_tables(trace)
     warnings: list[ResultWarning] = []
-    found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
-                      name=region.name, match=region.match, domain=region.domain)
-    _refuse_threadless(trace, region, found["region_counts"])
-    refuse_negative_ranges(trace, region.name, found["region_counts"])
-    counts = _process_counts(found["region_counts"])
-    warnings += nested_warning(found["nested_counts"]) + unclosed_warning(found["unclosed_counts"])
-    if not counts:
-        raise TraceError(_not_found(trace, region))
+    counts = _process_counts(_select_ranges(trace, region, warnings) if region.kind == "nvtx"
+                             else windows.select(trace, region))
     if several:
         last = region.last if region.last is not None else max(counts.values())
     else:
         _, last = occurrence_range(trace, region, counts)
     attribution = _attribution(trace, region.attribution, warnings)
     if attribution == "window" and len(counts) > 1 and (pidless := _pidless(trace)):
-        raise TraceError(f"{trace.path}: {pidless} has no globalPid column and region '{region.name}' is in "
+        what = f"region '{region.name}'" if region.kind == "nvtx" else f"the {region.kind} window"
+        raise TraceError(f"{trace.path}: {pidless} has no globalPid column and {what} is in "
                          f"{len(counts)} processes ({', '.join(sorted(counts))}): nothing says whose a kernel is, and "
                          "giving it to every process's range would count it once per rank. Measure one process "
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
@@ -144,6 +139,19 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
               for step in ("duplicate_kernels", "duplicate_memops")}
     return Window(attribution, region.first, last, counts, unattributed, warnings,
                   duplicates=copies["duplicate_kernels"], memory_duplicates=copies["duplicate_memops"], hosts=hosts)
+
+
+def _select_ranges(trace: Trace, region: Region, warnings: list[ResultWarning]) -> list[dict[str, Any]]:
+    """region_ranges of an NVTX region (kind nvtx): its rows per process (region_counts.sql), or why there are none."""
+    _require_tables(trace)
+    found = chain.run(trace.con, {"region_ranges", "region_counts", "nested_counts", "unclosed_counts"},
+                      name=region.name, match=region.match, domain=region.domain)
+    _refuse_threadless(trace, region, found["region_counts"])
+    refuse_negative_ranges(trace, region.name, found["region_counts"])
+    warnings += nested_warning(found["nested_counts"]) + unclosed_warning(found["unclosed_counts"])
+    if not found["region_counts"]:
+        raise TraceError(_not_found(trace, region))
+    return found["region_counts"]
 
 
 def _require_tables(trace: Trace) -> None:

@@ -41,7 +41,7 @@ def regex_compiles(doc: Doc) -> list[Problem]:
     """The region's `match: regex`, the kernel-class patterns and the figures' `kernels` patterns are run by
     DuckDB's RE2, so RE2 judges them (Python's re accepts lookarounds RE2 refuses), before any trace is opened."""
     region, found = doc["region"], pattern_problems(doc.get("analysis", {}).get("kernel_classes"))
-    if region.get("match") == "regex" and (why := re2.problem(region["name"])):
+    if region.get("match") == "regex" and "name" in region and (why := re2.problem(region["name"])):
         found.insert(0, Problem(f"not a valid regular expression (RE2): {why}", "/region/name",
                                 hint="RE2 has no lookarounds or backreferences; escape special characters, "
                                      "or use match: prefix / contains for plain text"))
@@ -59,6 +59,35 @@ def trace_paths_are_paths(doc: Doc) -> list[Problem]:
     return [Problem("a path cannot hold a NUL character (\\0)", "/trace" + (f"/{i}" if listed else ""),
                     hint="write the trace file's path or glob")
             for i, path in enumerate(doc["trace"] if listed else [doc["trace"]]) if "\0" in path]
+
+
+# The keys that pick NVTX ranges, refused beside a window kind, which has none: said rather than ignored.
+RANGE_KEYS = {"name": "the range's name", "match": "how the name is matched", "domain": "the range's NVTX domain",
+              "occurrences": "which of the range's occurrences",
+              "attribution": "which kernels a range's launches own (a window holds every GPU row inside it)"}
+
+
+def region_fits_kind(doc: Doc) -> list[Problem]:
+    """A window (kind gpu_active or time_window) is one occurrence holding every GPU row inside it: the keys that
+    select NVTX ranges have nothing to select there, and start_s/end_s belong to time_window only."""
+    region = doc["region"]
+    kind = region.get("kind", "nvtx")
+    if kind == "nvtx":
+        return [Problem(f"{key} is for kind time_window; kind nvtx selects NVTX ranges by name", f"/region/{key}",
+                        hint=f"remove {key}, or set region.kind: time_window (and remove name)")
+                for key in ("start_s", "end_s") if key in region]
+    found = [Problem(f"{key} ({what}) selects NVTX ranges; kind {kind} selects none", f"/region/{key}",
+                     hint=f"remove {key}, or set region.kind: nvtx to measure NVTX ranges")
+             for key, what in RANGE_KEYS.items() if key in region]
+    if kind == "gpu_active":
+        found += [Problem(f"{key} is for kind time_window; gpu_active is the whole GPU-active window", f"/region/{key}",
+                          hint=f"remove {key}, or set region.kind: time_window")
+                  for key in ("start_s", "end_s") if key in region]
+    elif "start_s" in region and "end_s" in region and region["end_s"] <= region["start_s"]:
+        found.append(Problem(f"end_s ({region['end_s']}) is not after start_s ({region['start_s']})",
+                             "/region/end_s", hint="the window runs from start_s to a later end_s, in seconds "
+                                                   "after the capture's start"))
+    return found
 
 
 def occurrences_ordered(doc: Doc) -> list[Problem]:
@@ -192,7 +221,7 @@ def _model_parallel(par: Doc) -> int:
 
 
 JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
-    name_is_a_folder, trace_paths_are_paths, regex_compiles, occurrences_ordered, token_counts_given,
+    name_is_a_folder, trace_paths_are_paths, regex_compiles, region_fits_kind, occurrences_ordered, token_counts_given,
     no_backward_without_training, decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product,
     batch_arithmetic, fp8_fraction_needs_fp8, gpu_in_catalog)
 

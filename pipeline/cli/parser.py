@@ -4,7 +4,8 @@ Exit codes (the same table is in README.md):
   0    ok
   1    a threshold was not met, or a computed figure is impossible (invalid: e.g. MFU above 100 %, or
        FLOPs where no kernel ran; README.md lists every rule)
-  2    usage: unknown command or option; an unusable --out, --cache or --history location (empty,
+  2    usage: unknown command or option; a trace (an SQLite file) given where a job file goes (write
+       the job with `mfu init TRACE`); an unusable --out, --cache or --history location (empty,
        a file, unreachable, read-only); a history in no known format; a Dask scheduler that does
        not answer; a full disk while writing; memory exhausted; the current folder removed; a path
        longer than the file system takes

@@ -19,7 +19,10 @@ from typing import Any, TypedDict
 
 from pipeline.job.documents import ValueProblem, locate, parse_yaml, schema_problems, with_defaults
 from pipeline.job.todo import covered, todo_problems
-from pipeline.errors import ConfigError, Problem, TraceError, from_current_folder
+from pipeline.errors import ConfigError, Problem, TraceError, UsageError, from_current_folder
+
+NS = 1_000_000_000
+SQLITE_HEADER = b"SQLite format 3\0"      # the first 16 bytes of every SQLite database file
 
 
 # The job's sections as the schema (schemas/job.schema.json) and its defaults leave them: a key with a
@@ -84,13 +87,29 @@ class Analysis(_AnalysisDefaults, total=False):
 
 @dataclass(frozen=True)
 class Region:
-    name: str
-    match: str
+    """What delimits the measured work (SEMANTICS §3). Kind nvtx: ranges named `name`, occurrences first..last.
+    Kinds gpu_active and time_window: no range, a window per process (analysis/windows.py), one occurrence whose
+    kernels are every GPU row of the process inside it (window attribution); `name` is None for them."""
+
+    name: str | None
+    match: str | None
     domain: str | None
     first: int
     last: int | None
     attribution: str
     covers: str | int
+    kind: str = "nvtx"
+    start_s: float | None = None       # time_window: the window, seconds after the capture's start (as written)
+    end_s: float | None = None
+
+    @property
+    def start_ns(self) -> int | None:
+        """The window's start on the export's clock, whose 0 is the capture's start (SQL takes integer ns)."""
+        return None if self.start_s is None else round(self.start_s * NS)
+
+    @property
+    def end_ns(self) -> int | None:
+        return None if self.end_s is None else round(self.end_s * NS)
 
 
 @dataclass(frozen=True)
@@ -185,6 +204,10 @@ def read_job_text(path: Path, hint: str = "") -> tuple[bytes, str]:
         raise ConfigError([Problem(f"no such job file{where}", "", file, hint=hint)]) from None
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read job file ({exc.strerror})", "", file)]) from None
+    if raw.startswith(SQLITE_HEADER):     # `mfu run report.sqlite`: the trace where the job file goes
+        raise UsageError(f"{file}: is an SQLite file (an Nsight Systems export?), not a job file: a job file names "
+                         f"the trace and says what to measure in it. Write one with `mfu init {file} -o job.yaml`, "
+                         "fill in its TODOs, then `mfu run job.yaml`")
     try:
         return raw, raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -239,8 +262,7 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         description=full["description"],
         trace_text=", ".join(traces),
         trace_patterns=tuple(traces),
-        region=Region(region["name"], region["match"], region["domain"], occ["first"], occ.get("last"),
-                      region["attribution"], region["covers"]),
+        region=_region(region),
         hardware=full["hardware"],
         model=dict(data["model"]),
         workload=full["workload"],
@@ -251,6 +273,16 @@ def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, t
         data=data,
         positions=positions,
     )
+
+
+def _region(region: dict[str, Any]) -> Region:
+    """A window (kinds gpu_active, time_window) is one occurrence, every GPU row of a process inside it."""
+    occ = region["occurrences"]
+    if region["kind"] == "nvtx":
+        return Region(region["name"], region["match"], region["domain"], occ["first"], occ.get("last"),
+                      region["attribution"], region["covers"])
+    return Region(None, None, None, 1, 1, "window", region["covers"], region["kind"], region.get("start_s"),
+                  region.get("end_s"))
 
 
 def _trace_list(value: str | list[str]) -> list[str]:

@@ -441,7 +441,9 @@ def _hint(err: ValidationError) -> str:
     """What to write instead: the YAML 1.1 reading that surprised, else what the key holds (its description)."""
     schema = _failed_schema(err)
     if err.validator == "required":
-        return f"add the key; {schema.get('properties', {}).get(err.message.split(chr(39))[1], {}).get('description', '')}".rstrip("; ")
+        key = err.message.split(chr(39))[1]      # a key a condition requires (region.kind): the condition says why
+        said = schema.get("properties", {}).get(key, {}).get("description") or schema.get("description", "")
+        return f"add the key; {said}".rstrip("; ")
     if isinstance(err.instance, bool):
         return ("YAML reads an unquoted yes/no/on/off/true/false as true or false: quote it if you mean "
                 "the text (\"no\"), or write the value this key takes")

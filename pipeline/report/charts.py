@@ -126,7 +126,7 @@ def timeline(r: dict[str, Any], label: DeviceLabel) -> str | None:
     height = top + 22 + group * len(t["devices"])
     body = legend(left, 16, tuple((k, k) for k, _ in TIMELINE_LANES))
     body += [svg_line(sx(v), top, sx(v), height, COLORS["grid"]) for v in ticks]
-    body.append(svg_text(left - 6, top + 12, "NVTX range", "end"))
+    body.append(svg_text(left - 6, top + 12, range_label(r), "end"))
     body.append(timeline_range(r, sx, top + 3))
     body.append(svg_line(sx(t["wall_s"]), top, sx(t["wall_s"]), height, COLORS["ink"], ' stroke-dasharray="3 2"'))
     y = top + 22
@@ -142,11 +142,16 @@ def timeline(r: dict[str, Any], label: DeviceLabel) -> str | None:
     return chart_svg("timeline", w, height + 42, title, body)
 
 
+def range_label(r: dict[str, Any]) -> str:
+    """What the timeline's top bar is: the step's NVTX range, or the window a region of another kind is."""
+    return "window" if r["region"].get("kind", "nvtx") != "nvtx" else "NVTX range"
+
+
 def timeline_range(r: dict[str, Any], sx: Callable[[float], float], y: float) -> str:
-    """The step's NVTX range as a bar 12 px high from `y`, its length in the tooltip."""
+    """The step's NVTX range (or window) as a bar 12 px high from `y`, its length in the tooltip."""
     t = r["timeline"]
     a, b = t["range_s"]
-    return (f'<g><title>{esc(r["region"]["name"])}, occurrence {t["occurrence"]}: '
+    return (f'<g><title>{esc(r["region"]["name"] or range_label(r))}, occurrence {t["occurrence"]}: '
             f'{esc(fmt_seconds(b - a))} (envelope across processes)</title>'
             f'{svg_rect(sx(a), y, sx(b) - sx(a), 12, COLORS["nvtx"])}</g>')
 

@@ -100,6 +100,18 @@ def fmt_seconds(value: float | None) -> str:
     return f"{v / scale:.{_decimals(v / scale)}f}{NBSP}{unit}"
 
 
+def fmt_window(region: dict[str, Any], wall_s: float) -> str | None:
+    """A region that is no NVTX range as the headline says it (result.region.kind): what was measured and how
+    long; None for NVTX ranges, which the headline names with their occurrences."""
+    kind = region.get("kind", "nvtx")     # a result.json written before region kinds has none
+    if kind == "gpu_active":
+        return f"no NVTX range: the GPU-active window of the capture, {fmt_seconds(wall_s)}"
+    if kind == "time_window":
+        return (f"no NVTX range: the time window {region['start_s']:g}{NBSP}s to {region['end_s']:g}{NBSP}s after "
+                f"the capture's start, {fmt_seconds(wall_s)}")
+    return None
+
+
 class Column:
     """One unit for a whole table column, chosen from its typical value; the header names the unit
     and each cell is a bare number with 4 significant digits ("—" where no figure applies)."""

@@ -41,7 +41,7 @@ def timeline(r: dict[str, Any], label: DeviceLabel) -> str | None:
     bottom = top + NAME_H + 12 + GAP + len(t["devices"]) * (NAME_H + lanes_h + GAP)
     ticks = [v for v in nice_ticks(0.0, t["wall_s"], 5) if v <= t["wall_s"] * 1.0001]
     body += [svg_line(sx(v), top, sx(v), bottom, COLORS["grid"]) for v in ticks]
-    body.append(svg_text(PAD, top + 12, "NVTX range"))
+    body.append(svg_text(PAD, top + 12, charts.range_label(r)))
     body.append(timeline_range(r, sx, top + NAME_H))
     body.append(svg_line(sx(t["wall_s"]), top, sx(t["wall_s"]), bottom, COLORS["ink"], ' stroke-dasharray="3 2"'))
     y = top + NAME_H + 12 + GAP

@@ -23,7 +23,8 @@ from pipeline.analysis.registry import ANALYSES, Column, Section
 from pipeline.bundled import kept_folder
 from pipeline.checks import plausibility
 from pipeline.report import charts, drawing, mdsafe, phone_charts, publish
-from pipeline.report.fmt import NBSP, column, fmt_against, fmt_fraction_pct, fmt_int, fmt_num, fmt_pct, fmt_seconds, fmt_si, fmt_util
+from pipeline.report.fmt import (NBSP, column, fmt_against, fmt_fraction_pct, fmt_int, fmt_num, fmt_pct, fmt_seconds,
+                                 fmt_si, fmt_util, fmt_window)
 
 
 def verdict(r: dict[str, Any]) -> dict[str, str]:
@@ -180,7 +181,8 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["struck"] = struck
     env.filters["html_ticks"] = html_ticks
     env.globals.update(device_label=device_label, column=column, section_tables=section_tables, verdict=verdict,
-                       job_verdict=job_verdict, timeline_step=charts.timeline_step, voided=plausibility.voided)
+                       job_verdict=job_verdict, timeline_step=charts.timeline_step, voided=plausibility.voided,
+                       window=fmt_window, range_label=charts.range_label)
     env.filters.update(num=fmt_num, percent=fmt_fraction_pct, against=fmt_against, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds,
                        procs=processes, util=fmt_util, kernel_labels=kernel_labels)
     return env

@@ -58,7 +58,8 @@ def build(out: Outputs) -> dict[str, Any]:
                   "export_schema_version": first["export_schema_version"],
                   "files": [{k: f[k] for k in ("label", "sha256", "nsys_version", "export_schema_version")}
                             for f in out.files]},
-        "region": {"name": job.region.name, "match": job.region.match, "domain": job.region.domain,
+        "region": {"kind": job.region.kind, "start_s": job.region.start_s, "end_s": job.region.end_s,
+                   "name": job.region.name, "match": job.region.match, "domain": job.region.domain,
                    "attribution": m.attribution, "attribution_requested": job.region.attribution,
                    "covers": job.region.covers, "steps_per_occurrence": str(steps),
                    "first": m.first, "last": m.last,

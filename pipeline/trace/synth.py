@@ -95,6 +95,8 @@ class SynthSpec:
     # emit_nvtx(record_shapes=True) operator ranges around the GEMM and attention launches (issue #31):
     # wrappers, backward nodes on the autograd thread, some without shapes, some launches in no operator
     operator_shapes: bool = False
+    nvtx: bool = True                  # False: no NVTX rows at all (HPC benchmarks, torch.compile captures)
+    memcpy_ns: int = 0                 # each step starts with a host-to-device copy this long (stream 9); 0: none
 
 
 @dataclass
@@ -106,6 +108,7 @@ class Tables:
     runtime: list[tuple] = field(default_factory=list)
     kernels: list[tuple] = field(default_factory=list)
     graphs: list[tuple] = field(default_factory=list)
+    memcpys: list[tuple] = field(default_factory=list)
 
     def sid(self, text: str) -> int:
         return self.strings.setdefault(text, len(self.strings) + 1)
@@ -170,14 +173,19 @@ def _rank(spec: SynthSpec, rank: int, t: Tables, rng: random.Random) -> Iterator
         if rank == spec.straggler_rank:
             start += spec.straggler_ns
         cpu_end = start + step_ns - spec.tail_ns
-        if spec.region is not None:
+        if spec.region is not None and spec.nvtx:     # nvtx False: a capture without NVTX ranges
             t.nvtx.append((start, cpu_end, 59, None, t.sid(step_name(spec, step)), main_tid, 0))
         launched = len(t.runtime)
-        t.nvtx.append((start + 100, start + 1_000, 59, f"aten::mm, seq = {step}, op_id = {rank}", None, main_tid, 0))
+        if spec.nvtx:
+            t.nvtx.append((start + 100, start + 1_000, 59, f"aten::mm, seq = {step}, op_id = {rank}", None, main_tid, 0))
         layer_ns = (cpu_end - start - spec.lead_ns) // max(spec.layers, 1)
-        for i in range(spec.layers):     # nested inside the step: depth 1, repeating, not a step
+        for i in range(spec.layers if spec.nvtx else 0):     # nested inside the step: depth 1, repeating, not a step
             lo = start + spec.lead_ns + i * layer_ns
             t.nvtx.append((lo, lo + layer_ns, 59, None, t.sid(spec.layer_region), main_tid, 0))
+        if spec.memcpy_ns:                # launched with the step's first call: attributed like its kernels
+            c = next(corr)
+            t.runtime.append((start + 500, start + 500 + LAUNCH_NS, main_tid, c, t.sid("cudaMemcpyAsync")))
+            t.memcpys.append((start + 1_000, start + 1_000 + spec.memcpy_ns, rank, 9, c, gpid))
         if spec.cuda_graph:
             planted = _graph_step(spec, t, rng, rank, gpid, main_tid, next(corr), (start, cpu_end), stream_free,
                                   step_ns)
@@ -417,7 +425,10 @@ _SCHEMA = {
     "PROCESSES": "globalPid INTEGER, pid INTEGER, name TEXT",
     "META_DATA_EXPORT": "name TEXT, value TEXT",
 }
-# Created only when it has rows, as Nsight Systems does (NSYS_SCHEMA.md).
+# Created only when they have rows, as Nsight Systems does (NSYS_SCHEMA.md).
+_MEMCPY = ("start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
+           "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, "
+           "copyKind INTEGER NOT NULL")
 _GRAPH_TRACE = ("start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
                 "greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
                 "graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL")
@@ -439,6 +450,11 @@ def write_export(spec: SynthSpec, t: Tables, out: Path) -> None:
                         "correlationId, globalPid, demangledName, shortName, gridX, gridY, gridZ, blockX, "
                         "blockY, blockZ, graphNodeId, graphId) "
                         "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?7, 128, 1, 1, 256, 1, 1, ?8, ?9)", t.kernels)
+        if t.memcpys:
+            con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY ({_MEMCPY})")
+            con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                            "correlationId, globalPid, bytes, copyKind) VALUES (?, ?, ?, 1, ?, ?, ?, 4096, 1)",
+                            t.memcpys)
         if t.graphs:
             con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE ({_GRAPH_TRACE})")
             con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, contextId, streamId, "
