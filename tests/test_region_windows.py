@@ -156,3 +156,17 @@ def test_a_trace_given_where_a_job_file_goes_is_told_to_init(synth_trace, tmp_pa
             assert (f"{given}: is an SQLite file (an Nsight Systems export?), not a job file: a job file names the "
                     f"trace and says what to measure in it. Write one with `mfu init {given} -o job.yaml`") in err, err
             assert "UTF-8" not in err and "Traceback" not in err
+
+
+def test_gpu_work_without_length_is_refused_not_measured(tmp_path, capsys):
+    """Every kernel of the process ends at its start: the window is no interval (exit 4, export again), where
+    scope.ranges_have_length would have blamed NVTX_EVENTS, a table this trace does not have."""
+    from nsys_export import Export, gpid
+    e = Export()
+    e.kernel(1000, 1000, gpid(100), 1)
+    e.kernel(1500, 1000, gpid(100), 2)
+    trace = e.write(tmp_path / "lost.sqlite")
+    assert main(["run", str(job(tmp_path, trace, {"kind": "gpu_active"})), "--out", str(tmp_path / "out")]) == 4
+    err = capsys.readouterr().err
+    assert (f"{trace}: the GPU work of 1 of 1 process(es) has no length: every row ends at or before the first one's "
+            "start, so its GPU-active window is no time interval") in err and "NVTX" not in err, err

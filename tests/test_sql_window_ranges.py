@@ -34,7 +34,18 @@ def two_processes() -> Export:
 def test_the_gpu_active_window_spans_each_process_first_to_last_gpu_row(open_export) -> None:
     rows, span = ranges(open_export, two_processes())
     assert rows == [(1, A, 100, None, 400, 2100, None, None), (1, B, 200, None, 700, 3000, None, None)]
-    assert span == {"first_ns": 400, "last_ns": 3000, "rows": 5}
+    assert span == {"first_ns": 400, "last_ns": 3000, "rows": 5, "without_length": 0}
+
+
+def test_a_window_of_no_length_is_counted(open_export) -> None:
+    """pid 100's rows all end at or before its first start (a lost GPU clock): its window 1000..1000 has no length."""
+    e = Export()
+    e.kernel(1000, 1000, A, 1)
+    e.kernel(1000, 900, A, 2)
+    e.kernel(2000, 2500, B, 1, device=1)
+    rows, span = ranges(open_export, e)
+    assert rows == [(1, A, 100, None, 1000, 1000, None, None), (1, B, 200, None, 2000, 2500, None, None)]
+    assert span["without_length"] == 1
 
 
 def test_a_time_window_is_given_to_each_process_with_gpu_work_overlapping_it(open_export) -> None:
@@ -44,7 +55,7 @@ def test_a_time_window_is_given_to_each_process_with_gpu_work_overlapping_it(ope
     assert ranges(open_export, two_processes(), 1400, 1600)[0] == [(1, A, 100, None, 1400, 1600, None, None),
                                                                    (1, B, 200, None, 1400, 1600, None, None)]
     rows, span = ranges(open_export, two_processes(), 3000, 4000)
-    assert rows == [] and span == {"first_ns": 400, "last_ns": 3000, "rows": 5}
+    assert rows == [] and span == {"first_ns": 400, "last_ns": 3000, "rows": 5, "without_length": 0}
 
 
 def test_rows_without_a_process_id(open_export) -> None:
@@ -65,11 +76,11 @@ def test_rows_without_a_process_id(open_export) -> None:
     e.kernel(100, 3000, None, 2)
     rows, span = ranges(open_export, e)
     assert rows == [(1, A, 100, None, 1000, 1500, None, None), (1, B, 200, None, 2000, 2500, None, None)]
-    assert span == {"first_ns": 1000, "last_ns": 2500, "rows": 2}
+    assert span == {"first_ns": 1000, "last_ns": 2500, "rows": 2, "without_length": 0}
 
 
 def test_no_gpu_rows_no_range(open_export) -> None:
     e = Export()
     e.range(100, 5000, gtid(100, 100), "step")
     e.launch(50, gtid(100, 100), 1)
-    assert ranges(open_export, e) == ([], {"first_ns": None, "last_ns": None, "rows": 0})
+    assert ranges(open_export, e) == ([], {"first_ns": None, "last_ns": None, "rows": 0, "without_length": 0})

@@ -6,6 +6,11 @@ synthetic range per process (window_ranges.sql), occurrence 1, and measured from
 selected NVTX range is, by window attribution: every GPU row of the process inside the window, clipped
 to it. The window spans the GPU's times, not the CPU's, so attribution by launch would miss the first
 kernels (launched before the window opens); window attribution takes them all.
+
+A time window is relative to the capture's start, which is 0 on the export's clock: Nsight Systems writes
+every event time as ns since the session started (in every shared trace, events lie within 0 and
+ANALYSIS_DETAILS.duration; its startTime and TARGET_INFO_SESSION_START_TIME are the same moment on other
+clocks, the raw one and UTC). So no table anchors it, and exports lacking both (2021, trimmed) work alike.
 """
 
 from __future__ import annotations
@@ -39,8 +44,13 @@ def select(trace: Trace, region: Region) -> list[dict[str, Any]]:
                          f"globalPid ({negative[0]}): an id packs host and pid and is never negative, so no process "
                          "is known for them; re-export the report with `nsys export --type sqlite`, or remove those "
                          "rows on a copy")
+    span = found["window_ranges"][0]
     if not counts:
-        raise TraceError(_nothing_inside(trace, region, found["window_ranges"][0]))
+        raise TraceError(_nothing_inside(trace, region, span))
+    if span["without_length"]:
+        raise TraceError(f"{trace.path}: the GPU work of {span['without_length']} of {len(counts)} process(es) has no "
+                         "length: every row ends at or before the first one's start, so its GPU-active window is no "
+                         "time interval (the trace lost the GPU timestamps); export the report again")
     return counts
 
 

@@ -255,7 +255,7 @@ def load_job(path: str | Path) -> Job:
 def _build(path: Path, data: dict[str, Any], sha256: str, positions: dict[str, tuple[int, int]]) -> Job:
     """The Job with every default filled in from the schema (the schema is the only place they are written)."""
     full = with_defaults(data, "job.schema.json")
-    region, occ, traces = full["region"], full["region"]["occurrences"], _trace_list(data["trace"])
+    region, traces = full["region"], _trace_list(data["trace"])
     return Job(
         path=path,
         name=full["name"],

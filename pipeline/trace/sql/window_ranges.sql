@@ -13,7 +13,9 @@
 -- several, nothing says whose it is and it is in no window, as window attribution leaves it out
 -- (attribute_window.sql).
 -- gpu_spans: per process, its GPU rows' first start, last end, and how many overlap the window:
--- the last statement gives the trace's span, for the error when no process has work in the window.
+-- the last statement gives the trace's span, for the error when no process has work in the window,
+-- and the windows of no length (a process whose GPU rows all end at or before the first one's start:
+-- the trace lost their GPU timestamps), which no figure can be taken over.
 CREATE OR REPLACE TEMP TABLE gpu_spans AS
 WITH work AS (
     SELECT global_pid, start_ns, end_ns FROM kernels
@@ -51,4 +53,6 @@ FROM gpu_spans
 WHERE inside > 0
 ORDER BY global_pid;
 
-SELECT min(first_ns) AS first_ns, max(last_ns) AS last_ns, coalesce(sum(rows), 0) AS rows FROM gpu_spans;
+SELECT min(first_ns) AS first_ns, max(last_ns) AS last_ns, coalesce(sum(rows), 0) AS rows,
+       (SELECT count(*) FROM region_ranges WHERE end_ns <= start_ns) AS without_length
+FROM gpu_spans;
