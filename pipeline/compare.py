@@ -250,7 +250,11 @@ def gate_word(gates: list[dict[str, Any]]) -> str:
 
 def _input_value(name: str, r: dict[str, Any]) -> Any:
     if name == "region":
-        return f"{r['region']['name']} ({r['region']['match']}), covers {r['region']['covers']}"
+        region = r["region"]
+        kind = region.get("kind", "nvtx")          # a result written before region kinds is an NVTX region
+        what = (f"{region['name']} ({region['match']})" if kind == "nvtx" else "GPU-active window (no NVTX range)"
+                if kind == "gpu_active" else f"time window {region['start_s']:g} s to {region['end_s']:g} s")
+        return f"{what}, covers {region['covers']}"
     if name == "status":
         return r["status"]
     return INPUTS[name][0](r)

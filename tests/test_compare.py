@@ -420,6 +420,22 @@ def test_covers_microbatch_with_grad_accum_1_is_covers_step_on_a_run(synth_trace
     assert region["values"] == ["train_step (exact), covers step", "train_step (exact), covers microbatch"]
 
 
+def test_a_window_region_is_named_by_its_kind(synth_trace, tmp_path, capsys):
+    """A region of kind gpu_active or time_window has no range name: 'None (None)' said nothing."""
+    t, _ = synth_trace()
+    body = json.loads(write(tmp_path, "step", t).read_text())
+    for name, region in (("active", {"kind": "gpu_active"}),
+                         ("window", {"kind": "time_window", "start_s": 1, "end_s": 1.25, "covers": 5})):
+        (tmp_path / f"{name}.yaml").write_text(json.dumps({**body, "name": name, "region": region}))
+    assert main(["compare", str(tmp_path / "step.yaml"), str(tmp_path / "active.yaml"), str(tmp_path / "window.yaml"),
+                 "--out", str(tmp_path / "c")]) == 0
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    region = next(s for s in doc["scope"] if s["name"] == "region")
+    assert region["values"] == ["train_step (exact), covers step", "GPU-active window (no NVTX range), covers step",
+                                "time window 1 s to 1.25 s, covers 5"]
+    capsys.readouterr()
+
+
 def test_an_invalid_input_is_never_called_better_or_worse(tmp_path, capsys):
     """An invalid result's MFU (8x the baseline's here) is shown with its change, but judged neither way."""
     base = fake.result("good", STEADY)
