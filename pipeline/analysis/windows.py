@@ -60,7 +60,7 @@ def _nothing_inside(trace: Trace, region: Region, span: dict[str, Any]) -> str:
     if not span["rows"]:
         return (f"{trace.path}: the trace's GPU work tables hold no row (no kernel, CUDA graph launch, memory copy or "
                 f"set ran while it captured), so it has no GPU-active window; capture with {CAPTURE}")
-    return (f"{trace.path}: no GPU work overlaps the time window {region.start_ns / NS:.6g} s to "
-            f"{region.end_ns / NS:.6g} s after the capture's start; the trace's GPU work runs from "
+    return (f"{trace.path}: no GPU work overlaps the time window {region.start_s:g} s to "
+            f"{region.end_s:g} s after the capture's start; the trace's GPU work runs from "
             f"{span['first_ns'] / NS:.6g} s to {span['last_ns'] / NS:.6g} s after it. Fix region.start_s and "
             "region.end_s in the job")
