@@ -89,11 +89,33 @@ def test_a_loop_of_unsteady_repeats_is_one_occurrence_covering_them(synth_trace,
 
 def test_op_level_ranges_only_propose_the_gpu_active_window(synth_trace, tmp_path, capsys):
     """No step range, each launch inside an 'aten::…' op range named at random: no range marks a step, so the
-    GPU-active window is proposed (a guess), the op groups listed as alternatives."""
-    trace, _ = synth_trace(region=None)
-    job = tmp_path / "job.yaml"
-    assert main(["init", str(trace), "-o", str(job)]) == 0
-    text = job.read_text()
-    assert yaml.safe_load(text)["region"] == {"kind": "gpu_active", "covers": "step"}
+    GPU-active window is proposed (a guess), the op groups listed as alternatives. Measured, it is the planted
+    window: the first GPU row's start (a setup kernel's) to the last one's end, every row of both ranks inside."""
+    trace, truth = synth_trace(region=None)
+    data, text, res = init_and_run(trace, tmp_path, capsys)
+    assert data["region"] == {"kind": "gpu_active", "covers": "step"}
     assert "guessing: the ranges holding GPU work mark operators ('aten::" in text
     assert "  #   'aten::mm' (match: prefix): " in text
+    (got,) = res["occurrences"]
+    want = truth["active"]
+    assert (got["start_ns"], round(got["wall_time_s"] * NS), got["kernel_count"]) == (
+        want["start_ns"], want["wall_ns"], want["kernel_count"])
+    assert (round(got["gpu_kernel_sum_s"] * NS), round(got["gpu_kernel_union_s"] * NS)) == (
+        want["kernel_sum_ns"], want["kernel_union_ns"])
+
+
+def test_no_nvtx_and_graph_launches_only_measure_the_gpu_active_window(synth_trace, tmp_path, capsys):
+    """A capture without NVTX ranges, kernels as rows or as whole CUDA graph launches (--cuda-graph-trace=graph):
+    the GPU-active window is what can be measured, not a guess; measured, it is the planted window."""
+    for spec in ({"nvtx": False}, {"nvtx": False, "cuda_graph": "graph"}):
+        trace, truth = synth_trace(**spec)
+        data, text, res = init_and_run(trace, tmp_path / spec.get("cuda_graph", "kernels"), capsys)
+        assert data["region"] == {"kind": "gpu_active", "covers": "step"}
+        assert "# Region discovery: no NVTX range: the GPU-active window of each process (" in text
+        assert "guessing" not in text
+        (got,) = res["occurrences"]
+        want = truth["active"]
+        assert (got["start_ns"], round(got["wall_time_s"] * NS), got["kernel_count"]) == (
+            want["start_ns"], want["wall_ns"], want["kernel_count"])
+        assert (round(got["gpu_kernel_sum_s"] * NS), round(got["gpu_kernel_union_s"] * NS)) == (
+            want["kernel_sum_ns"], want["kernel_union_ns"])

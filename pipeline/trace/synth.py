@@ -363,10 +363,13 @@ def _truth(index: int, ranks: list[dict], dropped: dict[int, list[tuple[int, int
 
 def _active_truth(t: Tables) -> dict:
     """The GPU-active window (region kind gpu_active) as planted, over every rank: the first GPU row's start, the
-    last one's end, and the rows between (setup kernels included: the window holds everything)."""
+    last one's end (memory copies included), and the kernel rows between (setup kernels included: the window
+    holds everything)."""
     rows = [(row[0], row[1]) for row in t.kernels + t.graphs]
-    start = min(s for s, _ in rows)
-    return {"start_ns": start, "wall_ns": max(e for _, e in rows) - start, "kernel_sum_ns": sum(e - s for s, e in rows),
+    bounds = rows + [(row[0], row[1]) for row in t.memcpys]
+    start = min(s for s, _ in bounds)
+    return {"start_ns": start, "wall_ns": max(e for _, e in bounds) - start,
+            "kernel_sum_ns": sum(e - s for s, e in rows),
             "kernel_union_ns": union_ns(rows), "kernel_count": len(rows)}
 
 
