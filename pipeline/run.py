@@ -21,7 +21,7 @@ from pipeline.errors import ConfigError, ExitCode, HardwareError, ResultWarning,
 from pipeline.hardware.catalog import Catalog, load_catalog
 from pipeline.hardware.detect import Peak, fp16_accumulate_at, peak_at, resolve_job_peak
 from pipeline.job.config import Job, Workload, load_job
-from pipeline.model import roofline
+from pipeline.model import counted, roofline
 from pipeline.model.flops import FlopsResult, flops_of, per_occurrence
 from pipeline.model.presets import resolve_model
 from pipeline.report import publish, render, result
@@ -57,13 +57,18 @@ def run_job(job: Job, shared: ranks.TraceSet | None = None, cache_dir: Path | No
     sections["gemm_precision"], precision_warnings = _precision(sections["gemm_precision"], job, catalog, peak)
     timed = sum(1 for d in fig.devices if d["union_s"] > 0)     # a device whose kernels lost their lengths has no time
     roofs = roofline.Roofs(peak.peak_tflops, peak.hbm_gbps, peak.precision, work.num_gpus, timed)
-    rows = roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
+    sections["counted_flops"] = counted.section(sections["counted_flops"], fl, model, work, roofs,
+                                                job.analysis.get("components", {}), job.steps_per_occurrence)
+    rows = (roofline.table(fl, model, job, fig.totals, sections["kernel_classes"], roofs, where["figure_device_s"])
+            + counted.roofline_rows(sections["counted_flops"], roofs))
     several_hosts = any(w["code"] == "devices_of_several_hosts" for w in m.warnings)
     warnings = (m.warnings + scope.gpus_unseen(job, devices, several_hosts) + scope.identical_files(sm.files)
                 + _numerator_warnings(job, fl)
                 + [{"code": "flops", "message": w} for w in fl.warnings]
                 + [{"code": "hardware", "message": w} for w in peak.warnings]
                 + scope.kernels_have_length(m.ranks, fig.devices) + per_rank.warnings + precision_warnings
+                + scope.counted_agrees(sections["counted_flops"], fl.recompute,
+                                       counted.attention_share(sections["counted_flops"]))
                 + classes.graph_rows_warning(sections["kernel_classes"])
                 + plausibility.roofline_under_roof(rows) + plausibility.roofline_under_peak(rows, peak.peak_tflops)
                 + plausibility.figures_found_kernels(job.analysis.get("figures", []), where["figure_device_s"])

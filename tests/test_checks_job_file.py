@@ -196,6 +196,13 @@ def test_fp8_fraction_needs_fp8(tmp_path):
     assert p.pointer == "/hardware/fp8_fraction"
 
 
+def test_components_need_architecture(tmp_path):
+    mapped = GOOD + "analysis:\n  components: {attention: attention sublayer}\n"
+    (p,) = problems(tmp_path, mapped)
+    assert p.pointer == "/analysis/components" and "flops_per_step" in p.message
+    assert problems(tmp_path, mapped.replace("flops_per_step: 3.9e+15", "preset: llama-3-8b")) == []
+
+
 def test_gpu_in_catalog(tmp_path):
     """A named GPU is looked up without the trace; `auto` waits for the trace (GOOD names no GPU)."""
     def named(gpu: str) -> str:

@@ -66,6 +66,30 @@ def test_numerator_agrees_forward_pass_band(flops, forward):
     assert w["code"] == "scope_mismatch" and ("one forward pass" in w["message"]) is forward
 
 
+def _counted(share: float | None, ratio: float | None) -> dict:
+    """A counted_flops section as model/counted.py writes it: coverage share, ratio to the declared hardware FLOPs."""
+    declared = None if ratio is None else {"ratio_to_hardware": ratio, "counted_per_gpu": 1e12 * ratio,
+                                            "hardware_per_gpu": 1e12}
+    return {"coverage": {"share": share}, "declared": declared}
+
+
+@pytest.mark.parametrize("share, ratio, warned", [(0.9, 1.101, True), (0.9, 0.899, True), (0.9, 1.099, False),
+                                                  (0.9, 0.901, False), (0.899, 2.0, False), (None, 2.0, False),
+                                                  (1.0, None, False)])
+def test_counted_agrees(share, ratio, warned):
+    """From 90 % coverage on, beyond the 10 % convention tolerance: the declared work differs from what ran."""
+    found = scope.counted_agrees(_counted(share, ratio), "none", 0.25)
+    assert [w["code"] for w in found] == (["counted_flops_differ"] if warned else [])
+
+
+def test_counted_agrees_names_the_likely_causes():
+    more = scope.counted_agrees(_counted(0.95, 4 / 3), "none", 0.25)[0]["message"]
+    assert "batch or sequence wrong" in more and "recomputation not declared" in more and "attention is 25%" in more
+    less = scope.counted_agrees(_counted(0.95, 0.5), "full", None)[0]["message"]      # less than declared
+    assert "batch or sequence wrong" in less and "recomputation" not in less and "convention" not in less
+    assert "0.500x the declared hardware FLOPs (1e+12)" in less and "covering 95%" in less
+
+
 def test_numerator_checkable():
     (w,) = scope.numerator_checkable(True, None)
     assert w["code"] == "numerator_unchecked"

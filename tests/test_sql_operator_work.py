@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from operator_export import operator_export
+from nsys_export import Export
+from operator_export import A, T1, operator_export
 from pipeline.analysis import classes
-from pipeline.trace import chain, queries
+from pipeline.trace import chain
 
 COLUMNS = "op, label, pass, status, calls, flops, kernel_count, kernel_ns, gemm_ns"
 
 
-def _work(trace, launched_by_range: bool = True) -> list[tuple]:
-    chain.run(trace.con, {"region_ranges", "select_occurrences", "attribute_launch", "attribute_memops",
-                          "duplicate_kernels", "classify", "operator_ranges"},
-              name="step", match="exact", domain=None, first=1, last=1, same_thread=False, mode="process",
-              **classes.classify_params(classes.load_rules()))
-    queries.run(trace.con, "operator_work", coverage_classes=["gemm", "attention"], launched_by_range=launched_by_range)
+def _work(trace, mode: str = "process") -> list[tuple]:
+    chain.run(trace.con, {"region_ranges", "select_occurrences", f"attribute_{'window' if mode == 'window' else 'launch'}",
+                          "attribute_memops", "duplicate_kernels", "classify", "operator_ranges", "operator_work"},
+              name="step", match="exact", domain=None, first=1, last=1, same_thread=False, mode=mode,
+              coverage_classes=["gemm", "attention"], place=True, **classes.classify_params(classes.load_rules()))
     return trace.con.execute(f"SELECT {COLUMNS} FROM operator_work ORDER BY status, op, shapes, label, pass").fetchall()
 
 
@@ -39,8 +39,35 @@ def test_kernels_belong_to_the_leaf_whose_range_holds_their_launch(open_export) 
     ]
 
 
-def test_window_attribution_places_no_kernel_and_reads_no_launch(open_export) -> None:
-    rows = _work(open_export(operator_export()), launched_by_range=False)
+def test_window_attribution_places_no_kernel(open_export) -> None:
+    """No launch says which operator a kernel came from: all GEMM time counts as launched in none."""
+    rows = _work(open_export(operator_export()), mode="window")
     assert [r for r in rows if r[3] in ("outside", "range")] == [
         (None, None, None, "outside", 0, None, 8, 11800, 11800)]
     assert sum(r[5] or 0 for r in rows) == 60928           # the FLOPs are the shapes', whatever the kernels
+
+
+def test_named_parts_get_their_time_without_any_operator_range(open_export) -> None:
+    """A trace of named sublayers only (no emit_nvtx): each part still gets the kernels launched inside it."""
+    e = Export()
+    e.range(0, 10000, T1, "step")
+    e.range(1000, 4000, T1, "attention sublayer")
+    e.range(5000, 8000, T1, "feed-forward sublayer")
+    for corr, (launch, start, end, name) in enumerate(((1500, 2000, 2600, "gemm"), (3000, 3000, 3100, "softmax"),
+                                                        (6000, 6000, 6900, "gemm"), (9000, 9000, 9050, "gemm")), 1):
+        e.launch(launch, T1, corr)
+        e.kernel(start, end, A, corr, name=name)
+    assert _work(open_export(e)) == [
+        (None, None, None, "outside", 0, None, 3, 1550, 1550),             # no counted operator: all GEMM time
+        (None, "attention sublayer", "forward", "range", 0, None, 2, 700, 600),
+        (None, "feed-forward sublayer", "forward", "range", 0, None, 1, 900, 900),
+        (None, "step", "forward", "range", 0, None, 1, 50, 50)]
+
+
+def test_nothing_to_place_in_leaves_the_table_empty(open_export) -> None:
+    """measure.build_window passes place=False without operators or named parts: no kernel is sorted for them."""
+    trace = open_export(operator_export())
+    _work(trace)
+    chain.run(trace.con, {"operator_ranges", "operator_work"}, coverage_classes=["gemm"], place=False)
+    assert trace.con.execute("SELECT count(*) FROM operator_work WHERE status <> 'counted' AND status <> "
+                             "'not_covered'").fetchone() == (0,)

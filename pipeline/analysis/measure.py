@@ -118,11 +118,11 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     with progress.phase("attributing kernels to occurrences", con=trace.con):
         rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                          mode=attribution, **classify_params)
-    # the launch table is read again only when there are operator ranges or named parts of the step (more
-    # labels than the region's own) to place kernels in, never under window attribution (no launch rows)
-    placed = rows["operator_ranges"][0]
+    # kernels are placed in operators and parts of the step only where there are some (more labels than the
+    # region's own): elsewhere the three sorts of the placement would cost every run for nothing
+    found = rows["operator_ranges"][0]
     queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES,
-                launched_by_range=attribution != "window" and (placed["operators"] > 0 or placed["labels"] > 1))
+                place=found["operators"] > 0 or found["labels"] > 1)
     hosts = rows["select_occurrences"][0]["hosts"]
     if several and hosts > 1:       # one file's window is analysed (and shared) alone: analyse names them there
         warnings += hosts_warning(queries.run(trace.con, "host_devices"))

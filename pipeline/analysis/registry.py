@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.analysis import classes, precision, streams, timeline
+from pipeline.analysis import classes, counted, precision, streams, timeline
 from pipeline.analysis.measure import Measurement
 from pipeline.job.config import FigureRow
 from pipeline.trace.open import Trace
@@ -73,6 +73,8 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("gemm_precision", lambda trace, *_: precision.measure(trace, *classes.precision_inputs()), "_where"),
     Analysis("communication", lambda trace, m, _: classes.communication(trace, m), "_where"),
     Analysis("timeline", lambda trace, m, _: timeline.one_step(trace, m, classes.COMM_CLASS), "_timeline"),
+    # the counted sums; run_job sets them beside the declared numerator and the peak (model/counted.py)
+    Analysis("counted_flops", lambda trace, *_: counted.measure(trace), "_counted"),
     Analysis("stream_times", lambda trace, *_: streams.stream_times(trace), Section(
         "Time per CUDA stream", "streams",
         "Attributed kernels per device and CUDA stream (the export's `streamId`), over all selected occurrences: "

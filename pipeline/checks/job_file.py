@@ -202,6 +202,15 @@ def fp8_fraction_needs_fp8(doc: Doc) -> list[Problem]:
     return []
 
 
+def components_need_architecture(doc: Doc) -> list[Problem]:
+    """analysis.components maps the model's FLOPs components onto ranges: an explicit numerator has none."""
+    if doc.get("analysis", {}).get("components") and "flops_per_step" in doc["model"]:
+        return [Problem("analysis.components needs the model's components, and flops_per_step gives one total",
+                        "/analysis/components", hint="declare the architecture (a preset, or hidden, layers, "
+                        "heads, ...) instead of flops_per_step, or remove analysis.components")]
+    return []
+
+
 def gpu_in_catalog(doc: Doc) -> list[Problem]:
     """A GPU the job names (not `auto`) must be a catalog entry with a peak at the job's precision: the trace
     cannot change that, so `mfu validate` (and the pre-commit hook) refuse a mistyped key as `mfu run` does.
@@ -223,7 +232,7 @@ def _model_parallel(par: Doc) -> int:
 JOB_RULES: tuple[Callable[[Doc], list[Problem]], ...] = (
     name_is_a_folder, trace_paths_are_paths, regex_compiles, region_fits_kind, occurrences_ordered, token_counts_given,
     no_backward_without_training, decode_has_context, microbatch_is_sized, packed_documents_fit, gpu_product,
-    batch_arithmetic, fp8_fraction_needs_fp8, gpu_in_catalog)
+    batch_arithmetic, fp8_fraction_needs_fp8, components_need_architecture, gpu_in_catalog)
 
 
 def job_problems(job: Job) -> list[Problem]:

@@ -2,7 +2,8 @@
 
 Applied by run.run_job once the numerator is known and once the trace is measured: an explicit
 numerator must agree with the declared architecture (`numerator_agrees`, `numerator_checkable`:
-warnings; far off, `scope_mismatch` makes the result invalid), the measured work must fit the job's
+warnings; far off, `scope_mismatch` makes the result invalid) and with the FLOPs the trace's shapes count
+(`counted_agrees`, a warning), the measured work must fit the job's
 GPUs (`gpu_scope`, exit 3) and, when it ran on fewer, the figure says what it then assumes (`gpus_unseen`, a
 warning), the selected ranges must be real time intervals (`ranges_have_length`,
 exit 4), ranks whose kernels lost their lengths are named (`kernels_have_length`, a warning), and a file
@@ -48,6 +49,33 @@ def numerator_agrees(flops: int, reference: int | None, convention: str) -> list
              + ("about 1/3 looks like one forward pass where training needs forward + backward (3x); "
                 if forward else "")
              + "check that the numerator covers exactly one optimizer step of global_batch sequences"}]
+
+
+COUNTED_COVERAGE = 0.90            # counted FLOPs cover this share of GEMM/attention time: they can judge the numerator
+
+
+def counted_agrees(counted: Doc, recompute: str, attention_share: float | None) -> list[Warning]:
+    """The FLOPs counted from the trace's shapes (model/counted.py) against the declared hardware FLOPs, per GPU
+    and occurrence: when the count covers most GEMM and attention time, a difference beyond the convention
+    tolerance is the declared work, not the count (issue #31). `attention_share`: attention's share of the
+    count, which a convention (causal halving) changes."""
+    share, declared = counted["coverage"]["share"], counted["declared"]
+    ratio = declared["ratio_to_hardware"] if declared else None
+    if share is None or share < COUNTED_COVERAGE or ratio is None or abs(ratio - 1) <= NUMERATOR_TOLERANCE:
+        return []
+    causes = ["batch or sequence wrong (workload.global_batch, seq_len, or region.covers: how many steps an "
+              "occurrence holds)"]
+    if ratio > 1 and recompute == "none":
+        causes.append("recomputation not declared (workload.recompute, flash_recompute: the hardware re-ran "
+                      "forwards the declared FLOPs leave out; full checkpointing is 4/3)")
+    if attention_share:
+        causes.append(f"wrong convention (attention is {attention_share:.0%} of the count; causal halving, "
+                      "model.convention, changes it by half)")
+    return [{"code": "counted_flops_differ", "message":
+             f"the trace's recorded shapes count {declared['counted_per_gpu']:.4g} FLOPs per GPU and occurrence, "
+             f"{ratio:.3f}x the declared hardware FLOPs ({declared['hardware_per_gpu']:.4g}), covering "
+             f"{share:.0%} of GEMM and attention kernel time (more than ±{float(NUMERATOR_TOLERANCE):.0%}); likely: "
+             + "; ".join(causes)}]
 
 
 def numerator_checkable(beside_architecture: bool, tokens_per_step: int | None) -> list[Warning]:

@@ -37,8 +37,9 @@ NCCL_WEIGHT = 2.5
 _MEAN_WEIGHT = sum(w for _, w in COMPUTE_KERNELS) / len(COMPUTE_KERNELS)
 NCCL_NAME = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 COVERED_KERNELS = (0, 1, 2, 3, 7)  # indexes of COMPUTE_KERNELS in the gemm and attention classes
-# Shapes the operator ranges record: (m, k, n) of a matrix product, (b, h, s, d) of attention
-MM, BMM, ATTENTION = (2048, 768, 3072), (48, 512, 64, 512), (4, 12, 512, 64)
+# Shapes the operator ranges record, Llama-3-8B-like at 8192 tokens: (m, k, n) of a matrix product (the MLP's
+# up projection), (b, m, k, n) of a batched one (per-head scores), (b, h, s, d) of attention
+MM, BMM, ATTENTION = (8192, 4096, 14336), (32, 8192, 128, 8192), (1, 32, 8192, 128)
 
 
 def mm_flops(m: int, k: int, n: int, batch: int = 1) -> int:
@@ -95,6 +96,7 @@ class SynthSpec:
     # emit_nvtx(record_shapes=True) operator ranges around the GEMM and attention launches (issue #31):
     # wrappers, backward nodes on the autograd thread, some without shapes, some launches in no operator
     operator_shapes: bool = False
+    operator_gaps: bool = True         # with operator_shapes: some operators without shapes, some launches in none
     nvtx: bool = True                  # False: no NVTX rows at all (HPC benchmarks, torch.compile captures)
     memcpy_ns: int = 0                 # each step starts with a host-to-device copy this long (stream 9); 0: none
 
@@ -235,8 +237,8 @@ def _step_kernels(spec: SynthSpec, t: Tables, rng: random.Random, rank: int, gpi
         stream_free[stream] = k_end
         name = NCCL_NAME if nccl else COMPUTE_NAMES[i % len(COMPUTE_NAMES)]
         t.kernels.append((k_start, k_end, rank, stream, c, gpid, t.sid(name), None, None))
-        kind, flops = _operator_ranges(t, i, launch, tid, tid == tids[1]) if spec.operator_shapes and not nccl \
-            else (None, 0)
+        kind, flops = (_operator_ranges(t, i, launch, tid, tid == tids[1], spec.operator_gaps)
+                       if spec.operator_shapes and not nccl else (None, 0))
         if kind:
             counted[kind] = counted.get(kind, 0) + flops
         if spec.drop_launch_every and i % spec.drop_launch_every == spec.drop_launch_every - 1:
@@ -258,14 +260,15 @@ def _step_kernels(spec: SynthSpec, t: Tables, rng: random.Random, rank: int, gpi
             "counted_flops": counted, "covered_ns": covered_ns, "class_ns": class_ns}
 
 
-def _operator_ranges(t: Tables, i: int, launch: int, tid: int, backward: bool) -> tuple[str | None, int]:
+def _operator_ranges(t: Tables, i: int, launch: int, tid: int, backward: bool, gaps: bool) -> tuple[str | None, int]:
     """PyTorch's emit_nvtx ranges around launch i on its thread: (kind, FLOPs) of a counted leaf, else (None, 0).
 
     By kernel type (i mod 8): matrix products under wrappers (linear > matmul > mm, addmm, matmul > bmm),
     attention under scaled_dot_product_attention, the backward ones under an autograd node on the autograd
-    thread; every fifth round of types records no shapes, and the round after launches outside any operator.
+    thread; with `gaps`, every fifth round of types records no shapes, and the round after launches outside any
+    operator.
     """
-    kernel, round_ = i % len(COMPUTE_KERNELS), (i // len(COMPUTE_KERNELS)) % 5
+    kernel, round_ = i % len(COMPUTE_KERNELS), (i // len(COMPUTE_KERNELS)) % 5 if gaps else 0
     if kernel == 4:         # an elementwise operator with shapes: never a GEMM-class range
         _nest(t, tid, launch, [f"aten::add, seq = {i}, op_id = {i}, sizes = [[2048, 768], [2048, 768], []]"])
     if kernel not in COVERED_KERNELS or round_ == 4:

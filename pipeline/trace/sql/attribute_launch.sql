@@ -13,7 +13,9 @@
 -- process listed under its own time bucket (range_buckets, select_occurrences.sql) and keeps
 -- those it lies in: all ranges holding it, partly overlapping ones included (ends inclusive).
 -- The launch keys are kept (table `launched`): memory copies and sets are attributed through
--- the same keys (attribute_memops.sql), so the launch table is scanned once per job.
+-- the same keys (attribute_memops.sql), so the launch table is scanned once per job. With each key, the
+-- launch call's start and thread (the first row's, when one launch is recorded twice): counted FLOPs place
+-- a kernel in the operator range that launched it (operator_work.sql).
 CREATE OR REPLACE TEMP TABLE launched AS
 WITH envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi, any_value(width_ns) AS width_ns FROM range_buckets
@@ -23,13 +25,15 @@ envelope_launches AS (
     FROM launches AS l, envelope AS e
     WHERE l.start_ns BETWEEN e.lo AND e.hi
 )
-SELECT DISTINCT r.occurrence, l.global_pid, l.correlation_id
+SELECT r.occurrence, l.global_pid, l.correlation_id, min(l.start_ns) AS launch_ns,
+       arg_min(l.global_tid, l.start_ns) AS launch_tid
 FROM envelope_launches AS l
 JOIN range_buckets AS r
   ON r.global_pid = l.global_pid
  AND r.bucket = l.bucket
  AND l.start_ns BETWEEN r.start_ns AND r.end_ns
-WHERE NOT $same_thread OR l.global_tid = r.global_tid;
+WHERE NOT $same_thread OR l.global_tid = r.global_tid
+GROUP BY r.occurrence, l.global_pid, l.correlation_id;
 
 -- The kernel table is read once (issue #10): the kernels the selected launches started (wherever
 -- they ran) and the kernels overlapping the envelope of the ranges. The first are `attributed`;
@@ -41,7 +45,7 @@ WITH envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 )
 SELECT a.occurrence, k.global_pid, k.device_id, k.stream_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
-       k.graph_id, k.detail_id
+       k.graph_id, k.detail_id, a.launch_ns, a.launch_tid
 FROM kernels AS k
 LEFT JOIN launched AS a
   ON k.global_pid = a.global_pid

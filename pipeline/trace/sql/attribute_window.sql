@@ -17,7 +17,9 @@ SELECT
     greatest(start_ns, range_start_ns) AS start_ns,
     least(end_ns, range_end_ns) AS end_ns,
     graph_id,
-    detail_id
+    detail_id,
+    CAST(NULL AS BIGINT) AS launch_ns,      -- no launch placed it (operator_work.sql)
+    CAST(NULL AS BIGINT) AS launch_tid
 FROM overlapping_ranges(kernels)
 WHERE global_pid = range_pid
    OR (global_pid IS NULL AND (SELECT count(DISTINCT global_pid) FROM range_buckets) = 1);

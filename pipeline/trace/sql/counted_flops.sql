@@ -6,7 +6,7 @@
 --     leaves and the 'outside' row included): calls, FLOPs, elements moved, the kernels they launched
 --     (kernel_ns) and the GEMM/attention part of those (class_ns);
 --   'kind': counted leaves per kind (mm, bmm, attention, attention_backward);
---   'label': per named range (operator_ranges.sql's label, forward and backward together): the counted
+--   'label': per named range (operator_ranges.sql's label, forward and backward together; NULL: none): the counted
 --     FLOPs of its leaves, and the time of the part: every kernel launched where it holds (kernel_ns,
 --     kernel_count; backward_ns the part launched inside backward nodes; class_ns its GEMM/attention part,
 --     coverage_ns what counted leaves launched of it);
@@ -46,7 +46,6 @@ labels AS (
            sum(gemm_ns) FILTER (WHERE status = 'counted'), sum(gemm_ns) FILTER (WHERE status = 'range'),
            count(DISTINCT occurrence), sum(kernel_ns) FILTER (WHERE status = 'range' AND pass = 'backward')
     FROM work
-    WHERE label IS NOT NULL
     GROUP BY label
 ),
 total AS (

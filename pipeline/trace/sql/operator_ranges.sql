@@ -185,5 +185,4 @@ JOIN segment_of AS g USING (occurrence, global_tid, start_ns, end_ns);
 
 DROP TABLE operator_inside;
 
-SELECT (SELECT count(*) FROM operator_ranges) AS operators,
-       (SELECT count(DISTINCT label) FROM label_spans) AS labels
+SELECT (SELECT count(*) FROM operator_ranges) AS operators, (SELECT count(DISTINCT label) FROM label_spans) AS labels

@@ -1,41 +1,31 @@
--- reads: operator_ranges, label_spans, attributed, launches, kernel_names, raw_strings
+-- reads: operator_ranges, label_spans, attributed, kernel_names, raw_strings
 -- creates: operator_work
 -- The window's one table of counted FLOPs (issue #31), kept with it (kept_window.py, window_share.sql,
 -- rank_collect.sql): operator_ranges.sql's leaves by occurrence, operator, shapes, label, pass and status,
 -- with their calls, FLOPs, elements moved and the attributed kernels launched inside them, plus one row per
 -- occurrence (status 'outside', no operator) with the GEMM- and attention-class kernels launched inside
 -- none, and rows of status 'range' (no operator): per occurrence, label and pass, every kernel launched
--- where that label holds (label_spans, operator_ranges.sql), for the time of each part of the step.
+-- where that label holds (label_spans, operator_ranges.sql; NULL: where none does), for the time of each
+-- part of the step.
 -- A kernel belongs to the leaf on its launch's thread whose range holds the launch call's start
 -- (SEMANTICS §4: what a range launched, not what ran beside it). Leaves never nest in each other, so the
 -- latest leaf started at or before the launch on that thread (an ASOF join) is the only candidate.
--- Its launch is the kernel's runtime row of the same process and correlationId (the first, when one
--- launch is recorded twice). A kernel's class is its name's, as classify.sql gave it (kernel_names: the
--- class depends on the name alone); gemm_ns sums the kernels of $coverage_classes. Under window
--- attribution ($launched_by_range false: no launch rows, measure.build_window) no kernel is placed in a
--- leaf, and the launch table is not read.
+-- Its launch's start and thread are the ones attribute_launch.sql kept with it (the launch table is not
+-- read again); under window attribution there are none, and no kernel is placed. A kernel's class is its
+-- name's, as classify.sql gave it (kernel_names: the class depends on the name alone); gemm_ns sums the
+-- kernels of $coverage_classes. $place false (measure.build_window: no operator range and no named range
+-- but the region's) places nothing: the table is then empty.
 CREATE OR REPLACE TEMP TABLE operator_work AS
-WITH envelope AS (
-    SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM operator_ranges
-),
-first_launch AS (
-    SELECT l.global_pid, l.correlation_id, arg_min(l.global_tid, l.start_ns) AS global_tid,
-           min(l.start_ns) AS launch_ns
-    FROM launches AS l, envelope AS e
-    WHERE $launched_by_range AND l.start_ns BETWEEN e.lo AND e.hi
-    GROUP BY l.global_pid, l.correlation_id
-),
-classes AS (
+WITH classes AS (
     SELECT DISTINCT name, class FROM kernel_names WHERE kind = 'kernel'
 ),
 kernels AS (
-    SELECT a.occurrence, l.global_tid, l.launch_ns, a.end_ns - a.start_ns AS dur_ns,
+    SELECT a.occurrence, a.launch_tid AS global_tid, a.launch_ns, a.end_ns - a.start_ns AS dur_ns,
            list_contains($coverage_classes, c.class) AS coverage_class
     FROM attributed AS a
-    LEFT JOIN first_launch AS l ON l.global_pid = a.global_pid AND l.correlation_id = a.correlation_id
     LEFT JOIN raw_strings AS s ON s.id = a.name_id
     LEFT JOIN classes AS c ON c.name = coalesce(s.value, '[unnamed kernel]')
-    WHERE a.graph_id IS NULL
+    WHERE $place AND a.graph_id IS NULL
 ),
 placed AS (
     SELECT k.occurrence, k.global_tid, k.launch_ns, k.dur_ns, k.coverage_class,
@@ -51,7 +41,7 @@ in_node AS (
       ON n.occurrence = p.occurrence AND n.global_tid = p.global_tid AND p.launch_ns >= n.start_ns
 ),
 labelled AS (
-    SELECT p.occurrence, p.dur_ns, p.coverage_class,
+    SELECT p.occurrence, p.dur_ns, p.coverage_class, p.launch_ns IS NOT NULL AS launched,
            CASE WHEN p.in_node THEN 'backward' ELSE 'forward' END AS pass,
            CASE WHEN p.in_node AND p.node_label IS NOT NULL THEN p.node_label
                 WHEN p.launch_ns < g.end_ns THEN g.label END AS label
@@ -84,7 +74,7 @@ UNION ALL
 SELECT occurrence, NULL, NULL, NULL, label, pass, 'range', NULL, 0, NULL, NULL, CAST(count(*) AS BIGINT),
        CAST(sum(dur_ns) AS BIGINT), CAST(coalesce(sum(dur_ns) FILTER (WHERE coverage_class), 0) AS BIGINT)
 FROM labelled
-WHERE label IS NOT NULL
+WHERE launched
 GROUP BY occurrence, label, pass;
 
 DROP TABLE operator_ranges;
