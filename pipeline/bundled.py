@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -88,6 +89,7 @@ def label(path: Path) -> str:
     return str(path.resolve()) if _inside(path) else str(path)
 
 
+@cache        # asked for each message kept (10,000 job files validated at once): the folders do not move
 def kept_names() -> dict[str, str]:
     """The package's data folders as this machine has them (installed and resolved), each with its name inside the
     package (`pipeline/_data/configs/`): how a record or a history names a file in them (publish.job_relative),

@@ -66,8 +66,10 @@ def installed(tmp_path, monkeypatch):
     monkeypatch.setattr(bundled, "_root", lambda kind: data / kind)
     monkeypatch.setattr(module, "PRESETS_FILE", models)
     module.presets.cache_clear()
+    bundled.kept_names.cache_clear()           # kept per process: the folders moved
     yield models, text.splitlines().index("      hidden: 4096") + 2
     module.presets.cache_clear()
+    bundled.kept_names.cache_clear()
 
 
 def test_a_broken_installed_file_is_named_where_it_is_and_kept_as_inside_the_package(synth_trace, tmp_path, capsys,

@@ -127,9 +127,18 @@ def test_a_broken_class_pattern_is_reported_before_a_broken_trace(synth_trace, t
 @pytest.mark.parametrize("content", ["first secret line\nsecond secret line\n", "- secret one\n- secret two\n",
                                      "\x00\x01 secret binary", "a: b: secret c\n"])
 def test_extends_of_a_non_mapping_shows_none_of_its_lines(tmp_path, capsys, content):
-    (tmp_path / "base.txt").write_text(content)
-    code, err = run(tmp_path, "extends: base.txt\n" + JOB, capsys)
-    assert code == 3 and "base.txt" in err and "secret" not in err
+    (tmp_path / "base.yaml").write_text(content)
+    code, err = run(tmp_path, "extends: base.yaml\n" + JOB, capsys)
+    assert code == 3 and "base.yaml" in err and "secret" not in err
+
+
+@pytest.mark.parametrize("content", ["key: *secret_alias\n", "!secret_tag x\n", "a: {secret: 1, secret: 2}\n"])
+def test_extends_of_a_file_not_named_yaml_is_not_read(tmp_path, capsys, content):
+    """A base path pointing at a credentials file: YAML's own messages would quote an alias, a tag, a key of it."""
+    (tmp_path / "creds.env").write_text(content)
+    code, err = run(tmp_path, "extends: creds.env\n" + JOB, capsys)
+    assert code == 3 and "job.yaml:1:10: /extends: extends: 'creds.env' is not named as a YAML job file" in err
+    assert "secret" not in err
 
 
 @pytest.mark.parametrize("old, new, message", [

@@ -13,11 +13,13 @@ import hashlib
 import os
 from dataclasses import dataclass, field, replace
 from collections.abc import Mapping
+from functools import cached_property
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypedDict
 
-from pipeline.job.documents import ValueProblem, locate, parse_yaml, schema_problems, with_defaults
+from pipeline.job.documents import MAX_BYTES, ValueProblem, locate, parse_yaml, schema_problems, with_defaults
+from pipeline.job.reading import NotRegular, TooLarge, read_regular
 from pipeline.job.todo import covered, todo_problems
 from pipeline.errors import ConfigError, Problem, TraceError, UsageError, from_current_folder
 
@@ -142,26 +144,30 @@ class Job:
         Expanded at run time, not load time, so `validate` needs no traces; a pattern that
         matches nothing is a trace problem (exit 4) naming the pattern.
         """
-        return self._expanded()[0]
+        return list(self._expanded[0])
 
     def repeated_trace_files(self) -> list[tuple[str, str]]:
         """Files named more than once (a symlink, a glob and a path): (the repeat, the file it is)."""
-        return self._expanded()[1]
+        return list(self._expanded[1])
 
+    @cached_property
     def _expanded(self) -> tuple[list[Path], list[tuple[str, str]]]:
-        """The same file reached twice is one file: two ranks from one file would double every figure."""
-        out: dict[str, Path] = {}
+        """The same file reached twice is one file: two ranks from one file would double every figure.
+
+        Expanded once per Job (a run asks several times; a glob may match 10,000 files), sorted as Paths sort
+        (by parts) without Path's slow comparison."""
+        out: dict[Any, Path] = {}
         repeats: list[tuple[str, str]] = []
         for text in self.trace_patterns or (self.trace_text,):
             if not glob.has_magic(text):
                 found = [self.path.parent / text]
             else:
-                found = sorted(self.path.parent.glob(text)) if not Path(text).is_absolute() else \
-                    sorted(Path(p) for p in glob.glob(text))
+                found = sorted(self.path.parent.glob(text) if not Path(text).is_absolute() else
+                               (Path(p) for p in glob.glob(text)), key=lambda p: p.parts)
             if not found:
                 raise TraceError(f"{self.path}: trace pattern '{text}' matches no file (relative to the job file)")
             for path in found:
-                real = os.path.realpath(path)
+                real = _identity(path)
                 if real in out:
                     repeats.append((self.file_label(path), self.file_label(out[real])))
                 else:
@@ -191,17 +197,35 @@ class Job:
         return relocate(locate(problem, self.positions), self.positions, self.base)
 
 
+def _identity(path: Path) -> Any:
+    """What makes two paths one file: device and inode (one stat, where realpath takes one per folder of the
+    path: 10,000 globbed files took seconds), or the resolved path of a file that cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    return st.st_dev, st.st_ino
+
+
 def read_job_text(path: Path, hint: str = "") -> tuple[bytes, str]:
     """The file's bytes (for its hash) and text; unreadable or non-UTF-8 files are config problems.
 
-    A file that does not exist is said so, with the folder a relative path was looked for in, unless `hint`
-    says where it came from (`extends:`): a JSON pointer or a line would point into a file there is not."""
+    Read by type and size first (reading.read_regular): a FIFO or device is refused unread, and a file beyond
+    MAX_BYTES is refused at that many bytes, not after reading it whole. A file that does not exist is said so,
+    with the folder a relative path was looked for in, unless `hint` says where it came from (`extends:`): a
+    JSON pointer or a line would point into a file there is not."""
     file = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
         where = from_current_folder() if not hint and not path.is_absolute() else ""
         raise ConfigError([Problem(f"no such job file{where}", "", file, hint=hint)]) from None
+    except NotRegular as exc:
+        raise ConfigError([Problem(f"cannot read job file: {exc.strerror}", "", file,
+                                   hint="give the path of a YAML job file")]) from None
+    except TooLarge:
+        raise ConfigError([Problem(f"larger than any job or config file ({MAX_BYTES:,} bytes at most)", "", file,
+                                   1, 1, "is this the right file?")]) from None
     except OSError as exc:
         raise ConfigError([Problem(f"cannot read job file ({exc.strerror})", "", file)]) from None
     if raw.startswith(SQLITE_HEADER):     # `mfu run report.sqlite`: the trace where the job file goes

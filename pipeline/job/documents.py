@@ -191,7 +191,7 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
     Oversized, too deep or alias-bomb documents and keys that are not text stop here (ConfigError).
     `shipped`: a data file of the package (catalog, presets), read with libyaml (_ShippedLoader).
     """
-    if len(text) > MAX_BYTES:
+    if len(text) > MAX_BYTES:          # text not read from a file (read_job_text stops at MAX_BYTES bytes)
         raise ConfigError([Problem(f"{len(text):,} characters: larger than any job or config file "
                                    f"({MAX_BYTES:,} at most)", "", file, 1, 1, "is this the right file?")])
     loader = node = None
@@ -208,6 +208,11 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
         msg = f"invalid YAML: {exc.problem or exc.context}"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise ConfigError([Problem(msg, "", file, line, col, "check indentation, quotes and ':' after keys")]) from None
+    except yaml.reader.ReaderError as exc:     # a NUL or other control character: YAML gives an offset, no mark
+        line, col = text.count("\n", 0, exc.position) + 1, exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise ConfigError([Problem(f"invalid YAML: character #x{exc.character:04x} is not allowed in YAML text", "",
+                                   file, line, col, "remove it (a control character such as NUL has no place in "
+                                   "a job file)")]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([Problem(f"invalid YAML: {str(exc).splitlines()[0]}", "", file)]) from None
     except (ValueError, TypeError, OverflowError) as exc:  # an explicit tag on a value it cannot read: !!int two

@@ -28,6 +28,11 @@ def merge(path: Path, data: dict[str, Any], positions: Positions) -> tuple[dict[
     if "\0" in ref:                    # no file system takes one: open() would raise ValueError, not OSError
         raise ConfigError([Problem("a path cannot hold a NUL character (\\0)", "/extends", str(path),
                                    *positions.get("/extends", (1, 1)), "write the base file's path")])
+    if Path(ref).suffix.lower() not in (".yaml", ".yml"):     # never read: its words would reach the message
+        raise ConfigError([Problem(f"extends: {ref!r} is not named as a YAML job file (*.yaml or *.yml), so it is "
+                                   "not read: a path to another file would print its lines here",
+                                   "/extends", str(path), *positions.get("/extends", (1, 1)),
+                                   "e.g. extends: base.yaml")])
     base_path = path.parent / ref
     raw, text = read_job_text(base_path, hint=f"extends: {ref} in {path} (relative to that file)")
     base_file = str(base_path)
@@ -52,9 +57,10 @@ def is_base(path: Path) -> bool:
 
     Unreadable or broken files are not bases: loading them as jobs reports the problem.
     """
-    from pipeline.job.documents import parse_yaml
+    from pipeline.job.documents import MAX_BYTES, parse_yaml
+    from pipeline.job.reading import read_regular
     try:
-        data, _, problems = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+        data, _, problems = parse_yaml(read_regular(path, MAX_BYTES).decode("utf-8"), str(path))
     except (OSError, UnicodeDecodeError, ConfigError):
         return False
     return not problems and isinstance(data, dict) and data.get("kind") == "base"
