@@ -31,7 +31,7 @@ from pipeline.job.extends import BASE_NOTE, is_base
 from pipeline.report import index, publish
 from pipeline.report.fmt import fmt_against
 from pipeline.run import class_rules, exit_code, load_checked, run_to_folder
-from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, environment_error
+from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, environment_error, shown
 from pipeline.executor import check_engine, pool
 
 Row = dict[str, Any]
@@ -261,7 +261,8 @@ def _progress(stream: TextIO, total: int) -> Callable[[Row], None]:
         text = f"[{done[0]}/{total}] {row['name'] or row['job']}: {row['status']}"
         if tty:
             end = "\n" if done[0] == total else ""
-            stream.write(f"\r\033[K{text}{end}")
+            # the line's own controls, past the CLI's ShownStream (which would write them out); the name shown
+            getattr(stream, "raw", stream).write(f"\r\033[K{shown(text)}{end}")
         else:
             stream.write(text + "\n")
         stream.flush()

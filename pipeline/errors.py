@@ -119,6 +119,24 @@ class HardwareError(MfuError):
         super().__init__(message)
 
 
+def shown(text: str) -> str:
+    """`text` as a terminal may print it: every control or invisible character (ESC, CR, an OSC-8 link's bytes,
+    a zero-width space, a bidi override; what str.isprintable refuses) written out as its escape (`\\x1b`,
+    `\\r`, `\\u200b`), line breaks and tabs kept. Names from a trace, a job file or a file name reach messages
+    as they are: raw, an ESC could rewrite the screen and 'train\\u200b_step' read as 'train_step'. The CLI
+    writes everything it prints through this one function (cli.main's streams)."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else _escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    named = {"\r": "\\r", "\x0b": "\\v", "\x0c": "\\f", "\b": "\\b", "\x07": "\\a"}
+    code = ord(char)
+    return named.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                                else f"\\U{code:08x}")
+
+
 def from_current_folder() -> str:
     """Where a relative path on the command line was looked for, said after it on the terminal; a report, a
     history or `mfu run --format json` leaves it out (`without_current_folder`): it names this machine's folders."""

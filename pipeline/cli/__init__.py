@@ -8,20 +8,23 @@ never a traceback; anything else is a bug (exit 5) and shows everything needed t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import sys
 import traceback
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from pipeline import interrupts, nopandas, progress
 from pipeline.cli.parser import build_parser
-from pipeline.errors import ExitCode, MfuError, environment_error
+from pipeline.errors import ExitCode, MfuError, environment_error, shown
 
 __all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    with nopandas.blocked():         # DuckDB's client would import it for nothing mfu reads
+    with nopandas.blocked(), _shown_streams():    # DuckDB's client would import pandas for nothing mfu reads
         return _command(argv)
 
 
@@ -36,6 +39,36 @@ def _command(argv: list[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):  # names from a trace in an ASCII or Latin-1 locale: escaped, not a crash
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    return _guarded(args)
+
+
+@contextlib.contextmanager
+def _shown_streams() -> Iterator[None]:
+    """Everything the command prints, on either stream, through errors.shown: the one choke point between names
+    from traces, job files and file names and the terminal, whichever message carries them."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (s if s is None else ShownStream(s) for s in streams)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+class ShownStream:
+    """A text stream whose writes pass through errors.shown; everything else is the stream's own. `raw` is the
+    stream itself, for the one writer of terminal controls of its own (a batch's progress line)."""
+
+    def __init__(self, raw: TextIO):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        return self.raw.write(shown(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def _guarded(args: argparse.Namespace) -> int:
     try:
         with interrupts.handled():
             code = int(args.func(args))
