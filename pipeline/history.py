@@ -51,6 +51,7 @@ import duckdb
 
 from pipeline import changes, compare, gate
 from pipeline.trace import queries
+from pipeline.trace.open import duckdb_connect
 from pipeline.report import publish, render
 from pipeline.errors import ExitCode, UsageError, io_reason
 
@@ -83,9 +84,9 @@ def check(path: Path) -> None:
             _open(path)[0].close()
     elif path.is_file():                                # a table in another format: refused now, not after the jobs
         try:
-            con = duckdb.connect(str(path), read_only=True)
+            con = duckdb_connect(str(path), read_only=True)
         except duckdb.Error as exc:
-            raise UsageError(f"{path}: not a DuckDB history file ({str(exc).splitlines()[0]})") from None
+            raise _not_duckdb(path, exc) from None
         try:
             if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'history'").fetchall()[0][0]:
                 version = table_version(con)
@@ -93,6 +94,15 @@ def check(path: Path) -> None:
                     _require_version(con, path, None)
         finally:
             con.close()
+
+
+def _not_duckdb(path: Path, exc: duckdb.Error) -> UsageError:
+    """A *.duckdb path DuckDB cannot open: an SQLite file is named as one (DuckDB's own words would name the
+    scanner extension it did not load), anything else with DuckDB's first line."""
+    with open(path, "rb") as fh:
+        sqlite = fh.read(16) == b"SQLite format 3\x00"
+    why = "it holds an SQLite database" if sqlite else str(exc).splitlines()[0]
+    return UsageError(f"{path}: not a DuckDB history file ({why}); give a history written by `mfu run --history`")
 
 
 def _not_a_file(path: Path) -> None:
@@ -148,7 +158,7 @@ def table_version(con: duckdb.DuckDBPyConnection, database: str | None = None) -
 
 def _append_db(db: Path, results: list[dict[str, Any]], failures: list[dict[str, Any]], label: str | None) -> int:
     try:
-        con = duckdb.connect(str(db))
+        con = duckdb_connect(str(db))
     except duckdb.Error as exc:
         raise UsageError(f"{db}: cannot open as a DuckDB history file ({exc})") from None
     try:
@@ -195,7 +205,7 @@ def _append_folder(folder: Path, results: list[dict[str, Any]], failures: list[d
         tmp = Path(name)
         try:
             try:
-                with duckdb.connect() as con:
+                with duckdb_connect() as con:
                     _insert(con, run, results, failures, label)
                     con.table("history").write_parquet(str(tmp))
             except duckdb.IOException as exc:     # a full disk: DuckDB's error, not an OSError
@@ -333,16 +343,16 @@ def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:
         if not path.is_file():
             raise UsageError(f"{path}: no history file {hint}")
         try:
-            con = duckdb.connect(str(path), read_only=True)
+            con = duckdb_connect(str(path), read_only=True)
         except duckdb.Error as exc:
-            raise UsageError(f"{path}: not a DuckDB history file ({str(exc).splitlines()[0]})") from None
+            raise _not_duckdb(path, exc) from None
         load, params = "history_copy", {}
     else:
         _not_a_file(path)
         files = list(_runs(path).values()) if path.is_dir() else []
         if not files:
             raise UsageError(f"{path}: no history folder with run-*.parquet files {hint}")
-        con, load, params = duckdb.connect(), "history_load", {"files": [str(f) for f in files]}
+        con, load, params = duckdb_connect(), "history_load", {"files": [str(f) for f in files]}
     try:
         queries.run(con, load, **params)
         return con, _require_version(con, path, "temp")

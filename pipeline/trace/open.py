@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -87,6 +88,18 @@ ALLOCATOR_FLUSH = "32MB"
 SPILL_PREFIX = "mfu-duckdb-spill-"
 
 
+# No extension is ever fetched or loaded by itself: a `--history` file holding SQLite made DuckDB download its
+# scanner and create ~/.duckdb. Only _load_scanner loads one, from the installed wheel.
+QUIET = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def duckdb_connect(database: str = ":memory:", read_only: bool = False,
+                   config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+    """THE way mfu opens a DuckDB connection (a trace's, a history file, RE2 checks): extension autoloading and
+    autoinstalling off (QUIET), whatever else `config` sets, so nothing tries the network at run time."""
+    return duckdb.connect(database, read_only=read_only, config={**(config or {}), **QUIET})
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the SQLite scanner loaded from the pinned wheel, never the network.
 
@@ -97,9 +110,7 @@ def connect() -> duckdb.DuckDBPyConnection:
     apart, the process id lets remove_orphaned_spills() clear up after a killed worker.
     """
     spill = Path(tempfile.gettempdir()) / f"{SPILL_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
-    con = duckdb.connect(config={
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
+    con = duckdb_connect(config={
         "memory_limit": MEMORY_LIMIT,
         "allocator_flush_threshold": ALLOCATOR_FLUSH,
         "temp_directory": str(spill),

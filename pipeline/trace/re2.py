@@ -20,7 +20,8 @@ from pipeline.job.documents import remember
 
 @lru_cache(maxsize=1)
 def _con() -> duckdb.DuckDBPyConnection:
-    return duckdb.connect()
+    from pipeline.trace.open import duckdb_connect
+    return duckdb_connect()
 
 
 def problems(patterns: list[str]) -> list[str | None]:
