@@ -8,6 +8,10 @@ config or trace is visible next to a change of MFU. Runs are numbered in order i
 of time-stamped, so the rendered history is byte-identical for the same rows, in
 either form.
 
+Concurrent appends never lose a row. A folder takes them at once (each run hard-links its own file). A DuckDB
+file is held by one process at a time (DuckDB's file lock): a run finding it held retries with backoff for up
+to LOCK_WAIT_S (`_connect_waiting`) and numbers its run while it holds the lock; readers wait the same way.
+
 Format 2 stores with each row the run's optional label (e.g. a commit)
 and the per-occurrence samples, and marks the row with the format it was written in;
 `table_version` tells a format from the columns. A format-1 DuckDB file is migrated in
@@ -42,8 +46,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +90,7 @@ def check(path: Path) -> None:
             _open(path)[0].close()
     elif path.is_file():                                # a table in another format: refused now, not after the jobs
         try:
-            con = duckdb_connect(str(path), read_only=True)
+            con = _connect_waiting(path, read_only=True)
         except duckdb.Error as exc:
             raise _not_duckdb(path, exc) from None
         try:
@@ -158,7 +164,7 @@ def table_version(con: duckdb.DuckDBPyConnection, database: str | None = None) -
 
 def _append_db(db: Path, results: list[dict[str, Any]], failures: list[dict[str, Any]], label: str | None) -> int:
     try:
-        con = duckdb_connect(str(db))
+        con = _connect_waiting(db, read_only=False)
     except duckdb.Error as exc:
         raise UsageError(f"{db}: cannot open as a DuckDB history file ({exc})") from None
     try:
@@ -170,6 +176,25 @@ def _append_db(db: Path, results: list[dict[str, Any]], failures: list[dict[str,
     finally:
         con.close()
     return run
+
+
+LOCK_WAIT_S = 300.0         # another run appending holds the file for well under a second; a stuck one is named
+
+
+def _connect_waiting(db: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """The history file opened once no other process holds DuckDB's lock on it: four runs appending at once got
+    "Conflicting lock is held" and lost their rows. Retried with exponential backoff (50 ms doubling to 2 s,
+    jittered so waiting runs do not retry in step) for up to LOCK_WAIT_S; the writer's own transaction numbers
+    the run (max(run) + 1) while it holds the lock, so every run gets its own number and no row is lost."""
+    deadline, delay = time.monotonic() + LOCK_WAIT_S, 0.05
+    while True:
+        try:
+            return duckdb_connect(str(db), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, 2.0)
 
 
 def _require_version(con: duckdb.DuckDBPyConnection, path: Path, database: str | None) -> int:
@@ -343,7 +368,7 @@ def _open(path: Path) -> tuple[duckdb.DuckDBPyConnection, int]:
         if not path.is_file():
             raise UsageError(f"{path}: no history file {hint}")
         try:
-            con = duckdb_connect(str(path), read_only=True)
+            con = _connect_waiting(path, read_only=True)
         except duckdb.Error as exc:
             raise _not_duckdb(path, exc) from None
         load, params = "history_copy", {}

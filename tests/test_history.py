@@ -623,3 +623,20 @@ def test_a_change_with_the_same_trace_is_said_to_come_from_the_job_file(tmp_path
     assert page in rows["| 2"] and "same trace" not in rows["| 3"]
     html = (tmp_path / "out/history.html").read_text()
     assert html.count(page) == 1
+
+
+def _append_three(db: str, worker: int) -> list[int]:
+    return [append(Path(db), [fake(f"w{worker}", 40.0 + i)]) for i in range(3)]
+
+
+def test_concurrent_appends_to_a_duckdb_file_lose_no_row(tmp_path):
+    """Four processes appending at once: DuckDB's file lock refused all but one ("Conflicting lock is held") and
+    their rows were lost; each now waits its turn, and every run gets its own number."""
+    import multiprocessing
+    db = tmp_path / "h.duckdb"
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        runs = sorted(r for got in pool.starmap(_append_three, [(str(db), w) for w in range(4)]) for r in got)
+    assert runs == list(range(1, 13))
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT job, count(*) FROM history GROUP BY job ORDER BY job").fetchall()
+    assert rows == [(f"w{w}", 3) for w in range(4)]
