@@ -172,11 +172,21 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
     total = len(job_files)
     shown = _progress(progress or sys.stderr, total)
 
+    # Jobs refused before any ran (a bad name, a broken file) create no missing parents of the output folder
+    # (--out a/b/out where a/ does not exist): their records wait for the first job that runs or is skipped.
+    deferred: list[Row] = []
+
     def tick(row: Row) -> None:
-        publish.record(out_root, row, index.summary(row))
+        for r in [*deferred, row]:
+            publish.record(out_root, r, index.summary(r))
+        deferred.clear()
         shown(row)
     for r in rows:
-        tick(r)
+        if r["exit_code"] and not Path(out_root).absolute().parent.exists():
+            deferred.append(r)
+            shown(r)
+        else:
+            tick(r)
     requested = workers or os.cpu_count() or 1
     spread = [len(groups) < requested and len(g) == 1 and len(g[0].trace_files()) > 1 for g in groups]
     tasks = sum(len(g[0].trace_files()) if s else 1 for g, s in zip(groups, spread))
@@ -192,6 +202,8 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
                     tick(r)
     except KeyboardInterrupt as exc:       # Ctrl-C or SIGTERM: the unfinished jobs are recorded as such
         finished = {r["job"] for r in rows}
+        for r in deferred:
+            publish.record(out_root, r, index.summary(r))
         for job in [j for g in groups for j in g if str(j.path) not in finished]:
             publish.record(out_root, {"job": str(job.path), "name": job.name, "status": "interrupted",
                                       "exit_code": getattr(exc, "exit_code", 130),

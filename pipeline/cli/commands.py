@@ -47,7 +47,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         rows = run_batch(args.job_files, args.out, workers=args.workers,
                          progress=io.StringIO() if quiet else sys.stderr, cache_dir=cache, engine=args.executor)
     finally:
-        write_index(args.out)                 # also after Ctrl-C: the index lists the interrupted jobs
+        if args.out.is_dir():                 # also after Ctrl-C: the index lists the interrupted jobs; a run
+            write_index(args.out)             # whose every job was refused made no folder to index
     if args.history is not None:
         _to_history(args.history, rows, args.label)
     for r in rows:

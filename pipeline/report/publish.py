@@ -37,6 +37,7 @@ STATUS_DIR = ".status"
 LOCK_FILE = ".lock"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+_NO_FOLLOW = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def replace_folder(folder: Path, files: dict[str, str]) -> list[Path]:
@@ -140,7 +141,12 @@ def locked(folder: Path) -> Iterator[None]:
         yield
         return
     Path(folder).mkdir(parents=True, exist_ok=True)
-    fd = os.open(Path(folder) / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:                                              # a planted link is never followed out of the folder
+        fd = os.open(Path(folder) / LOCK_FILE, os.O_RDWR | os.O_CREAT | _NO_FOLLOW, 0o666)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise _planted(Path(folder) / LOCK_FILE) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -158,6 +164,8 @@ def record(out_root: Path, row: dict[str, Any], summary: dict[str, Any] | None =
     not read the report again.
     """
     folder = Path(out_root) / STATUS_DIR
+    if folder.is_symlink():                           # its records would be written wherever it points
+        raise _planted(folder)
     job_file = Path(row["job"]).resolve()
     job = job_reference(out_root, job_file)
     rec = {"job": job, "name": row.get("name"), "exit_code": row["exit_code"], "status": row["status"],
@@ -170,6 +178,11 @@ def record(out_root: Path, row: dict[str, Any], summary: dict[str, Any] | None =
             if record_job_file(out_root, other) == job_file and other["_file"] != f"{key}.json":
                 (folder / other["_file"]).unlink(missing_ok=True)
         write_files(folder, {f"{key}.json": json.dumps(rec, indent=1, sort_keys=True) + "\n"})
+
+
+def _planted(path: Path) -> UsageError:
+    return UsageError(f"{path}: a symbolic link where mfu keeps its own files; writes stay inside the output "
+                      "folder and never follow a link out of it: remove the link")
 
 
 def job_reference(out_root: Path, job_file: Path) -> str:
