@@ -27,9 +27,11 @@ from typing import Any, Callable, TypedDict
 from pipeline import changes, gate
 from pipeline.errors import ConfigError, Problem, UsageError, from_current_folder
 from pipeline.job.documents import validator
+from pipeline.job.reading import NotRegular, TooLarge, read_regular
 from pipeline.report.result import SCHEMA_VERSION
 
 Getter = Callable[[dict[str, Any]], Any]
+RESULT_BYTES = 1 << 30          # a result.json read whole: far beyond a million occurrences' rows
 
 
 class FigureCheck(TypedDict):
@@ -140,9 +142,13 @@ def load_input(text: str) -> tuple[str, dict[str, Any]]:
     if not path.is_file():
         raise UsageError(f"{text}: not a job file, result.json or report folder")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_a_number)
+        doc = json.loads(read_regular(path, RESULT_BYTES).decode("utf-8"), parse_constant=_not_a_number)
+    except RecursionError:                     # [[[[...]]]] thousands deep: Python's parser gives up
+        raise ConfigError([Problem("cannot read as result JSON: nested deeper than Python's JSON parser goes, "
+                                   "and any result.json", "", str(path))]) from None
     except (OSError, ValueError) as exc:       # ValueError: UnicodeDecodeError, JSONDecodeError, NaN
-        raise ConfigError([Problem(f"cannot read as result JSON ({exc})", "", str(path))]) from None
+        why = exc.strerror if isinstance(exc, (NotRegular, TooLarge)) else exc
+        raise ConfigError([Problem(f"cannot read as result JSON ({why})", "", str(path))]) from None
     if not isinstance(doc, dict) or "metrics" not in doc or "schema_version" not in doc:
         raise ConfigError([Problem("not an mfu-pipeline result.json (no schema_version/metrics)", "", str(path))])
     if doc["schema_version"] == SCHEMA_VERSION:   # this tool's own shape: a value of another type was edited in

@@ -157,6 +157,18 @@ def io_reason(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0].rsplit(": ", 1)[-1]
 
 
+# What a memory limit (`ulimit -v`) looks like when it is met outside an allocation Python or DuckDB reports as
+# such: a shared library that cannot be mapped (numpy's import, DuckDB's LOAD), a thread without a stack.
+_MEMORY_WORDS = ("failed to map segment from shared object", "cannot allocate memory", "can't start new thread",
+                 "bad_alloc", "bad allocation")
+
+
+def _short_of_memory(exc: BaseException) -> bool:
+    kinds = isinstance(exc, (ImportError, RuntimeError, OSError)) or \
+        type(exc).__name__ in ("IOException", "InternalException")          # DuckDB's, by name
+    return kinds and any(word in str(exc).lower() for word in _MEMORY_WORDS)
+
+
 def environment_error(exc: BaseException) -> UsageError | None:
     """A failure of the machine around the run, not of mfu or its inputs: a full disk, memory exhausted,
     the current folder removed, a path longer than the file system takes. A usage error (exit 2) saying what
@@ -164,10 +176,11 @@ def environment_error(exc: BaseException) -> UsageError | None:
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" {exc.filename}" if exc.filename else " (standard output or a file)"
         return UsageError(f"cannot write{where}: {exc.strerror}; free space there and run again")
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryException":    # DuckDB's, by name:
-        said = str(exc).strip().splitlines()[0] if str(exc).strip() else "MemoryError"   # no duckdb import here
-        return UsageError(f"out of memory ({said}); free memory, raise the limit (`ulimit -v`, a container's), "
-                          "or run fewer jobs at once (--jobs)")
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryException" or _short_of_memory(exc):
+        said = str(exc).strip().splitlines()[-1 if isinstance(exc, ImportError) else 0] if str(exc).strip() \
+            else "MemoryError"      # DuckDB's by name: no duckdb import here; numpy's ImportError says why last
+        return UsageError(f"out of memory ({said.strip()}); free memory, raise the limit (`ulimit -v`, a "
+                          "container's), or run fewer jobs at once (--jobs)")
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:   # any path given: a trace, --out, a job
         name = str(exc.filename or "")
         shown = name if len(name) <= 80 else f"{name[:40]}…{name[-30:]} ({len(name):,} characters)"

@@ -292,7 +292,12 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
         con.close()
     jobs: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        jobs.setdefault(r["job"], []).append(_with_changes(r, min_change_pct))
+        try:
+            jobs.setdefault(r["job"], []).append(_with_changes(r, min_change_pct))
+        except DamagedRow as exc:
+            raise UsageError(f"{path}: run {r['run']} of job '{r['job']}' is damaged ({exc}, or a run compared "
+                             "with it); a history is written only by `mfu run --history`: restore it from a "
+                             "copy, or remove that run's rows") from None
     return {"format_version": version, "min_change_pct": min_change_pct, "alpha": gate.ALPHA,
             "min_samples": gate.MIN_SAMPLES,
             "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]],
@@ -304,7 +309,7 @@ def _with_changes(r: dict[str, Any], min_change_pct: float) -> dict[str, Any]:
     """A trend row with the noise-aware changes of MFU and step time since the job's previous valid run,
     each tested only when compare's rules find it comparable with that run."""
     out = {k: v for k, v in r.items() if not k.startswith("previous_") and k not in ("comparability_inputs", "what_ran")}
-    out["inputs"] = None if r["comparability_inputs"] is None else json.loads(r["comparability_inputs"])
+    out["inputs"] = _stored_inputs(r["comparability_inputs"])
     out["compared_with_run"] = r["previous_run"]
     out["changes"], out["not_comparable"] = [], []
     if r["previous_config_sha256"] is not None and r["status"] not in ("invalid", "failed"):
@@ -346,6 +351,23 @@ def _what_changed(r: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     return changes.decompose(json.loads(r["previous_what_ran"]), json.loads(r["what_ran"]), refused)
 
 
+class DamagedRow(ValueError):
+    """A stored value that is not what mfu writes: the history file was edited or damaged."""
+
+
+def _stored_inputs(text: str | None) -> dict[str, Any] | None:
+    """A row's comparability inputs as stored (a JSON object), None when the row has none (before format 3)."""
+    if text is None:
+        return None
+    try:
+        inputs = json.loads(text)
+    except (ValueError, RecursionError):
+        raise DamagedRow("its comparability inputs are not JSON") from None
+    if not isinstance(inputs, dict):
+        raise DamagedRow("its comparability inputs are not a JSON object")
+    return inputs
+
+
 def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]:
     """The tested figures compare's rules refuse between a run and its previous valid run, grouped by the
     same reasons (as compare.json's not_comparable); a run stored before format 3 has no inputs: unknown."""
@@ -354,7 +376,7 @@ def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]
         reasons_of = {m: [f"comparability inputs unknown ({side}: stored before history format 3)"]
                       for m in TESTED}
     else:
-        reasons_of = {m: compare.input_reasons(needs, json.loads(before), json.loads(now))
+        reasons_of = {m: compare.input_reasons(needs, _stored_inputs(before), _stored_inputs(now))
                       for m, (*_, needs) in TESTED.items() if needs is not None}    # both rest on inputs
     return [{"metrics": metrics, "figures": [TESTED[m][1] for m in metrics], "reasons": list(reasons)}
             for reasons, metrics in compare.by_reasons(reasons_of.items()).items()]

@@ -16,7 +16,11 @@ import traceback
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from pipeline import interrupts, nopandas, progress
+# numpy's OpenBLAS reserves buffers per thread at import and, short of memory (`ulimit -v`), exits 1 or crashes
+# instead of raising: mfu multiplies no matrices, one BLAS thread is all it needs. Set before numpy is imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from pipeline import interrupts, nopandas, progress  # noqa: E402
 from pipeline.cli.parser import build_parser
 from pipeline.errors import ExitCode, MfuError, environment_error, shown
 

@@ -1,0 +1,67 @@
+"""Hostile inputs and a hostile machine end in a documented exit code, never a traceback (issue 33): JSON nested
+past Python's parser given to `mfu compare`, a damaged history row, a memory limit (`ulimit -v`)."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from pipeline.cli import main
+from pipeline.errors import ExitCode, environment_error
+from tests.test_history import fake
+from pipeline.history import append
+
+
+def test_json_nested_past_the_parser_is_a_damaged_input(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    assert main(["compare", str(deep), str(deep), "--out", str(tmp_path / "cmp")]) == 3
+    err = capsys.readouterr().err
+    assert "deep.json: cannot read as result JSON: nested deeper than Python's JSON parser goes" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("stored", ["{broken", "[1, 2]"])
+def test_a_damaged_history_row_is_named(tmp_path, capsys, stored):
+    db = tmp_path / "h.duckdb"
+    append(db, [fake("a", 40.0)])
+    append(db, [fake("a", 41.0)])
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE history SET comparability_inputs = ? WHERE run = 2", [stored])
+    assert main(["history", str(db), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "h.duckdb: run 2 of job 'a' is damaged (its comparability inputs are not" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("exc", [ImportError("numpy failed\nOriginal error was: libopenblas.so: failed to map segment "
+                                             "from shared object"), RuntimeError("can't start new thread")])
+def test_memory_met_outside_an_allocation_is_exit_2(exc):
+    found = environment_error(exc)
+    assert found is not None and found.code == ExitCode.USAGE and str(found).startswith("out of memory (")
+
+
+def _limited(megabytes: int):
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+
+
+def test_a_run_under_memory_limits_ends_in_a_documented_code(synth_trace, tmp_path):
+    """Under `ulimit -v` numpy's import, DuckDB's LOAD or a thread failed with a traceback (exit 5), or OpenBLAS
+    exited 1 (a threshold's code); each limit now ends in exit 2 saying memory ran out, or the run passes."""
+    trace, _ = synth_trace()
+    job = {"name": "limited", "trace": str(trace), "region": {"name": "train_step"},
+           "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
+           "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
+    (tmp_path / "job.yaml").write_text(json.dumps(job))
+    for megabytes in (320, 360, 450, 500):
+        done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(tmp_path / "job.yaml"), "--out",
+                               str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
+                              preexec_fn=_limited(megabytes))
+        assert "Traceback" not in done.stderr, (megabytes, done.stderr)
+        assert done.returncode == 0 or (done.returncode == 2 and "out of memory" in done.stderr), \
+            (megabytes, done.returncode, done.stderr)
