@@ -160,7 +160,7 @@ def io_reason(exc: BaseException) -> str:
 # What a memory limit (`ulimit -v`) looks like when it is met outside an allocation Python or DuckDB reports as
 # such: a shared library that cannot be mapped (numpy's import, DuckDB's LOAD), a thread without a stack.
 _MEMORY_WORDS = ("failed to map segment from shared object", "cannot allocate memory", "can't start new thread",
-                 "bad_alloc", "bad allocation")
+                 "bad_alloc", "bad allocation", "out of memory")
 
 
 def _short_of_memory(exc: BaseException) -> bool:

@@ -58,7 +58,7 @@ def test_a_run_under_memory_limits_ends_in_a_documented_code(synth_trace, tmp_pa
            "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
            "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
     (tmp_path / "job.yaml").write_text(json.dumps(job))
-    for megabytes in (320, 360, 450, 500):
+    for megabytes in (400, 450, 500, 540):
         done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(tmp_path / "job.yaml"), "--out",
                                str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
                               preexec_fn=_limited(megabytes))

@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 
 from pipeline.trace import files, queries
-from pipeline.errors import TraceError
+from pipeline.errors import TraceError, environment_error
 
 # raw view -> (export table, [(column, duckdb type)]). Only these columns are read.
 RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -253,6 +253,8 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
         con.execute(f"ATTACH {literal(source)} AS nsys (TYPE sqlite, READ_ONLY)")
         present = _export_columns(con)
     except duckdb.Error as exc:
+        if environment_error(exc) is not None:         # out of memory: the machine's limit, not the trace (exit 2)
+            raise
         reason = re.sub(r'^Failed to prepare query ".*": ', "", _first_line(exc))    # DuckDB's own schema query
         hint = next((f"; {h}" for said, h in _ATTACH_HINTS.items() if said in reason), "")
         raise TraceError(f"{path}: cannot be read as SQLite ({reason}){hint}") from exc
