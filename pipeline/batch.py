@@ -193,6 +193,8 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
     workers = max(1, min(requested, tasks or 1))
     cache, out = (str(Path(cache_dir).resolve()) if cache_dir else None), str(Path(out_root).resolve())
     try:
+        import numpy  # noqa: F401 - OpenBLAS reserves its buffers at import: before DuckDB holds the memory left
+        # under `ulimit -v`, where it exits 1 (a threshold's code) instead of raising MemoryError
         with pool(engine, workers) as (submit, gather):
             futures = [submit(run_group, g, out, cache) for g, s in zip(groups, spread) if not s]
             here = [run_group(g, out, cache, submit) for g, s in zip(groups, spread) if s]

@@ -19,8 +19,6 @@ MAX_SYNTH_KERNELS = 200_000_000  # about 95 bytes a kernel in an export (bench/R
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import numpy  # noqa: F401 - OpenBLAS reserves its buffers at import: now, not once DuckDB holds the memory
-    # left under `ulimit -v`, when it exits 1 (a threshold's code) instead of raising MemoryError
     from pipeline.batch import distinct, run_batch, summary_table, worst
     from pipeline.trace.cache import default_cache_dir
     from pipeline.report.index import write_index
