@@ -36,6 +36,7 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
                          + (f" (did you mean {', '.join(close)}?)" if close else " (`mfu models` lists them)"))
     info = inspect_trace(trace, regions=6)
     found = info["region_discovery"]
+    shaped = info["operator_shapes"]["shaped_ranges"]
     if info["lacking"]:                     # a table lacking a column `mfu run` needs: it refuses every job
         raise TraceError(f"{trace}: {'; '.join(info['lacking'])}. No job file written")
     if found["proposal"] is None:           # no GPU work: a job of TODOs could never run: say why instead
@@ -43,6 +44,8 @@ def skeleton(trace: Path, preset: str | None, job_dir: Path | None) -> str:
     lines = [f"# Job skeleton written by `mfu init` from {_comment(trace.name)}.",
              f"# Fill in every {MARK} (`mfu validate` lists each with its line), then `mfu run` this file.",
              f"# Region discovery: {_comment(found['message'])}",
+             *([f"# Operator shapes: {shaped:,} PyTorch operator ranges record them, so `mfu run` counts FLOPs "
+                "from the trace and checks the model section against the count"] if shaped else []),
              f"name: {_name(trace)}",
              _kv("trace", json.dumps(path := _trace_path(trace, job_dir)),
                  ("absolute: printed, so this file's folder is unknown" if job_dir is None

@@ -52,6 +52,7 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
             proposal.propose(trace.con, found, counts["nvtx_ranges"], counts["kernels"])
             precision = _precision(trace.con)
         graphs = queries.run(trace.con, "inspect_graphs")[0]
+        shapes = queries.run(trace.con, "inspect_shapes")[0]
     finally:
         trace.con.close()
     return {
@@ -68,7 +69,8 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         "region_discovery": found,
         "precision_by_kernel_names": precision,
         "cuda_graphs": {"mode": graph_mode(graphs), **graphs},
-        "supports": _supports(trace, counts),
+        "operator_shapes": shapes,
+        "supports": _supports(trace, counts) + shapes_support(shapes),
         "lacking": [trace.lacking[raw] for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking],
         "notes": trace.notes + _backwards(counts),
     }
@@ -165,6 +167,18 @@ def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
     if not out:
         out.append("regions, process/thread/window attribution and GPU detection are all available")
     return out
+
+
+def shapes_support(shapes: dict[str, int]) -> list[str]:
+    """What PyTorch's operator ranges enable (issue #31): with shapes, FLOPs counted from the trace."""
+    if shapes["shaped_ranges"]:
+        return [f"{shapes['shaped_ranges']:,} PyTorch operator ranges record their input shapes (emit_nvtx "
+                "record_shapes=True): `mfu run` counts the FLOPs of their matrix products and attention and checks "
+                "the declared numerator against the count (report section 'FLOPs counted from the trace')"]
+    if shapes["operator_ranges"]:
+        return [f"{shapes['operator_ranges']:,} PyTorch operator ranges record no shapes: captured under "
+                "`torch.autograd.profiler.emit_nvtx(record_shapes=True)`, `mfu run` counts FLOPs from them"]
+    return []
 
 
 def format_text(info: dict[str, Any]) -> str:
