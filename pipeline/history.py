@@ -376,7 +376,7 @@ def _not_comparable(now: str | None, before: str | None) -> list[dict[str, Any]]
         reasons_of = {m: [f"comparability inputs unknown ({side}: stored before history format 3)"]
                       for m in TESTED}
     else:
-        reasons_of = {m: compare.input_reasons(needs, _stored_inputs(before), _stored_inputs(now))
+        reasons_of = {m: compare.input_reasons(needs, _stored_inputs(before) or {}, _stored_inputs(now) or {})
                       for m, (*_, needs) in TESTED.items() if needs is not None}    # both rest on inputs
     return [{"metrics": metrics, "figures": [TESTED[m][1] for m in metrics], "reasons": list(reasons)}
             for reasons, metrics in compare.by_reasons(reasons_of.items()).items()]

@@ -85,6 +85,7 @@ class _AnalysisDefaults(TypedDict):
 class Analysis(_AnalysisDefaults, total=False):
     kernel_classes: list[KernelClassRule]
     figures: list[FigureRow]
+    components: dict[str, str]
 
 
 @dataclass(frozen=True)
