@@ -15,7 +15,7 @@ from pipeline.analysis.classes import classify_params, load_rules
 from pipeline.analysis.precision import UNKNOWN
 from pipeline import progress
 from pipeline.trace import chain, discovery, integrity, proposal, queries
-from pipeline.errors import MfuError
+from pipeline.errors import MfuError, TraceError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
 from pipeline.trace.open import GPU_WORK, RAW_TABLES, Trace, open_trace
@@ -46,6 +46,9 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         total_groups = queries.run(trace.con, "inspect_range_groups")[0]["groups"]
         devices = queries.run(trace.con, "inspect_devices")
         processes = queries.run(trace.con, "inspect_processes")
+        if any(p["global_pid"] < 0 for p in processes):     # an id packs host, pid and tid: never negative
+            raise integrity.diagnose(ValueError("negative process id"), [path]) or TraceError(
+                f"{path}: a process id is negative, which no export writes; export the report again")
         gpus = queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
         with progress.phase("ranking NVTX regions and kernel classes", con=trace.con):
             found = discovery.discover(trace.con, regions, counts["kernels"])
