@@ -203,7 +203,6 @@ def test_with_a_history_a_job_file_failing_validation_is_run_and_recorded(wheel,
 
 
 @pytest.mark.slow  # builds and installs the wheel
-@pytest.mark.slow  # builds and installs the wheel
 @pytest.mark.parametrize("break_it, failing_step", [
     (lambda ws: (ws / "jobs" / "b.yaml").write_text("name: b\n"), "Validate job files"),     # run skipped
     (lambda ws: (ws / "mfu-reports").write_text("a file"), "Run jobs"),                     # run wrote no summary
@@ -253,6 +252,7 @@ def test_pre_commit_hook_filter_and_entry(synth_trace, tmp_path, capsys):
     assert "bad.yaml" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # builds and installs the wheel
 @pytest.mark.parametrize("case", ["mistyped folder", "no report", "one new job"])
 def test_a_gate_that_compared_nothing_does_not_pass(wheel, installed, synth_trace, tmp_path, case):
     """A baseline folder holding no job's result.json (a typo, or an artifact downloaded elsewhere) warned per

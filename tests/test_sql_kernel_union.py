@@ -28,7 +28,6 @@ def _union_rows(kernels: list[Kernel]) -> dict[tuple[int, int | None], tuple[int
     return {(o, d): (u, s, n, e) for o, d, u, s, n, e in rows}
 
 
-@pytest.mark.slow  # a random oracle: 3,000 intervals, 15 groupings
 @pytest.mark.parametrize(("intervals", "union", "total"), [
     ([(0, 10), (5, 15), (20, 30)], 25, 30),                  # one overlap, one gap
     ([(0, 10), (10, 20)], 20, 20),                           # touching intervals merge
@@ -56,6 +55,7 @@ def test_devices_and_occurrences_are_separate() -> None:
     }
 
 
+@pytest.mark.slow  # a random oracle: 3,000 intervals, 15 groupings
 def test_random_intervals_against_sort_andmerge() -> None:
     rng = random.Random(20240611)
     kernels: list[Kernel] = []
