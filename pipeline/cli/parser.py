@@ -116,10 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
 # Commands whose work can run long on a big trace: they take --progress / --no-progress (pipeline/progress.py).
 PROGRESS_COMMANDS = ("run", "inspect", "init", "demo", "synth")
 
+# The exit codes are printed once, by `mfu --help`; a command's --help points there (compare has its own).
+COMMAND_EPILOG = "Exit codes: `mfu --help` lists them (docs/cli.md, the same text)."
+
 
 def _command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str,
-             epilog: str = EPILOG) -> argparse.ArgumentParser:
-    """A command's parser: its help is also its description, and every command's --help ends with the exit codes."""
+             epilog: str = COMMAND_EPILOG) -> argparse.ArgumentParser:
+    """A command's parser: its help is also its description."""
     sp = sub.add_parser(name, help=help, description=help, epilog=epilog,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sp.set_defaults(func=func, parser=sp)
