@@ -99,7 +99,7 @@ def test_json_summary_rows_hold_what_the_readme_lists(synth_trace, tmp_path, cap
     assert code == 4 and set(rows) == {"ok", "error"} and "trace file not found" in rows["error"]["reason"]
     assert set(rows["ok"]) == base | {"report", "metrics", "step_time_median_s", "failed_thresholds"}
     assert set(rows["error"]) == base | {"config_sha256", "trace_sha256", "name_in_file"}
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     para = readme[readme.index("With `--format json` the summary"):][:700]
     assert all(f"`{k}`" in para for r in rows.values() for k in r)
 

@@ -141,8 +141,8 @@ def test_every_job_schema_property_is_described():
 
 
 def test_readme_job_example_is_valid(tmp_path):
-    """The job file README.md shows must pass every check (its batch arithmetic included)."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    """The job file docs/guide.md shows must pass every check (its batch arithmetic included)."""
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     example = readme.split("## The job file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     job = load_checked(write(tmp_path, example))           # schema and every job-file rule of checks/job_file.py
     wl = job.workload
@@ -154,7 +154,7 @@ def test_readme_job_example_runs_on_the_trace_readme_says(tmp_path, monkeypatch,
     steps its 64 x 8192-token step was MFU 6800 % (invalid). The README now gives the trace to generate and the
     MFU it reports; the figure is computed here by hand: Llama-3-8B's Megatron FLOPs over the union of the
     selected occurrences' envelopes from the generator's truth."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     section = readme.split("## The job file", 1)[1].split("\n## ", 1)[0]
     example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     synth = shlex.split(re.search(r"`(mfu synth runs/step\.sqlite [^`]*)`", section).group(1))

@@ -89,7 +89,7 @@ def test_html_is_self_contained(fresh):
 def test_readme_excerpt_is_the_committed_demo():
     """The README shows figures from reports/demo; a stale excerpt would show numbers no run gives."""
     readme = (REPO / "README.md").read_text()
-    excerpt = readme.split("## Example report excerpt", 1)[1].split("\n## ", 1)[0]
+    excerpt = readme.split("## What a report shows", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in excerpt.splitlines() if line.startswith("| ") and "figure" not in line]
     demo = (REPO / "reports" / "demo" / "report.md").read_text()
     assert len(rows) >= 4 and all(row in demo for row in rows)

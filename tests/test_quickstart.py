@@ -14,7 +14,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def _section() -> str:
     text = README.read_text(encoding="utf-8")
-    return text[text.index("Then, from a trace to a report in three commands"):text.index("## Commands")]
+    start = text.index("Then, from a trace to a report in three commands")
+    return text[start:text.index("\n## ", start)]
 
 
 def _commands(section: str) -> list[list[str]]:
