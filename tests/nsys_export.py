@@ -157,7 +157,7 @@ def two_rank_steps() -> Export:
 
 
 def overlapping_steps() -> Export:
-    """One process whose CPU runs ahead: each step's GPU work runs into the next step (SEMANTICS §6).
+    """One process whose CPU runs ahead: each step's GPU work runs into the next step (docs/figures.md §6).
 
     pid 100, `step` ranges 0..1000, 1000..2000, 2000..3000 (back to back)
       step 1: launch at 100, kernel 200..1800 on device 0 (runs 800 ns into step 2)

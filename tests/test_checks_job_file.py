@@ -1,6 +1,6 @@
 """Every rule of pipeline/checks/job_file.py, one test each (named test_<rule>), plus proof that run applies them.
 
-The boundaries are written here by hand from the rules' definitions (SEMANTICS §7);
+The boundaries are written here by hand from the rules' definitions (docs/figures.md §7);
 `test_every_rule_has_its_own_test` keeps the list complete when a rule is added (likewise in
 tests/test_checks_scope.py and tests/test_checks_plausibility.py, with `untested_rules` from here).
 """

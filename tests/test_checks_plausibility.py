@@ -1,7 +1,7 @@
 """Every rule of pipeline/checks/plausibility.py, one test each (named test_<rule>), plus proof that run applies
 them: a figure that cannot be a measurement is never printed as one.
 
-The boundaries are written here by hand from the rules' definitions (SEMANTICS §1, §11).
+The boundaries are written here by hand from the rules' definitions (docs/figures.md §1, §11).
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def test_roofline_under_roof():
 
 
 def test_the_region_row_above_its_roof_is_not_blamed_on_kernels():
-    """The region row is timed over the wall (SEMANTICS: model FLOPs / (wall x GPUs)). On a real trace whose
+    """The region row is timed over the wall (docs/figures.md §1: model FLOPs / (wall x GPUs)). On a real trace whose
     FLOPs were for more work than a range held (6212 TFLOP/s on a 989.4 roof) its warning said 'the kernels
     matched to it ran too briefly for its analytic FLOPs (a synthetic trace, kernel-class patterns...)':
     no kernel is matched to it. 1 GPU, 1000 TFLOP/s, 2000 GB/s; 1e15 FLOPs, 1e12 bytes (AI 1000, compute
@@ -277,7 +277,7 @@ def test_achievable_is_a_ceiling():
 
 
 def test_a_point_exactly_on_its_roof_is_not_above_it():
-    """SEMANTICS §9: attainable = min(peak, AI x bandwidth); only a point *above* it is impossible. Rows whose
+    """docs/figures.md §9: attainable = min(peak, AI x bandwidth); only a point *above* it is impossible. Rows whose
     work is by hand exactly at their roof, for a time in ns as the trace gives it: on the compute roof 1.000000007 s
     x 1 GPU x 989.4 TFLOP/s = 989,400,006,925,800 FLOPs (AI 1000 FLOP/B, past the ridge 989.4 / 4.8 = 206); on the
     memory roof 0.987654321 s x 64 GPUs x 2039 GB/s = 128,884,938,273,216 bytes with as many FLOPs (AI 1 FLOP/B,
@@ -339,7 +339,7 @@ def test_figures_found_kernels():
 
 def test_voided():
     """An invalid result's figures resting on FLOPs or tokens are no measurement; its times are measured and stand
-    (SEMANTICS §6: the verdict judges MFU, HFU, the union diagnostic and the numerator's scope)."""
+    (docs/figures.md §6: the verdict judges MFU, HFU, the union diagnostic and the numerator's scope)."""
     on_flops = ["mfu_pct_wall", "hfu_pct_wall", "active_ratio_pct_union", "mfu_pct_achievable",
                 "achieved_tflops_per_gpu", "tokens_per_s"]
     times = ["union_over_wall_pct", "step_time_median_s", "wall_time_s", "gpu_kernel_union_s", "straggler_s"]
@@ -397,7 +397,7 @@ def _one_kernel_over_the_range(tmp_path, wall_ns: int, flops: int, num_gpus: int
 
 
 def test_work_exactly_at_the_peak_is_a_measurement(tmp_path):
-    """SEMANTICS §6 refuses MFU, HFU or the union diagnostic *above* 100 %. One rank, one range 0..2.231593033 s
+    """docs/figures.md §6 refuses MFU, HFU or the union diagnostic *above* 100 %. One rank, one range 0..2.231593033 s
     with one kernel over all of it, 8 GPUs at 312 TFLOP/s, and by hand exactly the FLOPs they supply:
     2.231593033 s x 8 x 312e12 = 5,570,056,210,368,000. MFU, HFU and the union diagnostic are all 100 %, no more:
     status ok, not invalid (computed in floats as written, the quotient came out 100.00000000000001)."""

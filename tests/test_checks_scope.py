@@ -1,7 +1,7 @@
 """Every rule of pipeline/checks/scope.py, one test each (named test_<rule>), plus proof that run applies them,
 and the trace warnings saying whether the selected ranges hold the work measured.
 
-The boundaries are written here by hand from the rules' definitions (SEMANTICS §5, §7, §11).
+The boundaries are written here by hand from the rules' definitions (docs/figures.md §5, §7, §11).
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def test_ranges_have_length_is_a_trace_problem(tmp_path, end, words):
 
 def test_ranges_have_length_inside_another_range_is_a_trace_problem(tmp_path):
     """A range ending before its start that starts inside another range of the name (same process) is no nested
-    range to fold (SEMANTICS §6): it is a selected range with end < start, so exit 4, naming it, like any other."""
+    range to fold (docs/figures.md §6): it is a selected range with end < start, so exit 4, naming it, like any other."""
     e = Export()
     main = gtid(100, 100)
     e.range(1000, 3000, main, "step")
@@ -398,7 +398,7 @@ def test_gpu_outlasts_range_needs_kernels(tmp_path):
 
 
 def test_gpu_outlasts_range_is_per_rank(tmp_path):
-    """SEMANTICS §5: the tail is each rank's last kernel end past its own range end, over the longest range.
+    """docs/figures.md §5: the tail is each rank's last kernel end past its own range end, over the longest range.
     Start skew with every kernel inside its rank's range warns of nothing; a late kernel on the rank with the
     shorter range warns although the occurrence's wall equals its longest range."""
     e = Export()
@@ -476,7 +476,7 @@ def test_kernels_without_process_id(tmp_path):
 ])
 def test_gpu_outlasts_range_boundary(tmp_path: Path, cpu_range: int, short_range: int | None, tail: int,
                                      warned: bool) -> None:
-    """SEMANTICS §5 warns when the last kernel ends *more than* 5 % of cpu_range_s after its rank's range end:
+    """docs/figures.md §5 warns when the last kernel ends *more than* 5 % of cpu_range_s after its rank's range end:
     a tail of exactly 5 % is no warning, one nanosecond more is. Integer ns, so the boundary is exact."""
     e = Export()
     long_tid, short_tid = gtid(100, 100), gtid(200, 200)

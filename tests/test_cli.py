@@ -213,7 +213,7 @@ def test_inspect_says_how_many_kernels_have_no_launch_row(synth_trace, capsys):
 def test_flops_preset_json(capsys):
     code, out, _ = run_cli(capsys, "flops", "--preset", "llama-3-8b", "--seq-len", "8192", "--format", "json")
     data = json.loads(out)
-    # SEMANTICS §11: Llama-3-8B at seq 8192, training, megatron = 51.47 GFLOP per token
+    # docs/figures.md §11: Llama-3-8B at seq 8192, training, megatron = 51.47 GFLOP per token
     assert code == 0 and round(data["flops_per_token"] / 1e9, 2) == 51.47
 
 
@@ -296,7 +296,7 @@ def test_flops_architecture_flags_reproduce_semantics_11(capsys):
 def test_flops_text_shows_the_hfu_multiplier_and_hardware_total_of_each_row_with_recomputation(capsys):
     """`mfu flops --recompute full` printed the MFU multiplier per row and only the hardware step total, which no
     column added up to. Full recomputation re-runs each layer's forward: 4x for the layers, 3x for the LM head
-    (SEMANTICS §7). Without recomputation the table keeps its one multiplier."""
+    (docs/figures.md §7). Without recomputation the table keeps its one multiplier."""
     code, out, _ = run_cli(capsys, "flops", "--preset", "llama-3-8b", "--seq-len", 4096, "--batch", 16,
                            "--recompute", "full")
     lines = out.splitlines()

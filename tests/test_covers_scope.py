@@ -1,9 +1,9 @@
-"""SEMANTICS §7 scope and §11's mis-scoped example, end to end on one hand-made trace.
+"""docs/figures.md §7 scope and §11's mis-scoped example, end to end on one hand-made trace.
 
 "If the region wraps 5 steps, [the numerator covers] 5 steps": `region.covers: 5` scales the per-step
 FLOPs to the occurrence. §11: one forward (131.94 TFLOP) over a 5-step region's 2.628 s at 989 TFLOP/s
 reads 5.1 %, which "the tool must refuse or flag ..., not print it as MFU". Every expected figure is
-worked out here from the Llama-3-8B shape (SEMANTICS §7's table), not taken from the code.
+worked out here from the Llama-3-8B shape (docs/figures.md §7's table), not taken from the code.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #11 §3: CUDA graphs captured at node level and at graph level (SEMANTICS §4).
+"""Issue #11 §3: CUDA graphs captured at node level and at graph level (docs/figures.md §4).
 
 The synthetic generator plants one graph launch per step and rank and writes the truth as it
 plants: node mode, every node a kernel row sharing the launch's correlationId; graph mode, one
@@ -110,7 +110,7 @@ def test_window_attribution_clips_graph_rows_to_the_range(synth_trace, tmp_path)
 
 
 def test_a_single_graph_launch_row_is_said_too(tmp_path):
-    """SEMANTICS §4: the report says graph-level rows were used whenever one is counted; the boundary is one
+    """docs/figures.md §4: the report says graph-level rows were used whenever one is counted; the boundary is one
     launch, not several. By hand: pid 100, step 1000..2000, one cudaGraphLaunch at 1100 whose graph ran
     1200..1700 as one GRAPH_TRACE row (500 ns), beside one kernel launched at 1050 (1100..1150, 50 ns)."""
     import sqlite3

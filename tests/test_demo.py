@@ -32,7 +32,7 @@ def test_demo_report_is_regenerated_byte_for_byte(fresh, name):
 def test_demo_numbers_check_out_by_hand(fresh):
     """The golden files are compared byte for byte above; their numbers are checked here, independently."""
     r = json.loads(fresh.joinpath("result.json").read_text())
-    # Llama-3-8B, seq 8192, training, megatron: 51.47 GFLOP/token (SEMANTICS §11); 8 sequences per step
+    # Llama-3-8B, seq 8192, training, megatron: 51.47 GFLOP/token (docs/figures.md §11); 8 sequences per step
     assert r["flops"]["flops_per_token"] == pytest.approx(51.47e9, rel=1e-4)
     assert r["flops"]["model_flops_per_step"] == r["flops"]["flops_per_token"] * 8 * 8192
     wall = sum(o["wall_time_s"] for o in r["occurrences"])
@@ -52,7 +52,7 @@ def test_demo_numbers_check_out_by_hand(fresh):
     md = fresh.joinpath("report.md").read_text()
     assert f"**{r['metrics']['mfu_pct_wall']:.2f}\u00a0%**" in md        # number and unit never wrap apart
     # the demo job declares no recomputation: HFU multiplies each forward by 3, as MFU does, so the FLOPs table's
-    # hardware column repeats the model column, and HFU = MFU (SEMANTICS §7)
+    # hardware column repeats the model column, and HFU = MFU (docs/figures.md §7)
     table = md.split("| component | forward FLOPs (TFLOP) | MFU × | model FLOPs per step (TFLOP) | HFU × | hardware "
                      "FLOPs per step (TFLOP) |\n|---|---:|---:|---:|---:|---:|\n", 1)[1].split("\n\n", 1)[0]
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]

@@ -56,3 +56,12 @@ def test_a_citation_that_points_at_nothing_is_found(tmp_path):
     assert re.search(r"^## 4\. ", text, re.M)
     assert not re.search(r"^## 99\. ", text, re.M)
     assert CITATION.findall("see docs/figures.md " + "§99") == [("figures.md", "99")]
+
+
+def test_no_citation_points_outside_the_repository():
+    """Code cited a spec that lived beside the repository, not in it; docs/figures.md is what it cites now."""
+    roots = [REPO / "pipeline", REPO / "tests", REPO / "configs", REPO / "schemas", REPO / "bench", DOCS]
+    named = [f"{p.relative_to(REPO)}:{n}" for root in roots for pattern in CITING for p in root.rglob(pattern)
+             if "_data" not in p.parts and p.name != "test_docs.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "SEMANTICS" in line]
+    assert named == []

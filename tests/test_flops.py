@@ -16,7 +16,7 @@ from pipeline.model.transformer import Arch
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# SEMANTICS §11: dense, MHA, 2-matrix MLP, full attention, no LM head.
+# docs/figures.md §11: dense, MHA, 2-matrix MLP, full attention, no LM head.
 SEM11 = {"hidden": 4096, "layers": 32, "heads": 32, "ffn": 16384, "mlp": "gelu",
          "attention": "full", "lm_head": False}
 
@@ -25,11 +25,11 @@ def rows(result) -> dict:
     return {c.component: c for c in result.breakdown}
 
 
-# --- SEMANTICS §11 -------------------------------------------------------------------
+# --- docs/figures.md §11 -------------------------------------------------------------------
 
 def test_semantics_total_is_exact():
     r = compute_flops(SEM11, mode="training", seq_len=8192, sequences=1)
-    assert r.model_flops_per_step == 422_212_465_065_984  # SEMANTICS §11
+    assert r.model_flops_per_step == 422_212_465_065_984  # docs/figures.md §11
     assert r.hardware_flops_per_step == r.model_flops_per_step
     assert r.tokens_per_step == 8192
 
@@ -46,16 +46,16 @@ def test_semantics_per_layer_components():
 
 def test_semantics_causal():
     r = compute_flops({**SEM11, "attention": "causal"}, mode="training", seq_len=8192, sequences=1)
-    assert r.model_flops_per_step == pytest.approx(3.694e14, rel=2e-4)  # SEMANTICS §11
+    assert r.model_flops_per_step == pytest.approx(3.694e14, rel=2e-4)  # docs/figures.md §11
 
 
 def test_six_n_quick_check():
-    assert six_n_flops(8_000_000_000, 8192, mode="training") == pytest.approx(3.932e14, rel=1e-4)  # SEMANTICS §11
+    assert six_n_flops(8_000_000_000, 8192, mode="training") == pytest.approx(3.932e14, rel=1e-4)  # docs/figures.md §11
     assert six_n_flops(8_000_000_000, 8192, mode="inference") * 3 == six_n_flops(8_000_000_000, 8192, mode="training")
     assert six_n_flops(8_000_000_000, 8192, mode="decode") == 2 * 8_000_000_000 * 8192       # forward only
 
 
-# --- Llama-3-8B (SEMANTICS §11) -------------------------------------------------------
+# --- Llama-3-8B (docs/figures.md §11) -------------------------------------------------------
 
 def test_llama3_8b_per_token_both_conventions():
     model = {"preset": "llama-3-8b"}
@@ -142,7 +142,7 @@ def test_moe_layer_pattern():
 
 @pytest.mark.parametrize("mlp, matrices", [("swiglu", 3), ("gelu", 2)])
 def test_moe_counts_only_active_and_shared_experts(mlp, matrices):
-    """SEMANTICS §7: routed experts 2·T·(2 or 3)·h·expert_ffn·top_k, shared 2·T·(2 or 3)·h·shared_ffn: 3 matrices
+    """docs/figures.md §7: routed experts 2·T·(2 or 3)·h·expert_ffn·top_k, shared 2·T·(2 or 3)·h·shared_ffn: 3 matrices
     for a gated MLP, 2 for a GELU/ReLU one. Router 2·T·h·experts either way."""
     model = {"hidden": 64, "layers": 1, "heads": 4, "mlp": mlp, "lm_head": False,
              "moe": {"experts": 16, "top_k": 2, "expert_ffn": 32, "shared_experts": 1, "shared_ffn": 48}}
@@ -234,7 +234,7 @@ def test_packed_sequences_use_sum_of_squares():
 
 
 def test_packed_documents_of_unequal_lengths_by_hand():
-    """SEMANTICS §7: packed sequences use Σ Lᵢ² instead of b·s². Two documents of 6000 and 2192 tokens, full
+    """docs/figures.md §7: packed sequences use Σ Lᵢ² instead of b·s². Two documents of 6000 and 2192 tokens, full
     attention (c = 1), per layer QKᵀ = 2·(6000² + 2192²)·q_dim; equal halves could not tell Σ Lᵢ² from (Σ Lᵢ)²/n."""
     by = rows(compute_flops(SEM11, mode="training", seq_len=8192, sequences=1, seq_lens=[6000, 2192]))
     assert by["attn_scores"].forward_flops == 32 * 2 * (6000**2 + 2192**2) * 4096
@@ -351,20 +351,20 @@ SMALL = {"hidden": 768, "layers": 12, "heads": 12, "ffn": 3072, "mlp": "gelu", "
     #   against 6N = 973,324,800: -20.9 %
     ({}, "model FLOPs fall short of the 6·N·tokens check by -21% (tolerance ±20%): N counts 38,633,472 "
          "parameters (24% of N) that are looked up, not multiplied (the token embedding table; a lookup is 0 FLOPs, "
-         "SEMANTICS §7): a small model with a large vocabulary comes out below it; otherwise check the declared "
+         "docs/figures.md §7): a small model with a large vocabulary comes out below it; otherwise check the declared "
          "shape (vocab, tied_embeddings, lm_head)"),
     # no LM head: N = 84,934,656 + 19,200 + 38,633,472 = 123,587,328 (table 31.3 %);
     #   per token 3 x (2 x 84,934,656 + 9,437,184) = 537,919,488 against 6N = 741,523,968: -27.5 %
     ({"lm_head": False}, "model FLOPs fall short of the 6·N·tokens check by -27% (tolerance ±20%): N counts "
          "38,633,472 parameters (31% of N) that are looked up, not multiplied (the token embedding table (lm_head: "
-         "false, so no LM head multiplies it); a lookup is 0 FLOPs, SEMANTICS §7): a small model with a large "
+         "false, so no LM head multiplies it); a lookup is 0 FLOPs, docs/figures.md §7): a small model with a large "
          "vocabulary comes out below it; otherwise check the declared shape (vocab, tied_embeddings, lm_head)"),
     # tied: the table is the LM head's matrix, N = 123,587,328 holds it once and the head multiplies it:
     #   769,720,320 against 741,523,968 = +3.8 %, inside the tolerance
     ({"tied_embeddings": True}, None),
 ])
 def test_six_n_warning_below_names_the_lookups(over, warning):
-    """Below 6N: N counts the token table, which a dense model only looks up (SEMANTICS §7), not long sequences."""
+    """Below 6N: N counts the token table, which a dense model only looks up (docs/figures.md §7), not long sequences."""
     r = compute_flops({**SMALL, **over}, mode="training", seq_len=512, sequences=1)
     assert [w for w in r.warnings if "6·N·tokens" in w] == ([warning] if warning else [])
 
@@ -407,7 +407,7 @@ def test_model_convention_key_and_argument_override():
 
 
 def test_convention_note_states_what_was_applied_to_this_model():
-    """SEMANTICS §7: the report states causal halving yes/no, LM head in or out, active experts only.
+    """docs/figures.md §7: the report states causal halving yes/no, LM head in or out, active experts only.
 
     The note describes this model: SEM11 has full attention and no LM head, so nothing is halved
     and no LM head is counted, whatever the convention would do for a causal decoder.
@@ -438,7 +438,7 @@ def test_convention_note_states_what_was_applied_to_this_model():
      "the layers, the LM head stays 3×) and FlashAttention's backward recomputes QKᵀ once more (+1×)", (5, 4)),
 ])
 def test_convention_note_says_what_hfu_counts(kwargs, said, attention_x):
-    """SEMANTICS §7: HFU adds what is recomputed (full: each layer's forward again, 4×, the LM head 3×; selective:
+    """docs/figures.md §7: HFU adds what is recomputed (full: each layer's forward again, 4×, the LM head 3×; selective:
     the attention core). The report printed HFU with no word on which recomputation it assumed; the note says it,
     and says what the multipliers in the breakdown are (QKᵀ, ×V and the LM head checked here)."""
     r = compute_flops({"preset": "llama-3-8b"}, mode="training", seq_len=128, sequences=1, **kwargs)

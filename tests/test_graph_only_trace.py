@@ -1,6 +1,6 @@
 """A trace whose GPU work is all CUDA graph launches recorded whole (--cuda-graph-trace=graph, Nsight
 Systems' default) has no kernel table at all: Nsight Systems creates a table only when it has rows. Its
-graph rows are the GPU work (SEMANTICS §4), measured by `mfu run` (with and without the cache),
+graph rows are the GPU work (docs/figures.md §4), measured by `mfu run` (with and without the cache),
 `mfu inspect` and `mfu init` alike; a trace with neither table is still refused.
 
 The trace, by hand (pid 100, thread 100; no kernel, memcpy, memset or GPU table):

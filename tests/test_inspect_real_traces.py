@@ -1,4 +1,4 @@
-"""`mfu inspect` on every shared trace, against a reference written here from NSYS_SCHEMA.md / SEMANTICS.md.
+"""`mfu inspect` on every shared trace, against a reference written here from the export schema and docs/figures.md.
 
 The reference reads the file with sqlite3 (read-only) and shares no code with pipeline/: event counts,
 GPU rows, devices and processes that ran kernels, NVTX range-name groups, and region discovery's
@@ -24,7 +24,7 @@ from pipeline.trace.inspect import inspect_trace
 
 from test_real_traces import ALL_TRACES, PROCESS, RANGE_TYPES, read_only, sha256, tables, union
 
-SUFFIX = re.compile(r", (seq|op_id) = [0-9]+.*$", re.S)      # PyTorch's per-call suffixes (SEMANTICS §3)
+SUFFIX = re.compile(r", (seq|op_id) = [0-9]+.*$", re.S)      # PyTorch's per-call suffixes (docs/figures.md §3)
 NUMBER = re.compile(r"[0-9]+([^0-9A-Za-z]*)\Z")             # a name's number: its last digits, then punctuation only
 GPU_COLUMNS = ("id", "name", "chipName", "totalMemory", "memoryBandwidth", "smCount", "clockRate", "cuDevice")
 # Step-like: top-level, not named warm-up, >= 2 occurrences in every process after its named warm-up, >= 50 % of

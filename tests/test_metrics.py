@@ -1,4 +1,4 @@
-"""SEMANTICS §1 and §11 arithmetic, by hand."""
+"""docs/figures.md §1 and §11 arithmetic, by hand."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pipeline.analysis import metrics
 
 
 def test_worked_example_40_percent():
-    # SEMANTICS §11: 3.9 PFLOP per step, 1.232 s wall, 8 GPUs at 989 TFLOP/s -> supply 1.232 x 8 x 989e12
+    # docs/figures.md §11: 3.9 PFLOP per step, 1.232 s wall, 8 GPUs at 989 TFLOP/s -> supply 1.232 x 8 x 989e12
     # = 9.75 PFLOP, MFU 3.9 / 9.75 = 40 %
     assert metrics.utilization_pct(3.9e15, 1.232, 8, 989.0) == pytest.approx(40.0, abs=0.05)
 
 
 def test_mis_scoped_example_is_5_percent():
-    # SEMANTICS §11: one forward (131.94 TFLOP) over a 5-step union of 2.628 s at 989 -> 5.1 %
+    # docs/figures.md §11: one forward (131.94 TFLOP) over a 5-step union of 2.628 s at 989 -> 5.1 %
     assert metrics.utilization_pct(131.94e12, 2.628, 1, 989.0) == pytest.approx(5.08, abs=0.01)
 
 
@@ -41,7 +41,7 @@ def test_step_stats():
 
 
 def test_roofline_numbers():
-    # SEMANTICS §9/§11: H200 BF16 989 TFLOP/s / 4.8 TB/s ~ 206 FLOP/byte; with 3.35 TB/s ~ 295
+    # docs/figures.md §9/§11: H200 BF16 989 TFLOP/s / 4.8 TB/s ~ 206 FLOP/byte; with 3.35 TB/s ~ 295
     assert metrics.ridge_flop_per_byte(989.0, 4800) == pytest.approx(206, abs=0.5)
     assert metrics.ridge_flop_per_byte(989.0, 3350) == pytest.approx(295, abs=0.5)
     # elementwise add: AI 1/6 -> roof ~0.8 TFLOP/s on H200
@@ -57,7 +57,7 @@ def test_roofline_numbers():
     (5_000_000_000, 2, 989.4),
 ])
 def test_work_exactly_at_the_peak_is_exactly_100(wall_ns, gpus, peak):
-    """SEMANTICS §6 refuses MFU, HFU or the union diagnostic *above* 100 %: work that fills every GPU at its peak
+    """docs/figures.md §6 refuses MFU, HFU or the union diagnostic *above* 100 %: work that fills every GPU at its peak
     for the whole wall is 100 %, no more. The FLOPs here are by hand wall x GPUs x peak, exactly (peak x 10 is a
     whole number, so the product is an integer): the figure must be 100.0, not a float rounding above it that
     the verdict would refuse."""
@@ -73,7 +73,7 @@ def test_work_exactly_at_the_peak_is_exactly_100(wall_ns, gpus, peak):
     (2_231_593_033, 8, 3350.0),
 ])
 def test_traffic_exactly_at_the_bandwidth_is_exactly_100(wall_ns, gpus, hbm):
-    """The memory roof's share (SEMANTICS §9), as utilization_pct for the peak: bytes by hand wall x GPUs x
+    """The memory roof's share (docs/figures.md §9), as utilization_pct for the peak: bytes by hand wall x GPUs x
     bandwidth, exactly ((wall_ns / 1e9) s x GB/s x 1e9 = wall_ns x GB/s bytes per GPU)."""
     nbytes = wall_ns * gpus * int(hbm)
     assert metrics.bandwidth_pct(nbytes, wall_ns / 1e9, gpus, hbm) == 100.0

@@ -1,4 +1,4 @@
-"""Overlapping occurrences are counted once (SEMANTICS §6, issue #11 §1), end to end on hand-built traces.
+"""Overlapping occurrences are counted once (docs/figures.md §6, issue #11 §1), end to end on hand-built traces.
 
 Every expected figure is worked out by hand from the planted ranges and kernels
 (tests/nsys_export.overlapping_steps), or by a plain sort-and-merge here.
@@ -92,7 +92,7 @@ def test_nested_same_name_ranges_fold_into_the_outermost(tmp_path):
     (500_000_000, 10_000_001, True),
 ])
 def test_overlap_warning_boundary(tmp_path, step: int, over: int, warned: bool) -> None:
-    """SEMANTICS §6 warns `occurrences_overlap` when the sum of the envelopes exceeds their union by more than
+    """docs/figures.md §6 warns `occurrences_overlap` when the sum of the envelopes exceeds their union by more than
     1 % (of the union, the wall the totals use): exactly 1 % is no warning, 1 % + 1 ns is. Two back-to-back
     steps of `step` ns; step 1's kernel runs `over` ns into step 2, whose kernel stays inside its own range.
     The tail is at most 2 % of the range, so no other warning is involved."""
@@ -131,7 +131,7 @@ def test_report_says_why_overlapping_rows_sit_below_the_total(tmp_path):
 
 
 def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(tmp_path):
-    """SEMANTICS §5 defines each column of the occurrences table, §6 the total row (unions, not sums) and the step
+    """docs/figures.md §5 defines each column of the occurrences table, §6 the total row (unions, not sums) and the step
     time, and asks for the sum of the envelopes beside their union: the report says so under the table, in both
     formats. Envelopes 1800, 1600 and 1500 ns add up to 4900 ns (4.900 µs), while the total wall is 3500 ns."""
     from pipeline.report.render import render_all
@@ -153,7 +153,7 @@ def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(tm
 
 
 def test_communication_table_walls_are_the_span_and_say_so(tmp_path):
-    """SEMANTICS §6: totals are unions over the occurrences, so the overlap table's per-device wall is the span
+    """docs/figures.md §6: totals are unions over the occurrences, so the overlap table's per-device wall is the span
     (3500 ns), not the envelopes' 4900 ns sum, and compute + exposed + idle adds up to it: idle is 3500 - 2500 on
     device 0 and 3500 - 1100 on device 1. result.schema.json describes the field as what it holds."""
     import json
@@ -169,7 +169,7 @@ def test_communication_table_walls_are_the_span_and_say_so(tmp_path):
 
 
 def test_a_single_process_report_gives_the_step_period(tmp_path):
-    """SEMANTICS §5: "also report ... the step period (start of occurrence k+1 minus start of k, per process)". With
+    """docs/figures.md §5: "also report ... the step period (start of occurrence k+1 minus start of k, per process)". With
     several ranks the ranks section gives each rank's median period; a one-process report has no ranks section, so
     the occurrences section says it. Ranges start at 0, 4000, 10000 and 12000 ns; occurrences 1-3 are selected, so
     their periods are 4000, 6000 and 2000 ns (the last to the fourth, unselected range): median 4000 ns."""

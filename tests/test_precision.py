@@ -127,7 +127,7 @@ def test_fp64_names_match_either_fp64_peak():
     assert precision.matches("unknown", {"precision": "bf16"}) is None
 
 
-# ---------------------------------------------------------------- FP16 accumulate on a GeForce card (SEMANTICS §8)
+# ---------------------------------------------------------------- FP16 accumulate on a GeForce card (docs/figures.md §8)
 
 ACC16 = "sm80_xmma_fprop_implicit_gemm_f16f16_f16f16_f16_nhwckrsc_nhwc_kernel_trt"    # C and accumulator f16
 ACC32 = "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_kernel"              # accumulator f32

@@ -163,7 +163,7 @@ def test_rank_above_100_is_warned_while_the_total_is_plausible(synth_trace, tmp_
 
 def test_a_file_with_fewer_occurrences_is_a_rank_missing_them_not_an_error(tmp_path):
     """Occurrences are counted per process and asking for more than *any* process has is the error
-    (SEMANTICS §3): a rank file with 4 steps beside files with 5 is a rank missing occurrence 5, as the
+    (docs/figures.md §3): a rank file with 4 steps beside files with 5 is a rank missing occurrence 5, as the
     same ranks in one file are (occurrence_missing_ranks), not a trace error for the whole job."""
     truths = rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4001}, {"first_pid": 4002, "steps": 4}])
     res = run_job(load_job(job(tmp_path, "r*.sqlite", num_gpus=3, occurrences={"first": 2, "last": 5})))
@@ -208,7 +208,7 @@ def _two_hosts_one_pid(tmp_path, one_device: bool = False) -> tuple[dict, dict]:
 
 
 def test_two_hosts_sharing_a_pid_in_one_file_are_two_ranks(tmp_path):
-    """A process is globalTid & ~0xFFFFFF, host bits included (SEMANTICS §2): two hosts' processes with one
+    """A process is globalTid & ~0xFFFFFF, host bits included (docs/figures.md §2): two hosts' processes with one
     pid in one file are two ranks, named pid@host as the occurrence counts name them, each over its own 5
     occurrences; merging them would count 10 occurrences of FLOPs over one rank's time (twice its MFU)."""
     truth, res = _two_hosts_one_pid(tmp_path)
@@ -258,7 +258,7 @@ def _hand_two_ranks(tmp_path: Path, e) -> dict:
 
 
 def test_a_rank_without_kernels_in_an_occurrence_has_no_rank_mfu(tmp_path):
-    """SEMANTICS §5: an occurrence with no attributed kernel shows no MFU ("—"); the same holds for one rank's
+    """docs/figures.md §5: an occurrence with no attributed kernel shows no MFU ("—"); the same holds for one rank's
     row of an occurrence. pid 100 steps 1000..2000 and 11000..12000, each launching a kernel (1100 -> 1200..1500,
     11100 -> 11200..11500); pid 200 steps 1000..2000 (launch 1100 -> kernel 1200..1600) and 11000..12000 with
     no kernel. By hand, at 1e3 FLOPs, 2 GPUs, 1e12 FLOP/s: every rank wall is 1000 ns, MFU 1e3 / (1e-6 x 2e12)
@@ -402,7 +402,7 @@ def test_rank_summary_mfu_over_the_union_of_its_envelopes():
 
 
 def test_rank_spread_over_occurrences_by_hand():
-    """SEMANTICS §5 asks for the per-rank spread, slowest minus fastest rank. Walls per occurrence: 1: a 1000,
+    """docs/figures.md §5 asks for the per-rank spread, slowest minus fastest rank. Walls per occurrence: 1: a 1000,
     b 1300, c 1100 (300); 2: a 1000, b 1200 (200); 3: a 1500, b 1000, c 1400 (500); 4: a alone (no spread, not
     counted). Over occurrences 1-3: min 200, median 300, max 500 ns. With no occurrence two ranks had: null."""
     from pipeline.analysis import rankstats

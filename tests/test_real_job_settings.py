@@ -1,6 +1,6 @@
 """Job settings no other real-trace test runs end to end, on NVIDIA__Fuser__8fa9ec29 (H100, nsys 2024.6.2).
 
-Every expected figure is derived here by hand from the trace with sqlite3 (SEMANTICS.md), never taken
+Every expected figure is derived here by hand from the trace with sqlite3 (docs/figures.md), never taken
 from the tool's own output. The trace's one range with GPU work, `KernelExecutor::runFusion`, opens at
 1723198526 ns and closes at 1727696555 ns; it launches two kernels on device 0 (correlationIds 1101:
 4160 ns, and 1107: 135999 ns, the latter ending at 1727830386 ns, after the range closes).
@@ -28,7 +28,7 @@ def _run(real_trace, tmp_path, **over):
 
 
 def _runfusion_wall_ns(path) -> int:
-    """Envelope of the range and the kernels its process launched inside it (SEMANTICS §5)."""
+    """Envelope of the range and the kernels its process launched inside it (docs/figures.md §5)."""
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     (lo, hi, pid), = con.execute(
         "SELECT n.start, n.\"end\", n.globalTid & ~16777215 FROM NVTX_EVENTS n "

@@ -2,7 +2,7 @@
 
 nsysai__mfu_2gpu_before (2× H100, one process per GPU, correlationIds repeating across the two
 processes), region `FlashAttnFunc` (prefix: PyTorch appends ', seq = N, op_id = M'), occurrences
-2-20. Every expected figure is derived here from the file with sqlite3 (SEMANTICS §3-§6), sharing no
+2-20. Every expected figure is derived here from the file with sqlite3 (docs/figures.md §3-§6), sharing no
 code with pipeline/: ranges numbered per process, kernels joined to their launch on correlationId
 and process, rank wall = the rank's range start to its range end or last kernel end, whichever is later.
 """

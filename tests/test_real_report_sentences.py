@@ -74,7 +74,7 @@ def test_top_kernel_rows_name_different_kernels_differently(memfusion):
 
 
 def test_last_occurrence_step_is_its_envelope_and_the_warning_says_so(memfusion):
-    """Step times by hand (SEMANTICS §6): occurrences 2-9 start before the previous envelope ends, so
+    """Step times by hand (docs/figures.md §6): occurrences 2-9 start before the previous envelope ends, so
     theirs are periods (25207, 21297, 18338, 20957, 18220, 25463, 18747, 31220 ns); occurrence 10 has
     no next selected start, so its step time is its envelope, 3763408 ns = 176.71x the median 21297 ns.
     The warning may not present that as a slow step without saying how it was measured."""

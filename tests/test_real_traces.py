@@ -297,7 +297,7 @@ def test_kernels_without_launch_rows_are_counted_apart(real_trace) -> None:
 
 def test_overlapping_occurrences_count_once(real_trace) -> None:
     """h100, aten::linear (prefix), occurrences 5-24 on 2 GPUs: the CPU runs far ahead of the GPU,
-    so the envelopes overlap; the totals are unions over all of them (SEMANTICS §6)."""
+    so the envelopes overlap; the totals are unions over all of them (docs/figures.md §6)."""
     path = real_trace("nsysai__h100_2gpu_1s.sqlite")
     ref = Reference(path)
     occs = ref.occurrences("aten::linear", "prefix")[4:24]

@@ -167,7 +167,7 @@ def test_kernel_names_stay_whole_in_the_title():
 
 
 def test_the_flops_section_states_the_convention_it_used():
-    """SEMANTICS §7: the report says which convention (halving, LM head, experts), not only its name."""
+    """docs/figures.md §7: the report says which convention (halving, LM head, experts), not only its name."""
     note = "component-wise; causal attention: QKᵀ and ×V counted at half; LM head included"
     r = demo()
     r["flops"] = {**r["flops"], "convention": "megatron", "convention_note": note}

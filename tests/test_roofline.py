@@ -1,4 +1,4 @@
-"""Roofline numbers of SEMANTICS §9/§11 by hand, the operator table, and the heuristic rule."""
+"""Roofline numbers of docs/figures.md §9/§11 by hand, the operator table, and the heuristic rule."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ def test_mfu_by_hand(truth_run):
         100 * flops / (union_s * 2 * H100_SXM_BF16 * 1e12), rel=1e-12)
     assert res["metrics"]["tokens_per_s"] == pytest.approx(3 * 16 * 4096 / wall_s, rel=1e-12)
     assert res["hardware"]["peak_tflops"] == H100_SXM_BF16
-    # identity of SEMANTICS §1: MFU = active ratio x union / wall
+    # identity of docs/figures.md §1: MFU = active ratio x union / wall
     assert res["metrics"]["mfu_pct_wall"] == pytest.approx(
         res["metrics"]["active_ratio_pct_union"] * union_s / wall_s, rel=1e-12)
 
@@ -144,7 +144,7 @@ def test_window_attribution_clips_to_the_range(truth_run):
 
 
 def test_forward_only_numerator_is_flagged_not_printed(truth_run):
-    """SEMANTICS §11: one forward pass (131.94 TFLOP) as the numerator of a training step is a scope error.
+    """docs/figures.md §11: one forward pass (131.94 TFLOP) as the numerator of a training step is a scope error.
 
     131.94e12 = 2 x 8.03e9 params x 8192 tokens, roughly one forward of Llama-3-8B at seq 8192, batch 1:
     the megatron training figure is 51.47 GFLOP/token x 8192 = 4.216e14, about 3.2x more.
@@ -156,7 +156,7 @@ def test_forward_only_numerator_is_flagged_not_printed(truth_run):
 
 
 def test_matching_explicit_numerator_passes(truth_run):
-    # Llama-3-8B, seq 8192, batch 1, megatron: 51.47 GFLOP/token x 8192 tokens ~= 4.2165e14 (SEMANTICS §11)
+    # Llama-3-8B, seq 8192, batch 1, megatron: 51.47 GFLOP/token x 8192 tokens ~= 4.2165e14 (docs/figures.md §11)
     res, _ = truth_run(model={"preset": "llama-3-8b", "flops_per_step": 4.2165e+14},
                        workload={"seq_len": 8192, "global_batch": 1},
                        hardware={"peak_tflops": 50000})   # a 50 ms synthetic step needs a large peak to stay < 100 %

@@ -1,4 +1,4 @@
-"""SEMANTICS §11's MFU worked number end to end: a hand-made trace in, the spec's figure out.
+"""docs/figures.md §11's MFU worked number end to end: a hand-made trace in, the spec's figure out.
 
 "3.9 PFLOP per step, 1.232 s wall, 8 GPUs at 989: supply 9.75 PFLOP, MFU ≈ 40 %". tests/test_metrics.py checks
 the formula alone; here the wall comes from the trace: 8 ranks, one process and one GPU each, one `step` range of

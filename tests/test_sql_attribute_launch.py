@@ -1,4 +1,4 @@
-"""attribute_launch.sql: process and thread attribution through the launch call (SEMANTICS §4)."""
+"""attribute_launch.sql: process and thread attribution through the launch call (docs/figures.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""attribute_memops.sql: copies and sets follow the kernels' attribution rules (SEMANTICS §4)."""
+"""attribute_memops.sql: copies and sets follow the kernels' attribution rules (docs/figures.md §4)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pipeline.trace import queries
 
 
 def mm_elements(m: int, k: int, n: int) -> int:
-    """A and B read once, C written once (SEMANTICS §9)."""
+    """A and B read once, C written once (docs/figures.md §9)."""
     return m * k + k * n + m * n
 
 COLUMNS = ("occurrence BIGINT, op VARCHAR, shapes VARCHAR, kind VARCHAR, label VARCHAR, pass VARCHAR, status VARCHAR, "

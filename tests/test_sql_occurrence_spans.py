@@ -1,4 +1,4 @@
-"""occurrence_spans.sql: the time the selected occurrences span, as unions (span_unions, SEMANTICS §6)."""
+"""occurrence_spans.sql: the time the selected occurrences span, as unions (span_unions, docs/figures.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""occurrence_times.sql: one row per occurrence across ranks (SEMANTICS §5)."""
+"""occurrence_times.sql: one row per occurrence across ranks (docs/figures.md §5)."""
 
 from __future__ import annotations
 

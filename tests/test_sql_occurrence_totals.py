@@ -1,4 +1,4 @@
-"""occurrence_totals.sql: totals over the selected occurrences are unions (SEMANTICS §6), by hand."""
+"""occurrence_totals.sql: totals over the selected occurrences are unions (docs/figures.md §6), by hand."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def test_exact_numbers_per_process_longer_first_on_ties(open_export) -> None:
         (20, 2, 3050, 4100, None, g2, P2, "train_step"),
     ]
     # 3000..3500 and the worker thread's 3100..3200 lie inside 3000..4000 of the same process:
-    # folded into it, not occurrences of their own (SEMANTICS §6)
+    # folded into it, not occurrences of their own (docs/figures.md §6)
     assert trace.con.execute("SELECT pid, start_ns, end_ns, global_tid FROM nested_ranges ORDER BY start_ns"
                              ).fetchall() == [(10, 3000, 3500, P1), (10, 3100, 3200, P1_WORKER)]
     assert queries.run(trace.con, "nested_counts") == [{"pid": 10, "nested": 2, "example": "train_step"}]
@@ -62,7 +62,7 @@ def test_overlapping_but_not_nested_ranges_both_count(open_export) -> None:
 
 
 def test_a_range_ending_before_it_starts_is_never_nested(open_export) -> None:
-    """SEMANTICS §6: a range with end < start is trace data that cannot be right (exit 4 when selected), not a
+    """docs/figures.md §6: a range with end < start is trace data that cannot be right (exit 4 when selected), not a
     range nested inside another: it is numbered like any range, so ranges_have_length sees and refuses it,
     and is not folded away as `nested_occurrences` (which would measure the trace as if nothing were wrong).
     A zero-length range inside another is still a point inside it, and still folded."""

@@ -36,7 +36,7 @@ def test_each_instant_gets_one_part_by_what_ran_on_any_gpu():
 
 def test_a_step_holds_what_ran_during_it_whichever_occurrence_launched_it():
     """Occurrence 1's range [0,50) launches a GEMM [10,80); occurrence 2 starts at 60, inside that envelope, so step 1
-    is 60 (SEMANTICS §6). Step 1: idle 10, gemm 50. Step 2 [60,120): the tail [60,80) of occurrence 1's GEMM, idle
+    is 60 (docs/figures.md §6). Step 1: idle 10, gemm 50. Step 2 [60,120): the tail [60,80) of occurrence 1's GEMM, idle
     [80,90), its own GEMM [90,100), idle [100,120): gemm 30, idle 30. Nothing counts twice."""
     con = with_ranges([(1, 0, "gemm", "gemm", 10, 80), (2, 0, "gemm", "gemm", 90, 100)],
                       [(1, 100, 0, 50), (2, 100, 60, 120)])

@@ -1,4 +1,4 @@
-"""unattributed.sql: kernels inside a range with no launch row in their process (SEMANTICS §4)."""
+"""unattributed.sql: kernels inside a range with no launch row in their process (docs/figures.md §4)."""
 
 from __future__ import annotations
 

@@ -310,7 +310,7 @@ def test_kernels_that_end_before_they_start_are_a_warning(synth_trace, tmp_path,
     bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
     with sqlite3.connect(bad) as con:
         con.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 1000 WHERE rowid % 5 = 0')
-        # attributed (SEMANTICS §4): launched, by the kernel's process, inside one of its train_step ranges
+        # attributed (docs/figures.md §4): launched, by the kernel's process, inside one of its train_step ranges
         # (every occurrence is selected); duplicate launch rows of one kernel count it once
         rows = con.execute("""
             SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k

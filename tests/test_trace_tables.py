@@ -1,4 +1,4 @@
-"""Which export table the raw views read, when versions name tables differently (NSYS_SCHEMA.md, SEMANTICS §2).
+"""Which export table the raw views read, when versions name tables differently (NSYS_SCHEMA.md, docs/figures.md §2).
 
 Some Nsight Systems versions suffix table names (`_V2`, `_V3`): the exact name is preferred, then the
 highest numeric suffix (numerically: `_V10` over `_V9`). The metadata table is `META_DATA_EXPORT`, named
@@ -80,7 +80,7 @@ def _metadata(tmp_path: Path, table: str | None) -> Path:
     ({"U", "T_OLD"}, None),
 ])
 def test_resolve_table_prefers_exact_then_highest_suffix(present: set[str], chosen: str | None) -> None:
-    """NSYS_SCHEMA.md / SEMANTICS §2: prefer the exact name, then the highest numeric suffix."""
+    """NSYS_SCHEMA.md / docs/figures.md §2: prefer the exact name, then the highest numeric suffix."""
     assert resolve_table(present, "T") == chosen
 
 
@@ -114,7 +114,7 @@ def test_versioned_kernel_tables_are_read_by_preference(tmp_path: Path, tables: 
 ])
 def test_export_metadata_under_either_name(tmp_path: Path, table: str | None, product: str | None,
                                            schema: str | None) -> None:
-    """SEMANTICS §2: the version is in META_DATA_EXPORT, called EXPORT_META_DATA up to schema 3.1.7; both are read,
+    """docs/figures.md §2: the version is in META_DATA_EXPORT, called EXPORT_META_DATA up to schema 3.1.7; both are read,
     and a file with neither still opens, its version unknown."""
     trace = open_trace(_metadata(tmp_path, table))
     try:

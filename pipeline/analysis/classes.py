@@ -3,7 +3,7 @@
 The interval arithmetic lives in pipeline/trace/sql (classify, class_times, comm_overlap,
 top_kernels); this module loads the class rules, feeds them to the queries and turns
 integer nanoseconds into the result.json sections. Exposed communication and idle
-time are their own figures: `wall - union` is neither (SEMANTICS §1).
+time are their own figures: `wall - union` is neither (docs/figures.md §1).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def top_kernels(trace: Trace, kernel_sum_ns: int, kernel_class: str | None = Non
 
 
 def graph_rows_warning(kernel_classes: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Say that graph-level rows stand in for kernels nobody recorded (SEMANTICS §4).
+    """Say that graph-level rows stand in for kernels nobody recorded (docs/figures.md §4).
 
     They count in wall, sum and union, but what ran inside them is unknown: classes,
     precision and top kernels cannot see into that time.

@@ -1,6 +1,6 @@
 """The job's figures from the measurement and three numbers: FLOPs per occurrence, GPUs, peak.
 
-Per occurrence, per device, in total and per rank (SEMANTICS §1, §5, §6). Inputs are the
+Per occurrence, per device, in total and per rank (docs/figures.md §1, §5, §6). Inputs are the
 measured integer nanoseconds and plain numbers, so nothing here depends on how the FLOPs
 or the peak were obtained; the formulas are metrics.py's. Times become seconds here.
 """
@@ -53,7 +53,7 @@ class RankFigures:
 
 
 def figures(m: Measurement, work: Work, device_labels: dict[int, str]) -> Figures:
-    """Totals are unions over all selected occurrences (measure's `totals`): overlap counts once (SEMANTICS §6)."""
+    """Totals are unions over all selected occurrences (measure's `totals`): overlap counts once (docs/figures.md §6)."""
     spreads = rankstats.occurrence_spreads(m.ranks)
     occurrences = [_occurrence(o, work, spreads.get(o["occurrence"])) for o in m.occurrences]
     n = len(occurrences)
@@ -78,7 +78,7 @@ def figures(m: Measurement, work: Work, device_labels: dict[int, str]) -> Figure
 
 
 def headline(totals: dict[str, Any], wall_ns: int, union_ns: int, work: Work) -> dict[str, float | None]:
-    """MFU, HFU, the union diagnostic and friends over the selected work (SEMANTICS §1)."""
+    """MFU, HFU, the union diagnostic and friends over the selected work (docs/figures.md §1)."""
     wall_s, union_s = wall_ns / NS, union_ns / NS
     gpus, peak = work.num_gpus, work.peak_tflops
     return {

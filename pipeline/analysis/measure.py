@@ -1,4 +1,4 @@
-"""Times per occurrence from a trace: region selection, kernel attribution, sum/union (SEMANTICS §3-6).
+"""Times per occurrence from a trace: region selection, kernel attribution, sum/union (docs/figures.md §3-6).
 
 Two steps with a small seam between them: `build_window` reads the trace and leaves the
 window tables (selected occurrences, their attributed and classified kernels and memory
@@ -32,8 +32,8 @@ NS = 1_000_000_000
 # Kernel classes whose time counted FLOPs should cover (operator_work.sql, issue #31): matrix products and attention.
 COVERAGE_CLASSES = ["gemm", "attention"]
 # Warning thresholds in percent, compared in integer nanoseconds so the boundary is exact:
-OUTLAST_PCT = 5                # a rank's GPU tail past its own range, of the longest CPU range (SEMANTICS §5)
-OVERLAP_PCT = 1                # sum of envelopes above their union (SEMANTICS §6)
+OUTLAST_PCT = 5                # a rank's GPU tail past its own range, of the longest CPU range (docs/figures.md §5)
+OVERLAP_PCT = 1                # sum of envelopes above their union (docs/figures.md §6)
 
 
 @dataclass
@@ -155,14 +155,14 @@ def _select_ranges(trace: Trace, region: Region, warnings: list[ResultWarning]) 
 
 
 def _require_tables(trace: Trace) -> None:
-    """Every missing table a measurement needs, named at once with what it prevents (SEMANTICS §2): a
+    """Every missing table a measurement needs, named at once with what it prevents (docs/figures.md §2): a
     CPU-only capture lacks both, and naming only the first sends the user back to capture twice. A table
     present but lacking a column it needs is no capture problem: exporting again is the fix."""
     lacking = [trace.lacking[raw] for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking]
     if lacking:
         raise TraceError(f"{trace.path}: " + "; ".join(lacking))
     missing = [] if trace.has("raw_nvtx") else ["no NVTX_EVENTS table (no regions)"]
-    if not trace.gpu_work():         # graph launch rows alone are GPU work (SEMANTICS §4)
+    if not trace.gpu_work():         # graph launch rows alone are GPU work (docs/figures.md §4)
         missing.append("no CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels)")
     if missing:
         mark = "" if trace.has("raw_nvtx") else " and mark the step with an NVTX range"
@@ -226,7 +226,7 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
 def _refuse_threadless(trace: Trace, region: Region, counts: list[dict[str, Any]]) -> None:
     """Ranges with no thread (NVTX_EVENTS.globalTid NULL, which Nsight Systems always sets) belong to no process:
     none of their kernels can be attributed, and as a process of their own they crashed the rank labels (exit 5)
-    or were measured as a rank that never ran. Trace data that cannot be right: exit 4 (SEMANTICS §6)."""
+    or were measured as a rank that never ran. Trace data that cannot be right: exit 4 (docs/figures.md §6)."""
     threadless = sum(r["occurrences"] for r in counts if r["global_pid"] is None)
     if threadless:
         raise TraceError(f"{trace.path}: {threadless} occurrence(s) of region '{region.name}' have no thread "
@@ -269,7 +269,7 @@ def _pidless(trace: Trace) -> str | None:
 
 
 def _empty_in_totals(empty: int, selected: int) -> str:
-    """Beside occurrences with kernels, the empty ones still count in the totals (SEMANTICS §6: FLOPs per occurrence
+    """Beside occurrences with kernels, the empty ones still count in the totals (docs/figures.md §6: FLOPs per occurrence
     x occurrences) with CPU time only, as when the capture ended before their kernels ran: the user must know."""
     if empty == selected:
         return ""
@@ -279,7 +279,7 @@ def _empty_in_totals(empty: int, selected: int) -> str:
 
 
 def gpu_tails(ranks: list[dict]) -> dict[int, int]:
-    """Per occurrence, the longest time a rank's kernels ran past that rank's own range end (SEMANTICS §5).
+    """Per occurrence, the longest time a rank's kernels ran past that rank's own range end (docs/figures.md §5).
 
     Per rank, not the occurrence's wall against its longest range: skew between ranks' starts is no GPU work,
     and a late kernel on a rank with a shorter range hides inside the others' ranges."""

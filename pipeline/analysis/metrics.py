@@ -1,4 +1,4 @@
-"""MFU and friends as small pure functions (SEMANTICS §1, §6, §9).
+"""MFU and friends as small pure functions (docs/figures.md §1, §6, §9).
 
 Inputs are plain numbers: FLOPs as integers, times in seconds, peaks in TFLOP/s.
 Nothing here knows about traces or jobs, so every figure can be checked by hand.
@@ -14,7 +14,7 @@ from numbers import Integral
 from pipeline.errors import ResultWarning
 
 TERA = 1e12
-# Step-time warning (issue #12, SEMANTICS §6): CV above 10 %, or one step above twice the median;
+# Step-time warning (issue #12, docs/figures.md §6): CV above 10 %, or one step above twice the median;
 # a step within ±10 % of the median counts as steady.
 UNSTEADY_CV_PCT = 10.0
 OUTLIER_FACTOR = 2
@@ -22,7 +22,7 @@ STEADY_BAND = 0.10
 
 
 def utilization_pct(flops: float, seconds: float, num_gpus: int, peak_tflops: float) -> float | None:
-    """FLOPs / (time x GPUs x peak), in percent. SEMANTICS §1 (MFU_wall, HFU_wall, active ratio).
+    """FLOPs / (time x GPUs x peak), in percent. docs/figures.md §1 (MFU_wall, HFU_wall, active ratio).
 
     None when there is no time to divide by (an empty union): no figure beats a made-up one.
     Work exactly at the peak is 100.0: §6 refuses a figure *above* 100 %, and the float product is a few
@@ -33,7 +33,7 @@ def utilization_pct(flops: float, seconds: float, num_gpus: int, peak_tflops: fl
 
 
 def bandwidth_pct(nbytes: float, seconds: float, num_gpus: int, hbm_gbps: float) -> float | None:
-    """Bytes / (time x GPUs x memory bandwidth), in percent: the memory roof's share (SEMANTICS §9), exactly
+    """Bytes / (time x GPUs x memory bandwidth), in percent: the memory roof's share (docs/figures.md §9), exactly
     100.0 for traffic exactly at the bandwidth, as utilization_pct is for work exactly at the peak."""
     return _share_pct(nbytes, seconds, num_gpus, hbm_gbps, 10**9)
 
@@ -55,17 +55,17 @@ def _decimal(x: float) -> Fraction:
 
 
 def achieved_tflops_per_gpu(flops: float, seconds: float, num_gpus: int) -> float | None:
-    """Model FLOPs / (wall x GPUs) / 1e12. SEMANTICS §1."""
+    """Model FLOPs / (wall x GPUs) / 1e12. docs/figures.md §1."""
     return flops / (seconds * num_gpus) / TERA if seconds > 0 else None
 
 
 def tokens_per_s(tokens: float, seconds: float) -> float | None:
-    """Tokens processed in the selected work / wall time. SEMANTICS §1."""
+    """Tokens processed in the selected work / wall time. docs/figures.md §1."""
     return tokens / seconds if seconds > 0 else None
 
 
 def step_stats(seconds: Sequence[float]) -> dict[str, float]:
-    """Median, min, max and coefficient of variation of per-occurrence wall times (SEMANTICS §6)."""
+    """Median, min, max and coefficient of variation of per-occurrence wall times (docs/figures.md §6)."""
     mean = statistics.fmean(seconds)
     cv = statistics.pstdev(seconds) / mean if len(seconds) > 1 and mean > 0 else 0.0
     return {"median_s": statistics.median(seconds), "min_s": min(seconds), "max_s": max(seconds),
@@ -78,17 +78,17 @@ def pct_of(part: float, whole: float) -> float | None:
 
 
 def arithmetic_intensity(flops: float, nbytes: float | None) -> float | None:
-    """FLOPs per byte moved: where an operator sits on the roofline's x axis. SEMANTICS §9."""
+    """FLOPs per byte moved: where an operator sits on the roofline's x axis. docs/figures.md §9."""
     return flops / nbytes if nbytes else None
 
 
 def ridge_flop_per_byte(peak_tflops: float, hbm_gbps: float) -> float:
-    """Peak / bandwidth: the arithmetic intensity where the roofs meet. SEMANTICS §9."""
+    """Peak / bandwidth: the arithmetic intensity where the roofs meet. docs/figures.md §9."""
     return peak_tflops * TERA / (hbm_gbps * 1e9)
 
 
 def attainable_tflops(intensity: float, peak_tflops: float, hbm_gbps: float) -> float:
-    """min(peak, AI x bandwidth). SEMANTICS §9 (roofline)."""
+    """min(peak, AI x bandwidth). docs/figures.md §9 (roofline)."""
     return min(peak_tflops, intensity * hbm_gbps * 1e9 / TERA)
 
 
@@ -99,10 +99,10 @@ def unsteady_steps(indices: Sequence[int], seconds: Sequence[float], ran: Sequen
     occurrence where no kernel ran (`ran` false) is never part of that run: selected alone, it
     holds no GPU work for the FLOPs (checks.plausibility.union_diagnostic_above_100 refuses it).
 
-    SEMANTICS §6: a warm-up step or a 50x outlier must be visible, not averaged away.
+    docs/figures.md §6: a warm-up step or a 50x outlier must be visible, not averaged away.
 
     `last_is_envelope`: the occurrences overlap and earlier step times are periods to the next start,
-    but the last selected one has no next start, so its step time is its envelope (SEMANTICS §6). When
+    but the last selected one has no next start, so its step time is its envelope (docs/figures.md §6). When
     that one is the longest, the message says so: it is how the step was measured, maybe not the work.
     """
     if len(seconds) < 2:

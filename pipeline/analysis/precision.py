@@ -90,7 +90,7 @@ def faster_than_declared(section: dict[str, Any], peak_tflops: float) -> tuple[s
 
 def _accumulate_warning(section: dict[str, Any], hardware: Hardware, peak_tflops: float, gpu: str,
                         acc_tflops: float | None) -> list[ResultWarning]:
-    """SEMANTICS §8, the peak of the precision the math ran in: a GeForce card's fp16 figure is its FP32-accumulate
+    """docs/figures.md §8, the peak of the precision the math ran in: a GeForce card's fp16 figure is its FP32-accumulate
     rate; kernels that accumulate in FP16 run at up to twice it, so MFU against it overstates their share of the peak."""
     if acc_tflops is None or acc_tflops <= peak_tflops or hardware["precision"] != "fp16":
         return []

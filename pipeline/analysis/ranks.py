@@ -178,7 +178,7 @@ def entry_checked(ts: TraceSet, i: int, build: Callable[[Trace], T]) -> T:
 
 def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
     """Several files: asking for more occurrences than any process of any file has is the error
-    (SEMANTICS §3, as for the processes of one file); a file with fewer is ranks missing occurrences."""
+    (docs/figures.md §3, as for the processes of one file); a file with fewer is ranks missing occurrences."""
     counts = {f"{labels[i]}:{pid}": n for i, w in enumerate(per) for pid, n in w.counts_per_process.items()}
     occurrence_range_of(", ".join(labels), job.region, counts, "")
 

@@ -4,12 +4,12 @@ Inputs are the per (occurrence, rank) rows measure/ranks produce (integer ns);
 nothing here touches kernels. Definitions, stated in the report as well:
 
 - rank wall (occurrence k): from the rank's own range start to the end of its range
-  or of the kernels it launched, whichever is later (SEMANTICS §5, for one process);
+  or of the kernels it launched, whichever is later (docs/figures.md §5, for one process);
 - rank MFU: the job's FLOPs per occurrence over (the rank's wall x all GPUs x peak),
   i.e. the MFU the job would have if every rank ran at this rank's pace; over several
-  occurrences the rank's wall is the union of its envelopes (SEMANTICS §6). A rank that
+  occurrences the rank's wall is the union of its envelopes (docs/figures.md §6). A rank that
   launched no attributed kernel (in an occurrence, or in all of them) has none: its wall
-  would be CPU time only (SEMANTICS §5, "—" like an occurrence without kernels);
+  would be CPU time only (docs/figures.md §5, "—" like an occurrence without kernels);
 - straggler cost (occurrence k): latest rank end - median rank end — the time the
   step waited for its slowest rank beyond when a typical rank was done; the total
   is the sum over occurrences, also given as a share of the total wall time.
@@ -42,7 +42,7 @@ def rank_rows(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float) 
 
 
 def occurrence_spreads(ranks: list[dict]) -> dict[int, float]:
-    """Per occurrence, slowest minus fastest rank wall time (SEMANTICS §5 per-rank spread)."""
+    """Per occurrence, slowest minus fastest rank wall time (docs/figures.md §5 per-rank spread)."""
     out = {}
     for k, rows in _by(ranks, "occurrence").items():
         walls = [r["wall_ns"] for r in rows]
@@ -105,7 +105,7 @@ def summary(ranks: list[dict], occ_flops: int, gpus: int, peak_tflops: float,
 
 def spread(rows: list[dict[str, Any]], ranks: list[dict]) -> dict[str, dict[str, float | None]]:
     """Min / median / max across ranks of each rank's median wall, median union and MFU; and over the occurrences
-    two or more ranks had, of the per-rank spread (slowest minus fastest rank wall, SEMANTICS §5)."""
+    two or more ranks had, of the per-rank spread (slowest minus fastest rank wall, docs/figures.md §5)."""
     out = {key: _min_median_max([r[key] for r in rows if r[key] is not None])
            for key in ("wall_median_s", "union_median_s", "mfu_pct_wall")}
     shared = {k for k, n in Counter(r["occurrence"] for r in ranks).items() if n > 1}

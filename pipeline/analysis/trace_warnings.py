@@ -19,7 +19,7 @@ MOST_LISTED = 10                    # occurrences a message names one by one, wi
 
 
 def nested_warning(rows: list[dict[str, Any]]) -> list[ResultWarning]:
-    """Matching ranges inside another matching range of their process were folded into it (SEMANTICS §6)."""
+    """Matching ranges inside another matching range of their process were folded into it (docs/figures.md §6)."""
     return _left_out("nested_occurrences", rows, "nested", "lie inside another matching range of the same process",
                      "only the outermost count as occurrences, since the inner ones' work is inside them already")
 
@@ -36,7 +36,7 @@ def unclosed_warning(rows: list[dict[str, Any]]) -> list[ResultWarning]:
 
 def refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
     """Attributed rows starting before their process's range started before the call that launched them: no
-    GPU can, so the trace is wrong there (SEMANTICS §6, exit 4). Measured, they stretched the kernel union
+    GPU can, so the trace is wrong there (docs/figures.md §6, exit 4). Measured, they stretched the kernel union
     past the wall and lowered the active-time ratio with no word; which figure is right is unknowable."""
     if not rows:
         return
@@ -54,9 +54,9 @@ def refuse_early_rows(trace: Trace, rows: list[dict[str, Any]]) -> None:
 
 
 def refuse_negative_ranges(trace: Trace, region: str, counts: list[dict[str, Any]]) -> None:
-    """A thread id is (host << 48 | pid << 24 | tid) and never negative (SEMANTICS §2): ranges with a negative
+    """A thread id is (host << 48 | pid << 24 | tid) and never negative (docs/figures.md §2): ranges with a negative
     NVTX_EVENTS.globalTid were measured as a phantom process of their own, with no kernel, skewing the ranks'
-    alignment, spread and straggler cost, exit 0. Trace data that cannot be right: exit 4 (SEMANTICS §6), found
+    alignment, spread and straggler cost, exit 0. Trace data that cannot be right: exit 4 (docs/figures.md §6), found
     in the per-process counts the selection makes anyway; one such range is looked up only then, to name it."""
     negative = sum(r["occurrences"] for r in counts if r["global_pid"] is not None and r["global_pid"] < 0)
     if not negative:
@@ -70,7 +70,7 @@ def refuse_negative_ranges(trace: Trace, region: str, counts: list[dict[str, Any
 
 
 def refuse_negative_kernel(trace: Trace, found: dict[str, Any]) -> None:
-    """A kernel (or CUDA graph launch) row whose globalPid is negative belongs to no process (SEMANTICS §2): no
+    """A kernel (or CUDA graph launch) row whose globalPid is negative belongs to no process (docs/figures.md §2): no
     launch matches it and no range is its process's, so it was left out of every figure without a word. Found
     in the window's kernels, which the attribution holds in memory anyway (attribute_launch.sql); exit 4."""
     if found.get("negative_start_ns") is None:
@@ -86,7 +86,7 @@ def refuse_negative_kernel(trace: Trace, found: dict[str, Any]) -> None:
 
 def refuse_negative_launch(trace: Trace, rows: list[dict[str, Any]]) -> None:
     """A kernel counted as launched by no call of its process whose launch row is there, with a negative
-    globalTid (SEMANTICS §2: never negative): the trace is wrong there, not the capture trimmed; exit 4."""
+    globalTid (docs/figures.md §2: never negative): the trace is wrong there, not the capture trimmed; exit 4."""
     if not rows:
         return
     (row,) = rows

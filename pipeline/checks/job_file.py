@@ -1,4 +1,4 @@
-"""The job file's own rules (SEMANTICS §7): what a schema cannot say, checked before any trace is opened.
+"""The job file's own rules (docs/figures.md §7): what a schema cannot say, checked before any trace is opened.
 
 The FLOPs numerator and the time denominator must describe the same work: batch arithmetic, parallel
 degrees, a backward pass only in training, names and patterns that will work. Each rule takes the job
@@ -171,7 +171,7 @@ def gpu_product(doc: Doc) -> list[Problem]:
 
 
 def batch_arithmetic(doc: Doc) -> list[Problem]:
-    """global_batch = micro_batch x grad_accum x data-parallel replicas (SEMANTICS §7)."""
+    """global_batch = micro_batch x grad_accum x data-parallel replicas (docs/figures.md §7)."""
     wl, par, gpus = doc["workload"], doc.get("parallelism"), doc["hardware"]["num_gpus"]
     mb, ga, gb = wl.get("micro_batch"), wl.get("grad_accum", 1), wl.get("global_batch")
     if mb is None or gb is None or (par is not None and "data" not in par and gpus % _model_parallel(par)):

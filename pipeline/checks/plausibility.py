@@ -1,4 +1,4 @@
-"""Figures that cannot be measurements (SEMANTICS §1, §11), and the job's gates over the figures.
+"""Figures that cannot be measurements (docs/figures.md §1, §11), and the job's gates over the figures.
 
 Applied by run.run_job to the computed figures: an impossible row or ceiling is a warning naming it
 (occurrences, ranks, roofline rows, the achievable ceiling above 100 %); an impossible headline figure
@@ -176,8 +176,8 @@ def mfu_or_hfu_above_100(job: Job, ev: Evidence) -> str | None:
 
 def union_diagnostic_above_100(job: Job, ev: Evidence) -> str | None:
     """Model FLOPs / (kernel union x GPUs x peak) above 100 %: the GPUs would have beaten their peak
-    while busy, even if MFU on the wall looks plausible (SEMANTICS §1: a diagnostic, still bounded).
-    With FLOPs but no kernel at all the ratio is infinite (SEMANTICS §6), not missing."""
+    while busy, even if MFU on the wall looks plausible (docs/figures.md §1: a diagnostic, still bounded).
+    With FLOPs but no kernel at all the ratio is infinite (docs/figures.md §6), not missing."""
     ratio = ev.metrics["active_ratio_pct_union"]
     if ratio is None and (ev.metrics["mfu_pct_wall"] or 0) > 0 and _lost_lengths(ev):
         return ("the union diagnostic (model FLOPs / (kernel union x GPUs x peak)) cannot be computed: " + LOST_LENGTHS
@@ -204,7 +204,7 @@ def step_times_finite(job: Job, ev: Evidence) -> str | None:
 
 
 def numerator_describes_the_work(job: Job, ev: Evidence) -> str | None:
-    """A numerator far from the declared architecture's is not a measurement (SEMANTICS §11's 5.1 %)."""
+    """A numerator far from the declared architecture's is not a measurement (docs/figures.md §11's 5.1 %)."""
     mismatch = [w["message"] for w in ev.warnings if w["code"] == "scope_mismatch"]
     return "the FLOPs numerator does not describe the measured work: " + mismatch[0] if mismatch else None
 

@@ -1,4 +1,4 @@
-"""The job against what it measures (SEMANTICS §7, §11): the same work, the same GPUs, real time intervals.
+"""The job against what it measures (docs/figures.md §7, §11): the same work, the same GPUs, real time intervals.
 
 Applied by run.run_job once the numerator is known and once the trace is measured: an explicit
 numerator must agree with the declared architecture (`numerator_agrees`, `numerator_checkable`:
@@ -27,13 +27,13 @@ Warning = ResultWarning
 
 # --------------------------------------------------------------------------- numerator vs architecture
 
-NUMERATOR_TOLERANCE = Fraction(1, 10)   # SEMANTICS §11: conventions differ by up to ~10 %; beyond, the inputs differ
+NUMERATOR_TOLERANCE = Fraction(1, 10)   # docs/figures.md §11: conventions differ by up to ~10 %; beyond, the inputs differ
 SCOPE_RATIO = (0.5, 2.0)            # outside: a different amount of work (scope error), not another convention
 FORWARD_ONLY_RATIO = (0.28, 0.38)   # ~1/3: one forward pass where training counts forward + backward (3x)
 
 
 def numerator_agrees(flops: int, reference: int | None, convention: str) -> list[Warning]:
-    """An explicit numerator next to a declared architecture must agree with it (SEMANTICS §11:
+    """An explicit numerator next to a declared architecture must agree with it (docs/figures.md §11:
     one forward pass over a 5-step region printed 5.1 % "MFU"). Far off is a scope error."""
     if reference is None:
         return []
@@ -132,7 +132,7 @@ def ranges_have_length(ranks: Sequence[Doc]) -> str | None:
 def kernels_have_length(ranks: Sequence[Doc], devices: Sequence[Doc]) -> list[Warning]:
     """Ranks whose attributed kernels in an occurrence all have no length (union 0 over kernel_count > 0: every end
     at or before its start) lost their GPU timestamps: their GPU time is unknown, not zero, and every figure taken
-    from kernel lengths leaves it out while looking like a measurement (SEMANTICS §5). Name those ranks and the
+    from kernel lengths leaves it out while looking like a measurement (docs/figures.md §5). Name those ranks and the
     devices that ran only such kernels, and what does and does not stand."""
     lost: dict[str, dict[int, int]] = {}
     for r in ranks:

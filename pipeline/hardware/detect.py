@@ -4,7 +4,7 @@ A wrong peak silently scales every MFU, so this module never guesses: the GPU is
 identified from `TARGET_INFO_GPU.name` (variants sharing a name are separated by
 memory, bandwidth, SM count and clock), an unknown or ambiguous GPU is an error
 that says how to override it, and every peak carries the sentence and the
-source that justify it (SEMANTICS.md section 8). Jobs mixing fp8 and bf16 get a
+source that justify it (docs/figures.md §8). Jobs mixing fp8 and bf16 get a
 blended peak, the time-weighted harmonic mean by FLOP share (see _catalog_peak).
 """
 

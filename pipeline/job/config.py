@@ -90,7 +90,7 @@ class Analysis(_AnalysisDefaults, total=False):
 
 @dataclass(frozen=True)
 class Region:
-    """What delimits the measured work (SEMANTICS §3). Kind nvtx: ranges named `name`, occurrences first..last.
+    """What delimits the measured work (docs/figures.md §3). Kind nvtx: ranges named `name`, occurrences first..last.
     Kinds gpu_active and time_window: no range, a window per process (analysis/windows.py), one occurrence whose
     kernels are every GPU row of the process inside it (window attribution); `name` is None for them."""
 

@@ -1,6 +1,6 @@
 """Model FLOPs (the MFU numerator) from a declared architecture, component by component.
 
-Counting follows SEMANTICS §7: forward matmul FLOPs per component, times 3 for
+Counting follows docs/figures.md §7: forward matmul FLOPs per component, times 3 for
 training (forward, input gradient, weight gradient) or 1 for inference. The
 convention that produced the figure is always recorded, together with the
 6·N·tokens cross-check, because well-known implementations disagree by >10 %.
@@ -145,7 +145,7 @@ def flops_of(resolved: Mapping[str, Any], *, mode: str, seq_len: int | None, seq
 def six_n_differs(arch: Arch, rows: list[Component], model_flops: int, six_n: int, active: int, factor: int) -> str:
     """Why a dense model's FLOPs are off the k·N·tokens check, by direction. Per token the components count
     k·(N − lookups − norms − biases) plus the attention core, so above comes from the core (grows with
-    sequence length), below from what N counts but no matmul uses: the embedding lookups (SEMANTICS §7)."""
+    sequence length), below from what N counts but no matmul uses: the embedding lookups (docs/figures.md §7)."""
     said = f"model FLOPs {{}} the {factor}·N·tokens check by {model_flops / six_n - 1:+.0%} " \
            f"(tolerance ±{SIX_N_TOLERANCE:.0%}): "
     if model_flops > six_n:
@@ -158,13 +158,13 @@ def six_n_differs(arch: Arch, rows: list[Component], model_flops: int, six_n: in
         return said.format("fall short of") + "check the declared shape"
     lookups = sum(tables.values())
     return (said.format("fall short of") + f"N counts {lookups:,} parameters ({lookups / active:.0%} of N) that are "
-            f"looked up, not multiplied ({' and '.join(tables)}; a lookup is 0 FLOPs, SEMANTICS §7): a small model "
+            f"looked up, not multiplied ({' and '.join(tables)}; a lookup is 0 FLOPs, docs/figures.md §7): a small model "
             "with a large vocabulary comes out below it; otherwise check the declared shape (vocab, "
             "tied_embeddings, lm_head)")
 
 
 def convention_note(arch: Arch, convention: str, mode: str, recompute: str = "none", flash: bool = False) -> str:
-    """The counting choices behind this figure, as the report states them (SEMANTICS §7).
+    """The counting choices behind this figure, as the report states them (docs/figures.md §7).
 
     Says what was applied to this model, not what the convention would do in general:
     causal halving yes/no (and why not), LM head counted or not, active vs total experts,
@@ -199,7 +199,7 @@ def convention_note(arch: Arch, convention: str, mode: str, recompute: str = "no
 
 
 def _hardware_note(convention: str, mode: str, recompute: str, flash: bool) -> list[str]:
-    """What HFU counts beyond MFU (SEMANTICS §7: the forwards run again, as _row multiplies them). Nothing for
+    """What HFU counts beyond MFU (docs/figures.md §7: the forwards run again, as _row multiplies them). Nothing for
     inference (nothing is recomputed) or for 6n, which cannot see it (a warning says so when it is declared)."""
     if mode != "training" or convention == "6n":
         return []
@@ -244,7 +244,7 @@ def quick_check_factor(mode: str) -> int:
 
 
 def attention_pairs_x2(length: int, window: int | None, halved: bool) -> int:
-    """Twice the (query, key) pairs of one sequence; 2·pairs·width = QKᵀ FLOPs (SEMANTICS §7).
+    """Twice the (query, key) pairs of one sequence; 2·pairs·width = QKᵀ FLOPs (docs/figures.md §7).
 
     Halved (Megatron causal): s²/2 pairs, or the band w·s − w²/2 under a sliding window.
     Not halved (full attention, or PaLM counting): s·min(s, w) pairs.
@@ -298,7 +298,7 @@ def forward_flops(arch: Arch, tokens: int, core_x2: CoreX2, *, with_mtp: bool) -
 
 
 def _row(name: str, forward: int, mode: str, recompute: str, flash: bool, convention: str) -> Component:
-    """Multipliers: training 3× for MFU; HFU adds re-run forwards (SEMANTICS §7).
+    """Multipliers: training 3× for MFU; HFU adds re-run forwards (docs/figures.md §7).
 
     full: every layer's forward again (the LM head is not checkpointed); selective:
     the attention core again; FlashAttention backward recomputes QKᵀ only (its

@@ -1,4 +1,4 @@
-"""Analytic FLOPs and minimum HBM bytes per model operator, for the roofline (SEMANTICS §9).
+"""Analytic FLOPs and minimum HBM bytes per model operator, for the roofline (docs/figures.md §9).
 
 FLOPs of the matrix multiplies are the MFU numerator's own components (flops.py), so
 the roofline and the headline describe the same work. Bytes are the minimum traffic:
@@ -8,7 +8,7 @@ more calls, not a larger arithmetic intensity). Training moves 3x the forward by
 the input-gradient and weight-gradient GEMMs each read two of A, W, dC and write the
 third, exactly the forward's traffic; for norms, elementwise ops and attention the
 same 3x is an approximation (their backward is about twice the forward).
-Norms and elementwise ops are not model FLOPs (SEMANTICS §7) but do take time, so
+Norms and elementwise ops are not model FLOPs (docs/figures.md §7) but do take time, so
 they appear with estimated FLOPs per element, named in `note`.
 """
 
@@ -37,7 +37,7 @@ class Operator:
 
 
 def gemm_bytes(tokens: int, k: int, n: int, bpe: float) -> float:
-    """C[T,N] = A[T,K] W[K,N]: read A and W once, write C once. SEMANTICS §9 (square GEMM: AI N/3)."""
+    """C[T,N] = A[T,K] W[K,N]: read A and W once, write C once. docs/figures.md §9 (square GEMM: AI N/3)."""
     return (tokens * k + k * n + tokens * n) * bpe
 
 

@@ -1,11 +1,11 @@
 """The roofline table: analytic or user-given FLOPs and bytes per operator, matched to measured time.
 
-Formulas are metrics.ridge_flop_per_byte / attainable_tflops (SEMANTICS §9); the
+Formulas are metrics.ridge_flop_per_byte / attainable_tflops (docs/figures.md §9); the
 operators come from operators.py. A row gets measured time only when the match is
 unambiguous: its kernel class holds no other operator (several GEMM operators share
 the `gemm` class, so they get one combined row instead). Without a bytes figure there
 is no arithmetic intensity and no roofline verdict: such a row gets a label from the
-heuristic rules below, always marked "(heuristic)" (SEMANTICS §9).
+heuristic rules below, always marked "(heuristic)" (docs/figures.md §9).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ MEMORY_CLASSES = frozenset({"elementwise", "normalization", "memory"})
 COMPUTE_LIKE_PCT = 50.0     # achieved >= half the dense peak: the tensor cores are busy
 STARVED_PCT = 10.0          # achieved < a tenth of the peak: most time is not math
 MOSTLY_IDLE = 0.5           # no kernel ran in over half of the wall: idle time, not memory, holds the row back
-TRAINING_PASSES = 3         # forward, input gradient, weight gradient: kernel calls per operator (SEMANTICS §7)
+TRAINING_PASSES = 3         # forward, input gradient, weight gradient: kernel calls per operator (docs/figures.md §7)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The declared architecture as weight matrices and attention shapes.
 
 One description serves both parameter counting and FLOP counting: a matmul with
-W weight elements costs 2·W FLOPs per token in the forward pass (SEMANTICS §7),
+W weight elements costs 2·W FLOPs per token in the forward pass (docs/figures.md §7),
 so listing the matrices once keeps the two numbers consistent by construction.
 Only the attention core (QKᵀ and ×V) depends on sequence length and is described
 separately. Everything here is pure arithmetic on a resolved model mapping.
@@ -156,7 +156,7 @@ def attention_matmuls(a: Arch) -> list[Matmul]:
 
 
 def ffn_matmuls(a: Arch, moe_layer: bool) -> list[Matmul]:
-    """Dense MLP, or router + routed experts (top-k active) + shared experts (SEMANTICS §7)."""
+    """Dense MLP, or router + routed experts (top-k active) + shared experts (docs/figures.md §7)."""
     h, m = a.hidden, a.mlp_matrices
     bias = a.linear_bias
 
@@ -210,7 +210,7 @@ def embedding_params(a: Arch) -> int:
 
 
 def lookup_params(a: Arch) -> dict[str, int]:
-    """Parameters of N that no matmul uses (SEMANTICS §7: an input embedding is a lookup, 0 FLOPs), by table:
+    """Parameters of N that no matmul uses (docs/figures.md §7: an input embedding is a lookup, 0 FLOPs), by table:
     the token table unless it is also the LM head's matrix (tied, LM head counted), learned positions."""
     token = "the token embedding table" + ("" if a.lm_head else " (lm_head: false, so no LM head multiplies it)")
     tables = {token: a.vocab * a.hidden if a.vocab is not None and not (a.lm_head and a.tied_embeddings) else 0,

@@ -24,7 +24,7 @@ from pipeline.report.roofline_chart import roofline
 
 
 def steps(r: dict[str, Any], phone: bool = False) -> str | None:
-    """Step time per occurrence (SEMANTICS §6: the wall, or the period to the next occurrence's start
+    """Step time per occurrence (docs/figures.md §6: the wall, or the period to the next occurrence's start
     when the two overlap) as points on a labelled y axis, with the median the headline quotes as a
     dashed line: the points and the line are the same quantity. `phone`: PHONE_W wide (phone_charts.py),
     at most 6 occurrence numbers under the axis, not 12."""

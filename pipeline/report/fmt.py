@@ -49,7 +49,7 @@ def fmt_against(value: float | None, limit: float, digits: int | None = None) ->
 
 def fmt_util(value: float | None, digits: int = 2) -> str:
     """A per-occurrence or per-rank MFU/HFU cell: above 100 % it is marked, so a row that is no
-    measurement is not read as one (SEMANTICS §6; the table's note and the warning say why)."""
+    measurement is not read as one (docs/figures.md §6; the table's note and the warning say why)."""
     if (v := _present(value)) is None:
         return "—"
     text = _tiny(v, digits) or fmt_num(v, digits)

@@ -110,7 +110,7 @@ def _precision(con: Any) -> list[dict[str, Any]]:
 
 
 def graph_mode(counts: dict[str, int]) -> str:
-    """Which --cuda-graph-trace the capture used, from what it recorded (SEMANTICS §4)."""
+    """Which --cuda-graph-trace the capture used, from what it recorded (docs/figures.md §4)."""
     rows, nodes = counts["graph_launch_rows"], counts["graph_node_kernels"]
     return "graph and node" if rows and nodes else "graph" if rows else "node" if nodes else "none"
 
@@ -135,7 +135,7 @@ def _detection(gpus: list[dict] | None, used: list[int]) -> dict[str, Any]:
 
 
 def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
-    """Plain-words consequences of what is present (SEMANTICS §2: a missing table means no such events)."""
+    """Plain-words consequences of what is present (docs/figures.md §2: a missing table means no such events)."""
     tables, work, out = trace.tables, trace.gpu_work(), []
     lacking = [raw for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking]
     if lacking:             # as `mfu run` refuses it (measure._require_tables): export again, not capture again

@@ -38,7 +38,7 @@ CHECKED: dict[str, tuple[tuple[str, bool], ...]] = {
     "CUPTI_ACTIVITY_KIND_RUNTIME": (("start", False), ("end", False)),
     "CUPTI_ACTIVITY_KIND_MEMCPY": (("start", False), ("end", False)),
     "CUPTI_ACTIVITY_KIND_MEMSET": (("start", False), ("end", False)),
-    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": (("start", False), ("end", False)),     # GPU work too (SEMANTICS §4)
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": (("start", False), ("end", False)),     # GPU work too (docs/figures.md §4)
     "NVTX_EVENTS": (("start", False), ("end", True)),   # NULL end: a mark, or a push never popped
 }
 # Export metadata open.py reads when it attaches a trace (its product and schema versions), under either name.

@@ -39,7 +39,7 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("shortName", "BIGINT"), ("demangledName", "BIGINT"), ("graphId", "BIGINT"),
         ("graphNodeId", "BIGINT")]),
     # One row per CUDA graph launch when captured with --cuda-graph-trace=graph (the graph's
-    # kernels are then absent from the kernel table; SEMANTICS §4).
+    # kernels are then absent from the kernel table; docs/figures.md §4).
     "raw_graph_trace": ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", [
         ("start", "BIGINT"), ("end", "BIGINT"), ("deviceId", "BIGINT"), ("streamId", "BIGINT"),
         ("correlationId", "BIGINT"), ("globalPid", "BIGINT"), ("graphId", "BIGINT"),
@@ -293,7 +293,7 @@ def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
 
 
 def resolve_table(present: Collection[str], name: str) -> str | None:
-    """Exact name first, then the highest numeric `_V<n>` suffix (SEMANTICS §2)."""
+    """Exact name first, then the highest numeric `_V<n>` suffix (docs/figures.md §2)."""
     if name in present:
         return name
     suffixed = [(int(m.group(1)), t) for t in present

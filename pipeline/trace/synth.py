@@ -1,4 +1,4 @@
-"""Synthetic Nsight Systems exports with a ground truth written at generation time (SEMANTICS §10).
+"""Synthetic Nsight Systems exports with a ground truth written at generation time (docs/figures.md §10).
 
 No public trace has per-step NVTX ranges over several ranks with NCCL overlap and
 millions of kernels, so we make them: real table and column names, and the quirks
@@ -43,7 +43,7 @@ MM, BMM, ATTENTION = (8192, 4096, 14336), (32, 8192, 128, 8192), (1, 32, 8192, 1
 
 
 def mm_flops(m: int, k: int, n: int, batch: int = 1) -> int:
-    """[batch,] m x k times k x n: one multiply and one add per term (SEMANTICS §7: 2·m·k·n)."""
+    """[batch,] m x k times k x n: one multiply and one add per term (docs/figures.md §7: 2·m·k·n)."""
     return 2 * batch * m * k * n
 
 
@@ -88,7 +88,7 @@ class SynthSpec:
     gpu_clock: int = 1_980_000_000
     seed: int = 0
     first_pid: int = 4000
-    # CUDA graphs (SEMANTICS §4): each step's compute kernels run as one graph launch, recorded
+    # CUDA graphs (docs/figures.md §4): each step's compute kernels run as one graph launch, recorded
     # as "node" (kernel rows sharing the cudaGraphLaunch correlationId) or "graph" (one
     # CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per launch, no kernel rows). No NCCL nodes, no dropped launches.
     cuda_graph: str | None = None

@@ -1,4 +1,4 @@
-"""Interval unions for every grouping at once, from one sorted copy (SEMANTICS §5 union algorithm).
+"""Interval unions for every grouping at once, from one sorted copy (docs/figures.md §5 union algorithm).
 
 A SQL file that declares `-- unions: scope = col, col; other = col; all =` selects integer
 key columns plus start_ns and end_ns; queries.run hands its rows here (DuckDB's
@@ -134,7 +134,7 @@ def _coarsened(w: _Window, code: np.ndarray, fcode: np.ndarray, fine: _Groups, n
 def _apart(w: _Window, gf: np.ndarray, fine: _Groups) -> np.ndarray | None:
     """The fine groups by coarse group `gf` and first start, when the fine groups of each coarse group
     do not overlap in time: ordered by first start, each ends (its latest end) no later than the next
-    starts. Then no interval of one changes what another's add to the union (SEMANTICS §5: the union
+    starts. Then no interval of one changes what another's add to the union (docs/figures.md §5: the union
     is the sum of the gains), and union, sum and count of any of them add up. Steps of a training job
     are such: per device, per occurrence."""
     starts = w.s[fine.first]

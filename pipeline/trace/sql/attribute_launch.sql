@@ -1,6 +1,6 @@
 -- reads: selected_ranges, range_buckets, launches, kernels, overlapping_ranges
 -- creates: launched, attributed, unlaunched, negative_kernels
--- Kernels whose launch call started inside a selected range (SEMANTICS §4).
+-- Kernels whose launch call started inside a selected range (docs/figures.md §4).
 -- The launch is the runtime row with the kernel's correlationId AND the same process:
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
 -- launch rows (cudaLaunchKernel and cudaLaunchKernel_v7000 with one correlationId).
@@ -64,7 +64,7 @@ SELECT occurrence, global_pid, correlation_id,
 FROM overlapping_ranges(candidates)
 WHERE global_pid = range_pid;
 
--- A kernel whose process id is negative has no process (an id packs host and pid, SEMANTICS §2): no launch
+-- A kernel whose process id is negative has no process (an id packs host and pid, docs/figures.md §2): no launch
 -- row can match it and no range is its process's, so it would be dropped here without a word. The window's
 -- kernels are in memory already; the first such row is kept for measure.build_window's refusal (exit 4).
 CREATE OR REPLACE TEMP TABLE negative_kernels AS

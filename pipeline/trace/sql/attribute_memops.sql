@@ -1,7 +1,7 @@
 -- reads: raw_memcpy, raw_memset, launched, range_buckets, overlapping_ranges
 -- creates: attributed_memops
 -- Memory copies and sets (CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET) attributed to the selected
--- occurrences by the same rules as kernels (SEMANTICS §4): through the launch keys that
+-- occurrences by the same rules as kernels (docs/figures.md §4): through the launch keys that
 -- attribute_launch.sql kept in `launched` (process or thread rule, duplicates removed);
 -- $mode = 'window' instead takes every operation of the process overlapping the range,
 -- clipped to it (attribute_window.sql leaves `launched` empty), paired through time buckets

@@ -1,9 +1,9 @@
 -- reads: window_unions, class_ids
 -- creates: -
 -- Per kernel class over the selected occurrences: count, sum of durations, union across
--- all devices ("some GPU ran this class", SEMANTICS §5) and the sum over devices of each
+-- all devices ("some GPU ran this class", docs/figures.md §5) and the sum over devices of each
 -- device's own union (GPU-seconds of this class, used for per-GPU rates). Unions are over
--- all selected occurrences at once (SEMANTICS §6: where occurrences overlap, the time
+-- all selected occurrences at once (docs/figures.md §6: where occurrences overlap, the time
 -- counts once); window_unions.sql computes them, memory operations included.
 SELECT
     i.class,

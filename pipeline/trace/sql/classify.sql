@@ -12,7 +12,7 @@
 -- the short name or the demangled one ($precisions[i] / $precision_patterns[i]; the demangled
 -- name's template arguments may say the type: flash_fwd_kernel<...cutlass::bfloat16_t...>),
 -- else 'unknown' (never guessed); NULL for every other class. Tested once per distinct pair.
--- A CUDA graph launch recorded as one row (attributed.graph_id set, SEMANTICS §4) has no
+-- A CUDA graph launch recorded as one row (attributed.graph_id set, docs/figures.md §4) has no
 -- kernel name: it is '[CUDA graph <graphId>]', class 'cuda_graph', whatever the rules say.
 -- Strings are resolved once per distinct (short, demangled, graph) id triple (`judged_keys`).
 -- `classified` carries no string: each row's name_id points into `kernel_names`, one row per

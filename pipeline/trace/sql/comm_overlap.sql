@@ -1,7 +1,7 @@
 -- reads: window_unions
 -- creates: -
 -- Communication overlap and idle time per device (issue #5), kernels only, over all selected
--- occurrences at once (SEMANTICS §6). Three unions per device (window_unions.sql, kernel = 1):
+-- occurrences at once (docs/figures.md §6). Three unions per device (window_unions.sql, kernel = 1):
 -- every kernel ('total_device', the busy time), compute kernels ('part', comm = 0),
 -- communication kernels ('part', comm = 1). Then
 --   exposed = busy - compute      communication time with no compute kernel running

@@ -7,7 +7,7 @@
 -- group (numbered_key, macros.sql; selected with an anchored `match: regex`). All set-based: no
 -- per-range loop, so millions of ranges are fine.
 --
--- Occurrences of a group are counted per process as in a job (SEMANTICS §3, §6): ranges of the
+-- Occurrences of a group are counted per process as in a job (docs/figures.md §3, §6): ranges of the
 -- group that overlap in one process fold into the outermost (an island); islands open on a
 -- strict overlap, so back-to-back steps stay two occurrences.
 -- gid: a hash of (name key, domain), so windows partition on an integer, not on strings; the

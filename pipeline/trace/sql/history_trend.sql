@@ -2,7 +2,7 @@
 -- creates: -
 -- The trend per job: every run in order, with the change of MFU and step time since the job's
 -- previous valid run (NULL for its first), and both runs' per-occurrence samples for the change test.
--- An invalid run's figures are no measurement (SEMANTICS: never a plain result): it gets no change and
+-- An invalid run's figures are no measurement (docs/figures.md §6: never a plain result): it gets no change and
 -- is no run the next one is compared with, as `mfu compare` compares nothing with an invalid result.
 -- A failed run (format 4: the job ended without a result) has no figures: the same holds for it.
 -- Rows from format 1 (no format_version) count as format 1; mfu_pct_wall_min is the job's MFU threshold

@@ -2,7 +2,7 @@
 -- creates: -
 -- Event counts that tell what analyses a trace supports (kernels: kernel rows, not whole
 -- CUDA graph launches; inspect_graphs.sql counts those). kernels_without_launch: kernel rows with
--- no runtime row of their correlationId in their process (SEMANTICS §4), which launch attribution
+-- no runtime row of their correlationId in their process (docs/figures.md §4), which launch attribution
 -- cannot place: a capture that started mid-run, or CUDA API tracing off for part of it. kernel_rows and
 -- launch_keys: inspect_read.sql, the one read of both tables.
 -- backwards_*: GPU rows (kernels, graph launches) and NVTX ranges that end before they start, whose

@@ -1,6 +1,6 @@
 -- reads: kernel_rows, raw_graph_trace
 -- creates: -
--- How the trace recorded CUDA graphs (SEMANTICS §4): whole launches as one row each in
+-- How the trace recorded CUDA graphs (docs/figures.md §4): whole launches as one row each in
 -- CUPTI_ACTIVITY_KIND_GRAPH_TRACE (--cuda-graph-trace=graph: their kernels are not in the
 -- kernel table), and kernel rows that belong to a graph (graphId set: --cuda-graph-trace=node).
 -- graphIds are per process: a graph is (globalPid, graphId). Kernel rows: inspect_read.sql's one read.

@@ -5,7 +5,7 @@
 -- devices, processes, kernel classes and region discovery each read kernels, some several times
 -- (a 2 M-kernel trace took 3.4x a cold `mfu run`). Each later inspect query reads these two tables
 -- (inspect_graphs.sql too: node_graph_id).
--- launch_keys: one row per launch key (process, correlationId, SEMANTICS §4), its first launch time
+-- launch_keys: one row per launch key (process, correlationId, docs/figures.md §4), its first launch time
 -- and how many runtime rows carry it (duplicate rows of one launch: cudaLaunchKernel and _v7000).
 -- kernel_rows: every GPU-work row of the `kernels` view with the columns inspect uses, and launch_ns,
 -- the first launch time of its key: NULL when no runtime row of its key is in its process (never a

@@ -46,7 +46,7 @@ WITH width AS (
 SELECT s.*, w.width_ns, unnest(range(s.start_ns // w.width_ns, s.end_ns // w.width_ns + 1)) AS bucket
 FROM query_table(tbl) AS s, width AS w;
 
--- Whether NVTX range name `name` matches a region's `pattern` under `how` (SEMANTICS §3): exact |
+-- Whether NVTX range name `name` matches a region's `pattern` under `how` (docs/figures.md §3): exact |
 -- prefix | contains | regex (RE2, unanchored search), case-sensitive. The regex is '' unless `how` is
 -- 'regex': DuckDB compiles the pattern whatever `how` is, and a prefix such as 'step(' is not a
 -- valid regex. region_ranges.sql selects with it; region_domains.sql says where else a name matches.

@@ -1,6 +1,6 @@
 -- reads: candidate_launches, unlaunched
 -- creates: -
--- The first launch row with a negative thread id (SEMANTICS §2: an id packs host, pid and tid and is
+-- The first launch row with a negative thread id (docs/figures.md §2: an id packs host, pid and tid and is
 -- never negative) whose correlationId is that of a kernel unattributed.sql found with no launch row in
 -- its process: its kernel was launched, by a row whose process cannot be known. Reads only the few launch
 -- rows unattributed.sql kept, and only when it found such kernels (measure.build_window).

@@ -1,11 +1,11 @@
 -- reads: selected_ranges, kernel_union
 -- creates: occurrence_times
--- One row per selected occurrence (SEMANTICS §5), integer nanoseconds throughout:
+-- One row per selected occurrence (docs/figures.md §5), integer nanoseconds throughout:
 -- cpu range = longest range among processes (cpu_start_ns: that range's start); wall =
 -- envelope of the ranges and the kernels they launched, max(range end, last kernel end) -
 -- min(range start). step = the period to the next selected occurrence's start when that one
 -- starts before this envelope ends (the CPU ran ahead: envelopes overlap), else the wall
--- (SEMANTICS §6).
+-- (docs/figures.md §6).
 CREATE OR REPLACE TEMP TABLE occurrence_times AS
 WITH longest AS (
     SELECT occurrence, start_ns AS cpu_start_ns,

@@ -1,6 +1,6 @@
 -- reads: span_unions, window_unions
 -- creates: -
--- Totals over the selected occurrences (SEMANTICS §6): unions, not sums, so time in which
+-- Totals over the selected occurrences (docs/figures.md §6): unions, not sums, so time in which
 -- occurrences overlap (the CPU ran ahead of the GPU) counts once.
 --   wall_ns       union of the occurrence envelopes; wall_sum_ns their sum
 --   cpu_range_ns  union of each occurrence's longest range (occurrence_times.cpu_start_ns)

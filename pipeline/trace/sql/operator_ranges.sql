@@ -14,13 +14,13 @@
 -- Each leaf gets FLOPs from its shapes by the rule of its operator (`rules` below), else status
 -- 'not_covered' and a reason, never a guess:
 --   mm [m,k]x[k,n] and addmm (2nd, 3rd tensors): 2mkn; bmm [b,m,k]x[b,k,n] and baddbmm (2nd, 3rd): 2bmkn
---   (the inner dimensions must agree); bias and scaling are not matrix-product FLOPs (SEMANTICS §7).
+--   (the inner dimensions must agree); bias and scaling are not matrix-product FLOPs (docs/figures.md §7).
 --   attention from q [b,h,sq,d], k [b,hk,sk,d], v [b,hk,sk,dv] (BHSD; the BSHD layout of the flash and
 --   efficient kernels' own ops is read as [b,s,h,d]): forward QKᵀ and ×V, 2·b·h·sq·sk·(d + dv); backward
 --   with the recomputed QKᵀ, 5 products, 2·b·h·sq·sk·(3d + 2dv) (FlashAttention-2 §3.1.2). Every
 --   query-key pair counts here: the causal flag is not in the shapes, so halving is the analysis's
 --   choice (counted_flops.sql, by the job's convention).
---   elements: the fewest a counted leaf moves to and from memory (SEMANTICS §9: each input read once, the
+--   elements: the fewest a counted leaf moves to and from memory (docs/figures.md §9: each input read once, the
 --   output written once): mm m·k + k·n + m·n (b times that for bmm); attention q, k, v and the output,
 --   backward twice that (q, k, v, the output and its gradient read, three gradients written).
 --   convolution: not counted, its output size depends on stride, padding and dilation, which the

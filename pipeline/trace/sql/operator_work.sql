@@ -8,7 +8,7 @@
 -- where that label holds (label_spans, operator_ranges.sql; NULL: where none does), for the time of each
 -- part of the step.
 -- A kernel belongs to the leaf on its launch's thread whose range holds the launch call's start
--- (SEMANTICS §4: what a range launched, not what ran beside it). Leaves never nest in each other, so the
+-- (docs/figures.md §4: what a range launched, not what ran beside it). Leaves never nest in each other, so the
 -- latest leaf started at or before the launch on that thread (an ASOF join) is the only candidate.
 -- Its launch's start and thread are the ones attribute_launch.sql kept with it (the launch table is not
 -- read again); under window attribution there are none, and no kernel is placed. A kernel's class is its

@@ -4,7 +4,7 @@
 -- query reads, and key the ranks and the devices that ran kernels for classify_combine.sql.
 -- pids and device ids repeat across files (each node has its device 0, pids collide across
 -- hosts), so a rank is (file, global_pid) and a device is (file, device_id); both get a dense
--- surrogate key here, mapped back through rank_keys and device_keys. Occurrence k stays per process (SEMANTICS §3): numbered within each file.
+-- surrogate key here, mapped back through rank_keys and device_keys. Occurrence k stays per process (docs/figures.md §3): numbered within each file.
 CREATE OR REPLACE TEMP TABLE rank_keys AS
 SELECT file, global_pid, row_number() OVER (ORDER BY file, global_pid) AS rank_key
 FROM (SELECT DISTINCT file, global_pid FROM all_ranges);

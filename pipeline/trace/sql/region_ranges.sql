@@ -1,6 +1,6 @@
 -- reads: range_events, name_matches
 -- creates: region_ranges, nested_ranges, unclosed_ranges
--- Every NVTX range matching the job's region, numbered per process (SEMANTICS §3):
+-- Every NVTX range matching the job's region, numbered per process (docs/figures.md §3):
 -- 1-based by start time, ties broken by the longer range first. Counting across
 -- processes instead would make consecutive occurrences alternate between ranks.
 -- $match: exact | prefix | contains | regex (RE2, unanchored search); case-sensitive (name_matches,
@@ -8,7 +8,7 @@
 -- $domain: NVTX domain name, or NULL for any domain.
 -- A matching range inside another matching range of the same process (it ends no later than
 -- one that started before it) is not an occurrence: its work is inside the outer one already
--- (SEMANTICS §6). Such ranges go to `nested_ranges`, so the report can say what was folded.
+-- (docs/figures.md §6). Such ranges go to `nested_ranges`, so the report can say what was folded.
 -- A range that ends before it starts is no interval, so nested in nothing: it stays a range of
 -- its own, and selected it is refused as a trace problem (exit 4, checks.scope.ranges_have_length),
 -- not folded into the range it starts in as if the trace were sound.

@@ -7,7 +7,7 @@
 -- edited export, a broken clock), whatever its sign (real exports do hold negative times: events
 -- before the session's time zero). It would stretch the kernel union and sum back in time, past
 -- the wall (which starts at the first range), and lower the active-time ratio; build_window refuses
--- the trace (SEMANTICS §6). Window attribution clips rows to the range, so none is found there.
+-- the trace (docs/figures.md §6). Window attribution clips rows to the range, so none is found there.
 -- source: the raw_* view the row came from (trace.tables names its export table).
 SELECT c.occurrence,
        CASE WHEN n.kind = 'memory' AND n.name = '[CUDA memset]' THEN 'raw_memset'

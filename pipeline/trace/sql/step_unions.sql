@@ -5,7 +5,7 @@
 -- (trace/unions.py; a key value 1 marks the rows of the union, 0 the rest). Each classified row is clipped
 -- to its own step [start_ns, start_ns + step_ns) of occurrence_times.sql, and to any later step it runs
 -- into (a step starts no earlier than the previous one's end), so GPU work running past the next
--- occurrence's start (CPU ahead, SEMANTICS §6) counts in the step it runs in, once. Groups of a row:
+-- occurrence's start (CPU ahead, docs/figures.md §6) counts in the step it runs in, once. Groups of a row:
 -- c communication ($comm_class), g $gemm_classes, a $attention_classes, o any other kernel, m memory copies
 -- and sets (kind 'memory'). Flags: any_part every row; kernel g, a, o, c; compute g, a, o; comm c;
 -- no_gemm a, o, c; no_attention g, o, c; no_other g, a, c.

@@ -2,7 +2,7 @@
 -- creates: stream_unions
 -- unions (stream_unions): stream = device_id, stream_id
 -- Attributed kernels (not memory operations) unioned per device and CUDA stream over all selected
--- occurrences (SEMANTICS §6: time shared by overlapping occurrences counts once), for
+-- occurrences (docs/figures.md §6: time shared by overlapping occurrences counts once), for
 -- stream_times.sql. A missing device or stream is -1 (unions need integer keys).
 SELECT coalesce(c.device_id, -1) AS device_id, coalesce(c.stream_id, -1) AS stream_id, c.start_ns, c.end_ns
 FROM classified AS c

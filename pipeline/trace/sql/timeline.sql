@@ -6,7 +6,7 @@
 -- Intervals less than $min_gap_ns apart are joined (the gap is under one pixel of the chart),
 -- so the row count follows the chart's width, not the number of kernels (timeline_islands.sql
 -- joins them). Times are nanoseconds from the step's start (the earliest range start, as for
--- the wall: SEMANTICS §5); the step ends where its wall does (occurrence_times.sql: the later of
+-- the wall: docs/figures.md §5); the step ends where its wall does (occurrence_times.sql: the later of
 -- the last range end and the last kernel end), not scanning the kernels again for it.
 WITH span AS (
     SELECT min(start_ns) AS t0_ns, max(end_ns) AS range_end_ns

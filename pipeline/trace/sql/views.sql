@@ -1,7 +1,7 @@
 -- reads: raw_nvtx, raw_strings, raw_runtime, raw_kernel, raw_graph_trace, raw_gpu
 -- creates: nvtx_domains, range_events, ranges, launches, kernels, gpus
 -- Normalized views over the raw_* views that pipeline/trace.py maps from the export.
--- Units in names; ids decoded per SEMANTICS §2:
+-- Units in names; ids decoded per docs/figures.md §2:
 --   pid = (globalTid >> 24) & 0xFFFFFF, tid = globalTid & 0xFFFFFF,
 --   process key global_pid = globalTid & ~0xFFFFFF (equals the kernel's globalPid).
 
@@ -51,7 +51,7 @@ FROM raw_runtime AS r;
 -- (--cuda-graph-trace=graph: CUPTI_ACTIVITY_KIND_GRAPH_TRACE, the graph's kernels are then
 -- absent from the kernel table). Such a row is one opaque interval from the graph's first
 -- node to its last, with graph_id set and no name; it is attributed through its
--- cudaGraphLaunch row like a kernel (SEMANTICS §4). Kernels captured at node level
+-- cudaGraphLaunch row like a kernel (docs/figures.md §4). Kernels captured at node level
 -- (--cuda-graph-trace=node) are ordinary kernel rows: graph_id stays NULL for them.
 -- name_id: the short name (demangled when absent), which classes match; detail_id: the
 -- demangled name, whose template arguments may say the data type (precision, classify.sql).

@@ -4,10 +4,10 @@
 -- Every union the report needs, from one sorted copy of the window (trace/unions.py): the
 -- classified kernels and memory operations are fetched and sorted once. kernel = 1 for kernels,
 -- 0 for memory operations; the first five groupings are read with kernel = 1 only:
---   occurrence    per occurrence, over all devices ("at least one GPU busy", SEMANTICS §5)
+--   occurrence    per occurrence, over all devices ("at least one GPU busy", docs/figures.md §5)
 --   device        per occurrence and device
 --   rank          per occurrence and process (rank_union.sql, rank_times.sql)
---   total         over all selected occurrences at once (SEMANTICS §6: overlapping occurrences
+--   total         over all selected occurrences at once (docs/figures.md §6: overlapping occurrences
 --                 count once), and total_device the same per device (occurrence_totals.sql; it is
 --                 also the busy time of comm_overlap.sql)
 --   part          per device, split by communication or not (comm = class is $comm_class), for
