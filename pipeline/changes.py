@@ -21,6 +21,11 @@ LABELS = {"comm": "communication, exposed", "comm_overlap": "communication under
 TOP = 10
 
 
+def seconds(ns: float) -> float:
+    """A figure in ns as the pages print it, in seconds: computed here so templates only format (issue #35)."""
+    return ns / 1e9
+
+
 def what_ran(r: dict[str, Any]) -> dict[str, Any]:
     """The part of a result that `decompose` reads, as a history keeps it with each run (history.py what_ran)."""
     return {"step_parts": r.get("step_parts"), "top_kernels": r.get("top_kernels"),
@@ -43,7 +48,9 @@ def _noise(part: str, base: list[dict[str, Any]], cand: list[dict[str, Any]], va
     gate.MIN_SAMPLES occurrences a side, clear by the gate's one-sided Mann-Whitney U test at gate.ALPHA."""
     b = [r[f"{part}_ns"] for r in base]
     c = [r[f"{part}_ns"] for r in cand]
-    spread = {"baseline_range_ns": [min(b), max(b)], "candidate_range_ns": [min(c), max(c)]}
+    spread = {"baseline_range_ns": [min(b), max(b)], "candidate_range_ns": [min(c), max(c)],
+              "baseline_range_s": [seconds(min(b)), seconds(max(b))],
+              "candidate_range_s": [seconds(min(c)), seconds(max(c))]}
     if min(b) <= value <= max(b):
         return {**spread, "noise": "within", "p_value": None}
     if min(len(b), len(c)) < gate.MIN_SAMPLES:
@@ -66,11 +73,14 @@ def decompose(base: dict[str, Any], cand: dict[str, Any], reasons: list[str]) ->
     for part in PARTS:
         change = c[part] - b[part]
         rows.append({"part": part, "label": LABELS[part], "baseline_ns": b[part], "value_ns": c[part],
-                     "change_ns": change, **_noise(part, base["step_parts"], cand["step_parts"], c[part])})
+                     "change_ns": change, "baseline_s": seconds(b[part]), "value_s": seconds(c[part]),
+                     "change_s": seconds(change), "change_ms": change / 1e6, **_noise(part, base["step_parts"], cand["step_parts"], c[part])})
     rows.sort(key=lambda r: (-abs(r["change_ns"]), PARTS.index(r["part"])))
     cause = next((r["part"] for r in rows if r["noise"] == "beyond" and r["change_ns"] != 0), None)
     return {"available": True, "baseline_step_ns": b["step"], "value_step_ns": c["step"],
             "change_ns": c["step"] - b["step"], "sum_of_rows_ns": sum(r["change_ns"] for r in rows),
+            "baseline_step_s": seconds(b["step"]), "value_step_s": seconds(c["step"]),
+            "change_s": seconds(c["step"] - b["step"]), "change_ms": (c["step"] - b["step"]) / 1e6, "sum_of_rows_s": seconds(sum(r["change_ns"] for r in rows)),
             "rows": rows, "cause": cause, "kernels": kernels(base, cand), "devices": devices(base, cand)}
 
 
