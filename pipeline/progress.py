@@ -117,6 +117,9 @@ def _draw_innermost(p: Phase) -> bool:
 
 
 def _draw(text: str) -> None:
+    # The erase-line controls are ours and go past the CLI's sanitising stream (its `raw`): the text holds only
+    # phase names written here and numbers, nothing from a trace or a job file.
+    stream = getattr(sys.stderr, "raw", sys.stderr)
     with contextlib.suppress(OSError, ValueError):     # stderr closed or gone: progress is never worth an error
-        sys.stderr.write("\r\x1b[K" + text)
-        sys.stderr.flush()
+        stream.write("\r\x1b[K" + text)
+        stream.flush()
