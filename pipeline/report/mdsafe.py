@@ -26,7 +26,8 @@ _PLAIN = str.maketrans({"\\": "\\\\", "`": "\\`", "<": "&lt;", ">": "&gt;", "&":
 _INLINE = str.maketrans({"*": "\\*", "~": "\\~", "[": "\\[", "]": "\\]"})
 _EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")     # one inside a word cannot emphasise
 _URL = re.compile(r"((?:https?://|www\.)\S+)")                           # GitHub links it; a backslash would break it
-_CODE_SPAN = re.compile(r"`\{\{(.*?)\}\}`")
+_TEMPLATE_SPAN = re.compile(r"`([^`\n]*)`")                               # a code span of a template line
+_EXPRESSION = re.compile(r"\{\{(.*?)\}\}")
 TICKED = re.compile(r"`([^`\n]+)`")                                         # a `quoted` part of prose
 
 
@@ -79,11 +80,26 @@ def finalize(context: Any, value: Any) -> Any:
 
 
 class CodeSpans(Extension):
-    """Rewrites `` `{{ x }}` `` in Markdown templates to `{{ (x) | code }}` before they compile."""
+    """Rewrites a template's code span holding a value, `` `{{ x }}` `` or `` `text {{ x }}` ``, to one
+    `{{ ('text ' ~ (x)) | code }}` before it compiles. Only a span that was the value alone used to be: in
+    `` `region.covers: {{ ... }}` `` the value was escaped as text inside the span, so a backtick in it closed
+    the span and the rest showed its backslashes and entities."""
 
     def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
         if not (name or "").endswith(".md.j2"):
             return source
-        return "".join(_CODE_SPAN.sub(r"{{ (\1) | code }}" if line.lstrip().startswith("|")
-                                      else r"{{ (\1) | code(false) }}", line)
-                       for line in source.splitlines(keepends=True))
+        return "".join(_code_spans(line) for line in source.splitlines(keepends=True))
+
+
+def _code_spans(line: str) -> str:
+    """One template line with each code span that holds a `{{ }}` written as one `code` filter call (pipes escaped
+    on table rows, lines starting with `|`); the template's own backticks pair up left to right."""
+    call = "code" if line.lstrip().startswith("|") else "code(false)"
+
+    def rewrite(span: re.Match[str]) -> str:
+        parts = _EXPRESSION.split(span.group(1))
+        if len(parts) == 1:
+            return span.group(0)
+        joined = " ~ ".join(f"({p.strip()})" if i % 2 else repr(p) for i, p in enumerate(parts) if i % 2 or p)
+        return "{{ (" + joined + ") | " + call + " }}"
+    return _TEMPLATE_SPAN.sub(rewrite, line)
