@@ -138,6 +138,55 @@ def test_a_table_lacking_a_column_it_needs_is_named(synth_trace, tmp_path, capsy
     assert "No job file written" in capsys.readouterr().err
 
 
+EXPORT_AGAIN = "export the report again with `nsys export --type sqlite`"
+
+
+@pytest.mark.parametrize("table, columns, code, says", [
+    ("StringIds", ["value"], 4, "its StringIds table lacks columns ['value'], which every Nsight Systems export has"),
+    ("CUPTI_ACTIVITY_KIND_KERNEL", ["correlationId"], 4,
+     "its CUPTI_ACTIVITY_KIND_KERNEL table has no correlationId column, which launch attribution needs"),
+    ("CUPTI_ACTIVITY_KIND_KERNEL", ["shortName", "demangledName"], 4, "its CUPTI_ACTIVITY_KIND_KERNEL table lacks "
+     "columns ['demangledName', 'shortName'] (one of ['demangledName', 'shortName'] would do)"),
+    ("NVTX_EVENTS", ["text", "textId"], 4,
+     "its NVTX_EVENTS table lacks columns ['text', 'textId'] (one of ['text', 'textId'] would do)"),
+    ("TARGET_INFO_GPU", ["name"], 3, "/hardware/gpu: bad.sqlite: the GPU cannot be identified: its TARGET_INFO_GPU table "
+     "has no name column, which GPU identification needs"),
+])
+def test_each_table_s_required_columns_are_checked_as_it_is_opened(synth_trace, tmp_path, capsys, table, columns,
+                                                                      code, says):
+    """Issue 33: a kernel table without correlationId was measured as a capture whose kernels all lay outside the
+    region (INVALID, 'trimmed capture?'); StringIds without value as 'no NVTX range matches'; a GPU table without
+    name as a row without one. Each names the table and the column and says to export again."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        for column in columns:
+            con.execute(f'ALTER TABLE {table} RENAME COLUMN "{column}" TO renamed_{column}')
+    exit_code, err = run(job_on(bad, tmp_path), capsys)
+    assert exit_code == code and says.format(bad=bad) in err and EXPORT_AGAIN in err and "Traceback" not in err, err
+    assert not (tmp_path / "out/faults").exists()
+
+
+def test_columns_only_one_analysis_needs_disable_it_with_a_note(synth_trace, tmp_path, capsys):
+    """A runtime table without correlationId matches no launch: the run measures by time window and says which
+    column of which table made it (it said 'no CUPTI_ACTIVITY_KIND_RUNTIME table'). A kernel table without
+    correlationId still measures a GPU-active window, which matches no launch."""
+    trace, _ = synth_trace()
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
+    with sqlite3.connect(bad) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_RUNTIME RENAME COLUMN "correlationId" TO renamed')
+    assert run(job_on(bad, tmp_path), capsys)[0] == 0
+    [note] = [w["message"] for w in json.loads((tmp_path / "out/faults/result.json").read_text())["warnings"]
+              if w["code"] == "attribution_window"]
+    assert note.endswith("its CUPTI_ACTIVITY_KIND_RUNTIME table lacks columns ['correlationId'], which every Nsight "
+                         f"Systems export has (a file edited or written by another tool?); {EXPORT_AGAIN}"), note
+    with sqlite3.connect(bad) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN "correlationId" TO renamed')
+    job = json.loads(job_on(bad, tmp_path).read_text()) | {"region": {"kind": "gpu_active"}}
+    (tmp_path / "job.yaml").write_text(json.dumps(job))
+    assert run(tmp_path / "job.yaml", capsys)[0] == 0
+
+
 def every_command_says(bad: Path, folder: Path, capsys, message: str) -> None:
     """run, inspect and init each exit 4 naming the problem, without a traceback."""
     for command in (["run", str(job_on(bad, folder)), "--out", str(folder / "out")], ["inspect", str(bad)],

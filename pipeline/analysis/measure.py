@@ -26,7 +26,7 @@ from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
 from pipeline import progress
 from pipeline.errors import ResultWarning, TraceError
-from pipeline.trace.open import GPU_WORK, MEMORY_LIMIT, Trace
+from pipeline.trace.open import MEMORY_LIMIT, Trace
 
 NS = 1_000_000_000
 # Kernel classes whose time counted FLOPs should cover (operator_work.sql, issue #31): matrix products and attention.
@@ -158,8 +158,7 @@ def _require_tables(trace: Trace) -> None:
     """Every missing table a measurement needs, named at once with what it prevents (docs/figures.md §2): a
     CPU-only capture lacks both, and naming only the first sends the user back to capture twice. A table
     present but lacking a column it needs is no capture problem: exporting again is the fix."""
-    lacking = [trace.lacking[raw] for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking]
-    if lacking:
+    if lacking := trace.refusals():
         raise TraceError(f"{trace.path}: " + "; ".join(lacking))
     missing = [] if trace.has("raw_nvtx") else ["no NVTX_EVENTS table (no regions)"]
     if not trace.gpu_work():         # graph launch rows alone are GPU work (docs/figures.md §4)
@@ -245,17 +244,20 @@ def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
 def _attribution(trace: Trace, wanted: str, warnings: list[ResultWarning]) -> str:
     if wanted == "window":
         return wanted
-    if not trace.has("raw_runtime"):
-        warnings.append({"code": "attribution_window", "message":
-                         f"no CUPTI_ACTIVITY_KIND_RUNTIME table: '{wanted}' attribution is impossible, so "
-                         "kernels are attributed by time window (every kernel of the process overlapping the "
-                         "range, clipped to it)"})
+    if not trace.has("raw_runtime"):            # none, or one lacking a column (its reason said after)
+        fallback = (f"'{wanted}' attribution is impossible, so kernels are attributed by time window (every kernel "
+                    "of the process overlapping the range, clipped to it)")
+        lacking = trace.lacking.get("raw_runtime")
+        warnings.append({"code": "attribution_window", "message": f"{fallback}: {lacking}" if lacking else
+                         f"no CUPTI_ACTIVITY_KIND_RUNTIME table: {fallback}"})
         return "window"
     if pidless := _pidless(trace):
         warnings.append({"code": "attribution_window", "message":
                          f"{pidless} has no globalPid column, so launches cannot be matched within a "
                          "process; kernels are attributed by time window"})
         return "window"
+    if gap := trace.lacks("launch attribution"):     # no kernel would match its launch: all read as outside
+        raise TraceError(f"{trace.path}: {gap}")
     return wanted
 
 

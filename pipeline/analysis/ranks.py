@@ -186,7 +186,8 @@ def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
 def _file_entry(trace: Trace, label: str) -> dict[str, Any]:
     return {"label": label, "sha256": trace.sha256, "nsys_version": trace.nsys_version,
             "export_schema_version": trace.export_schema_version, "devices": None,
-            "gpu_rows": queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None}
+            "gpu_rows": queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None,
+            "gpu_lacking": trace.lacks("GPU identification")}
 
 
 # What one file's window leaves for the combination: the tables the collect files read.

@@ -30,8 +30,7 @@ WINDOW_WORK = ("raw_kernel", "raw_graph_trace", "raw_memcpy", "raw_memset")
 
 def select(trace: Trace, region: Region) -> list[dict[str, Any]]:
     """Build region_ranges for a window kind; its rows per process (region_counts.sql), or why there are none."""
-    lacking = [trace.lacking[raw] for raw in WINDOW_WORK if raw in trace.lacking]
-    if lacking:
+    if lacking := trace.refusals(("raw_strings", *WINDOW_WORK)):
         raise TraceError(f"{trace.path}: " + "; ".join(lacking))
     if not any(trace.has(raw) for raw in WINDOW_WORK):
         raise TraceError(f"{trace.path}: the trace holds no GPU work (no kernel, CUDA graph launch, memory copy or "

@@ -273,13 +273,25 @@ def resolve_job_peak(catalog: Catalog, hardware: Mapping[str, Any], files: Seque
 
     `files`: per trace file, its `label`, TARGET_INFO_GPU `gpu_rows` and the `devices` that ran kernels.
     """
-    peaks = [resolve_peak(catalog, hardware, f["gpu_rows"], f["devices"]) for f in files]
+    peaks = [_file_peak(catalog, hardware, f) for f in files]
     if len({(p.key, p.peak_tflops) for p in peaks}) > 1:
         seen = "; ".join(f"{f['label']}: {p.gpu} {p.peak_tflops:g} TFLOP/s" for f, p in zip(files, peaks))
         raise HardwareError(f"the trace files ran on different GPUs or peaks ({seen}); one MFU needs one "
                             "denominator: run one job per GPU type, or set hardware.gpu / peak_tflops")
     return replace(peaks[0], detection_reason=_files_reason(files, [p.detection_reason for p in peaks]),
                    warnings=tuple(dict.fromkeys(w for p in peaks for w in p.warnings)))
+
+
+def _file_peak(catalog: Catalog, hardware: Mapping[str, Any], file: Mapping[str, Any]) -> Peak:
+    """One file's peak; when its GPU table lacks a column identification needs (`gpu_lacking`, trace/open.py
+    NEEDED_FOR), a failure says that, not that a row has no name."""
+    try:
+        return resolve_peak(catalog, hardware, file["gpu_rows"], file["devices"])
+    except HardwareError as exc:
+        if file.get("gpu_lacking"):
+            raise HardwareError(f"{file['label']}: the GPU cannot be identified: {file['gpu_lacking']}; or "
+                                f"{OVERRIDE_HINT}") from exc
+        raise
 
 
 def _files_reason(files: Sequence[Mapping[str, Any]], reasons: list[str]) -> str:

@@ -18,7 +18,7 @@ from pipeline.trace import chain, discovery, integrity, proposal, queries
 from pipeline.errors import MfuError, TraceError
 from pipeline.hardware.catalog import load_catalog
 from pipeline.hardware.detect import detect
-from pipeline.trace.open import GPU_WORK, RAW_TABLES, Trace, open_trace
+from pipeline.trace.open import GPU_WORK, RAW_TABLES, REFUSED, Trace, open_trace
 
 
 def inspect_trace(path: Path, ranges: int = 30, regions: int = 10, verify: bool = False) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def _inspect(path: Path, ranges: int, regions: int) -> dict[str, Any]:
         "cuda_graphs": {"mode": graph_mode(graphs), **graphs},
         "operator_shapes": shapes,
         "supports": _supports(trace, counts) + shapes_support(shapes),
-        "lacking": [trace.lacking[raw] for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking],
+        "lacking": trace.refusals(),
         "notes": trace.notes + _backwards(counts),
     }
 
@@ -137,9 +137,9 @@ def _detection(gpus: list[dict] | None, used: list[int]) -> dict[str, Any]:
 def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
     """Plain-words consequences of what is present (docs/figures.md §2: a missing table means no such events)."""
     tables, work, out = trace.tables, trace.gpu_work(), []
-    lacking = [raw for raw in ("raw_nvtx", *GPU_WORK) if raw in trace.lacking]
+    lacking = [raw for raw in REFUSED if raw in trace.lacking]
     if lacking:             # as `mfu run` refuses it (measure._require_tables): export again, not capture again
-        out.append("`mfu run` refuses this trace: " + "; ".join(trace.lacking[raw] for raw in lacking))
+        out.append("`mfu run` refuses this trace: " + "; ".join(trace.refusals()))
     if ("raw_nvtx" not in tables or not counts["nvtx_ranges"]) and "raw_nvtx" not in lacking:
         out.append("no NVTX ranges: nothing marks a step; `mfu run` can measure the GPU-active window (region kind "
                    "gpu_active, as `mfu init` writes) or a time window (kind time_window); mark each step with an NVTX "

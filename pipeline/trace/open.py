@@ -69,13 +69,26 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 # inference server that ran every kernel in a CUDA graph, captured at graph level, has no kernel table).
 GPU_WORK = ("raw_kernel", "raw_graph_trace")
 
-# Columns without which a present table is unusable for its purpose.
+# What each table must have, checked once as the trace is opened (issue 33: a kernel table without correlationId
+# was measured as a capture whose kernels all lay outside the region). Without an ESSENTIAL column, or without
+# every column of a NAMES pair, a present table is unusable and treated as absent, its reason kept in
+# Trace.lacking; a run refuses a trace for those of REFUSED (exit 4), and takes a runtime table lacking one as
+# absent (attribution by time window, with a warning saying why).
 ESSENTIAL = {
+    "raw_strings": {"id", "value"},
     "raw_kernel": {"start", "end", "deviceId"},
     "raw_graph_trace": {"start", "end", "deviceId"},
     "raw_runtime": {"start", "end", "correlationId", "globalTid"},
     "raw_nvtx": {"start", "end", "eventType", "globalTid"},
 }
+NAMES = {"raw_kernel": {"shortName", "demangledName"}, "raw_nvtx": {"text", "textId"}}     # one of each is enough
+REFUSED = ("raw_strings", "raw_nvtx", *GPU_WORK)
+# Columns only one use of a table needs: the table is read, and that use asks Trace.lacks before it starts.
+NEEDED_FOR = {
+    "launch attribution": {"raw_kernel": ("correlationId",), "raw_graph_trace": ("correlationId",)},
+    "GPU identification": {"raw_gpu": ("name",)},
+}
+RE_EXPORT = "export the report again with `nsys export --type sqlite`"
 
 
 # DuckDB's working memory; beyond it, sorts, joins and temp tables spill to disk. Without a limit
@@ -229,6 +242,17 @@ class Trace:
     def has_column(self, raw: str, column: str) -> bool:
         return column in self.columns.get(raw, set())
 
+    def refusals(self, views: Collection[str] = REFUSED) -> list[str]:
+        """Why a run refuses this trace: each of `views` present but lacking a column every export has."""
+        return [self.lacking[raw] for raw in views if raw in self.lacking]
+
+    def lacks(self, purpose: str) -> str | None:
+        """What the trace's tables lack for `purpose` (NEEDED_FOR), naming each table and column, or None."""
+        gaps = [f"its {self.tables[raw]} table has no {column} column" for raw, columns in NEEDED_FOR[purpose].items()
+                if self.has(raw) for column in columns if not self.has_column(raw, column)]
+        return (f"{' and '.join(gaps)}, which {purpose} needs and every Nsight Systems export has (a file edited "
+                f"or written by another tool?); {RE_EXPORT}") if gaps else None
+
     def gpu_work(self) -> list[str]:
         """The GPU_WORK views whose export table is present: none means no GPU work was captured."""
         return [raw for raw in GPU_WORK if self.has(raw)]
@@ -310,12 +334,14 @@ def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: 
     """Map an export table onto fixed columns; identifiers only, never values, are spliced."""
     actual = resolve_table(present, table)
     have = present.get(actual, set()) if actual else set()
-    if actual and ESSENTIAL.get(raw, set()) - have:
-        missing = sorted(ESSENTIAL[raw] - have)
+    names = NAMES.get(raw, set())
+    nameless = bool(names) and not names & have
+    missing = sorted(ESSENTIAL.get(raw, set()) - have) + (sorted(names) if nameless else [])
+    if actual and missing:
         trace.notes.append(f"{actual} lacks columns {missing}; treated as absent")
-        trace.lacking[raw] = (f"its {actual} table lacks columns {missing}, which every Nsight Systems export has "
-                              "(a file edited or written by another tool?); export the report again with "
-                              "`nsys export --type sqlite`")
+        either = f" (one of {sorted(names)} would do)" if nameless else ""
+        trace.lacking[raw] = (f"its {actual} table lacks columns {missing}{either}, which every Nsight Systems "
+                              f"export has (a file edited or written by another tool?); {RE_EXPORT}")
         actual, have = None, set()
     select = ", ".join(
         f"{_column(c, t)} AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}" for c, t in cols)
