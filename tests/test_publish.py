@@ -388,3 +388,30 @@ def test_a_record_written_before_relative_paths_is_still_listed_and_replaced(tmp
     assert "| x.yaml | error (exit 3): x.yaml:2:1: /: invalid YAML |" in (out / "index.md").read_text()
     publish.record(out, {"job": str(job), "name": "x", "exit_code": 4, "status": "error", "reason": "gone"})
     assert [(r["job"], r["name"]) for r in publish.read_records(out)] == [("../jobs/x.yaml", "x")]
+
+
+def test_two_runs_of_two_jobs_each_sharing_out_cache_and_history_all_appear(synth_trace, tmp_path):
+    """Issue 33: two runs with different jobs into one --out left an index missing one of them. Each run records
+    its jobs and rebuilds the index from every record on disk under the folder's lock, so whichever writes last
+    lists all four; the shared cache and history lose nothing either."""
+    from pipeline.trace.open import duckdb_connect
+    trace, _ = synth_trace()
+    jobs = []
+    for name in ("a1", "a2", "b1", "b2"):
+        jobs.append(tmp_path / f"{name}.yaml")
+        jobs[-1].write_text(json.dumps({"name": name, "trace": str(trace), "region": {"name": "train_step"},
+                                        "hardware": {"num_gpus": 2, "precision": "bf16"},
+                                        "model": {"flops_per_step": 4.0e+13},
+                                        "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}))
+    out, shared = tmp_path / "out", ["--cache", str(tmp_path / "cache"), "--history", str(tmp_path / "h.duckdb")]
+    procs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", *map(str, js), "--out", str(out),
+                               *shared], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for js in (jobs[:2], jobs[2:])]
+    assert [p.wait() for p in procs] == [0, 0], [p.stderr.read() for p in procs]
+    md, html = (out / "index.md").read_text(), (out / "index.html").read_text()
+    for name in ("a1", "a2", "b1", "b2"):
+        assert f"[{name}]({name}/report.md)" in md and f'href="{name}/report.html"' in html
+    assert "**4 jobs: 4 ok.**" in md
+    with duckdb_connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT job, count(DISTINCT run) OVER () FROM history ORDER BY job").fetchall() == \
+            [("a1", 2), ("a2", 2), ("b1", 2), ("b2", 2)]
