@@ -9,6 +9,11 @@
 -- c communication ($comm_class), g $gemm_classes, a $attention_classes, o any other kernel, m memory copies
 -- and sets (kind 'memory'). Flags: any_part every row; kernel g, a, o, c; compute g, a, o; comm c;
 -- no_gemm a, o, c; no_attention g, o, c; no_other g, a, c.
+-- The later steps of a row running past its own (spilled) are found linear in occurrences (issue #33): the
+-- steps numbered by start (numbered), two ASOF lookups give the first step starting at or after the row's
+-- step end and the last starting before the row's end (starts: ties in start share their numbers' span),
+-- and the numbers between are joined by equality; the join's own tests decide, as before. A join of steps
+-- with later steps paired every step with every later one (450 M pairs at 30,000 occurrences).
 WITH steps AS (
     SELECT occurrence, start_ns AS lo, start_ns + step_ns AS hi
     FROM occurrence_times
@@ -27,6 +32,23 @@ grouped AS (
     FROM classified AS c
     JOIN groups AS g ON g.name_id = c.name_id
 ),
+numbered AS (
+    SELECT *, row_number() OVER (ORDER BY lo, occurrence) AS n FROM steps
+),
+starts AS (
+    SELECT lo, min(n) AS first_n, max(n) AS last_n FROM numbered GROUP BY lo
+),
+spilled AS (
+    SELECT r.occurrence, r.start_ns, r.end_ns, r.grp, s.hi AS step_end_ns
+    FROM grouped AS r
+    JOIN steps AS s ON s.occurrence = r.occurrence AND r.end_ns > s.hi
+),
+later AS (
+    SELECT r.*, unnest(range(a.first_n, b.last_n + 1)) AS n
+    FROM spilled AS r
+    ASOF JOIN starts AS a ON r.step_end_ns <= a.lo
+    ASOF JOIN starts AS b ON r.end_ns > b.lo
+),
 clipped AS (
     SELECT s.occurrence, greatest(r.start_ns, s.lo) AS start_ns, least(r.end_ns, s.hi) AS end_ns, r.grp
     FROM grouped AS r
@@ -34,10 +56,10 @@ clipped AS (
     WHERE least(r.end_ns, s.hi) > greatest(r.start_ns, s.lo)
     UNION ALL
     SELECT l.occurrence, greatest(r.start_ns, l.lo), least(r.end_ns, l.hi), r.grp
-    FROM grouped AS r
-    JOIN steps AS s ON s.occurrence = r.occurrence AND r.end_ns > s.hi
-    JOIN steps AS l ON l.lo >= s.hi AND l.lo < r.end_ns AND l.occurrence <> r.occurrence
-    WHERE least(r.end_ns, l.hi) > greatest(r.start_ns, l.lo)
+    FROM later AS r
+    JOIN numbered AS l ON l.n = r.n
+    WHERE l.lo >= r.step_end_ns AND l.lo < r.end_ns AND l.occurrence <> r.occurrence
+      AND least(r.end_ns, l.hi) > greatest(r.start_ns, l.lo)
 )
 SELECT CAST(occurrence AS INTEGER) AS occurrence, CAST(1 AS UTINYINT) AS any_part,
        CAST(grp <> 'm' AS UTINYINT) AS kernel, CAST(grp IN ('g', 'a', 'o') AS UTINYINT) AS compute,
