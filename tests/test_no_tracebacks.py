@@ -59,7 +59,7 @@ def test_a_run_under_memory_limits_ends_in_a_documented_code(synth_trace, tmp_pa
            "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
            "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
     (tmp_path / "job.yaml").write_text(json.dumps(job))
-    for megabytes in (450, 500, 540):     # below ~450 MB the run fails in places that vary from run to run (issue 33)
+    for megabytes in (300, 400, 450):     # 300: exit 2 here; from ~340 on it passes (one malloc arena, DuckDB's limit)
         done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(tmp_path / "job.yaml"), "--out",
                                str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
                               preexec_fn=_limited(megabytes))
@@ -70,3 +70,41 @@ def test_a_run_under_memory_limits_ends_in_a_documented_code(synth_trace, tmp_pa
         aborted = done.returncode == -signal.SIGABRT and "St9bad_alloc" in done.stderr
         assert done.returncode == 0 or (done.returncode == 2 and "out of memory" in done.stderr) or aborted, \
             (megabytes, done.returncode, done.stderr)
+
+
+def _address_space_script(body: str, gigabytes: int = 3) -> str:
+    return ("import os, resource, threading\n"
+            "def vm(): return int(open('/proc/self/statm').read().split()[0]) * os.sysconf('SC_PAGE_SIZE')\n"
+            f"resource.setrlimit(resource.RLIMIT_AS, ({gigabytes} << 30, {gigabytes} << 30))\n" + body)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas, /proc/self/statm")
+def test_under_a_memory_limit_threads_share_one_malloc_arena():
+    """glibc gives each thread that allocates a 64 MB arena of address space: DuckDB's threads and the hashing
+    thread took 185 MB of a 400 MB `ulimit -v` before a row was read (issue 33). Under a limit `mfu` keeps one
+    arena; eight threads then cost their stacks (8 MB each here), not 8 x 72 MB."""
+    threads = ("from pipeline.cli import main\n"
+               "try: main(['--version'])\n"
+               "except SystemExit: pass\n"
+               "before, gate = vm(), threading.Barrier(9)\n"
+               "def work(): bytearray(100_000); gate.wait(); gate.wait()\n"
+               "ts = [threading.Thread(target=work) for _ in range(8)]\n"
+               "[t.start() for t in ts]; gate.wait(); print((vm() - before) >> 20); gate.wait()\n")
+    done = subprocess.run([sys.executable, "-c", _address_space_script("threading.stack_size(8 << 20)\n" + threads)],
+                          capture_output=True, text=True, timeout=60)
+    grown_mb = int(done.stdout.split()[-1])
+    assert grown_mb < 8 * (8 + 16), done.stdout + done.stderr
+
+
+def test_duckdb_takes_half_the_address_space_left_under_a_limit():
+    """DuckDB took 512 MB as its own under a 400 MB limit, then failed to allocate, or aborted on std::bad_alloc
+    in a thread of its own (issue 33): under a limit its memory is half of what the process has left."""
+    body = ("from pipeline.trace.open import memory_limit\n"
+            "left = (1 << 30) - vm(); print(memory_limit(), min(512, max(16, left >> 21)))\n")
+    done = subprocess.run([sys.executable, "-c", _address_space_script(body, gigabytes=1)], capture_output=True,
+                          text=True, timeout=60)
+    said, expected = done.stdout.split()
+    assert said.endswith("MB") and abs(int(said[:-2]) - int(expected)) <= 1 and 256 < int(expected) < 512, \
+        done.stdout + done.stderr                                      # 1 MB: a page allocated between the two reads
+    from pipeline.trace.open import MEMORY_LIMIT, memory_limit
+    assert memory_limit() == MEMORY_LIMIT                             # no limit here: the fixed one

@@ -57,3 +57,20 @@ def test_the_thread_runs_at_the_lowest_priority_and_the_caller_at_its_own(data, 
     _join_hashing_threads()
     assert pending.result() == hashlib.sha256(data.read_bytes()).hexdigest()
     assert seen["mfu-sha256"] == {19} and seen[threading.current_thread().name] == {mine}
+
+
+def test_memory_running_out_in_the_thread_is_met_by_the_caller(data, monkeypatch):
+    """Under `ulimit -v` the thread's read failed with MemoryError, printed as a traceback of thread mfu-sha256
+    (issue 33). The thread stops quietly; the caller reads on, and meets the error itself if memory is still short."""
+    seen: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_value))
+    step = Hashing._step
+
+    def short_in_the_thread(self):
+        if threading.current_thread().name == "mfu-sha256":
+            raise MemoryError
+        return step(self)
+    monkeypatch.setattr(Hashing, "_step", short_in_the_thread)
+    pending = Hashing(data)
+    _join_hashing_threads()
+    assert seen == [] and pending.result() == hashlib.sha256(data.read_bytes()).hexdigest()

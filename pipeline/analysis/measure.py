@@ -26,7 +26,7 @@ from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
 from pipeline import progress
 from pipeline.errors import ResultWarning, TraceError
-from pipeline.trace.open import MEMORY_LIMIT, Trace
+from pipeline.trace.open import Trace, memory_limit
 
 NS = 1_000_000_000
 # Kernel classes whose time counted FLOPs should cover (operator_work.sql, issue #31): matrix products and attention.
@@ -134,7 +134,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
         unattributed = {r["occurrence"]: r for r in queries.run(trace.con, "unattributed")}
         if unattributed:                # kernels with no launch row in their process: is theirs under a broken id?
             refuse_negative_launch(trace, queries.run(trace.con, "negative_launches"))
-    queries.run(trace.con, "window_trim", memory_limit=MEMORY_LIMIT)
+    queries.run(trace.con, "window_trim", memory_limit=memory_limit())
     copies = {step: {r["occurrence"]: {"rows": r["rows"], "duplicate_ns": r["duplicate_ns"]} for r in rows[step]}
               for step in ("duplicate_kernels", "duplicate_memops")}
     return Window(attribution, region.first, last, counts, unattributed, warnings,

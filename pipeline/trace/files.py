@@ -179,8 +179,8 @@ class Hashing:
         if sys.platform.startswith("linux"):             # per-thread nice: Linux only
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        with contextlib.suppress(OSError):               # result() reads on and raises it
-            while self._step() is None:
+        with contextlib.suppress(OSError, MemoryError):  # result() reads on and raises it, in the main thread: out
+            while self._step() is None:                  # of memory here was a traceback of thread mfu-sha256
                 pass
 
     def _step(self) -> str | None:

@@ -14,8 +14,10 @@ our machines are offline and a run must never reach for the network.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
+import resource
 import secrets
 import shutil
 import tempfile
@@ -94,6 +96,7 @@ RE_EXPORT = "export the report again with `nsys export --type sqlite`"
 # DuckDB's working memory; beyond it, sorts, joins and temp tables spill to disk. Without a limit
 # an 8 M-kernel trace peaked at 1.9 GB RSS; with it, under 1 GB (bench/RESULTS.md).
 MEMORY_LIMIT = "512MB"
+SMALLEST_LIMIT_MB = 16
 # After a query whose allocations peaked above this, DuckDB hands freed memory back to the system
 # (its default, 128 MB, kept the 300 MB of tables a finished window build drops until the union
 # pass had allocated its arrays on top: 8 M kernels peaked at 0.89 GB RSS, with 32 MB at 0.82 GB).
@@ -113,10 +116,27 @@ def duckdb_connect(database: str = ":memory:", read_only: bool = False,
     return duckdb.connect(database, read_only=read_only, config={**(config or {}), **QUIET})
 
 
+@functools.lru_cache(maxsize=1)
+def memory_limit() -> str:
+    """DuckDB's working memory: MEMORY_LIMIT, or under an address-space limit (`ulimit -v`) half of what this
+    process has left of it when the first trace opens, so DuckDB spills instead of allocating what is not there. At
+    512 MB under a 400 MB limit it failed to allocate a block, or aborted on std::bad_alloc in one of its own
+    threads, which no Python code can catch (issue 33). Once per process: window_trim.sql sets it back the same."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return MEMORY_LIMIT
+    try:
+        used = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):       # no /proc (macOS): no address space to measure
+        return MEMORY_LIMIT
+    half_left_mb = max(soft - used, 0) >> 21
+    return f"{min(max(half_left_mb, SMALLEST_LIMIT_MB), int(MEMORY_LIMIT.removesuffix('MB')))}MB"
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the SQLite scanner loaded from the pinned wheel, never the network.
 
-    Its memory is capped (MEMORY_LIMIT); beyond it DuckDB spills into a folder of its own under
+    Its memory is capped (memory_limit()); beyond it DuckDB spills into a folder of its own under
     the system temp folder, not its default `.tmp` in the working directory, which may sit beside
     the user's trace. DuckDB creates that folder only when it spills and removes it on close, so
     a run that does not spill leaves nothing behind; the random name keeps connections and users
@@ -124,7 +144,7 @@ def connect() -> duckdb.DuckDBPyConnection:
     """
     spill = Path(tempfile.gettempdir()) / f"{SPILL_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
     con = duckdb_connect(config={
-        "memory_limit": MEMORY_LIMIT,
+        "memory_limit": memory_limit(),
         "allocator_flush_threshold": ALLOCATOR_FLUSH,
         "temp_directory": str(spill),
         "allow_unsigned_extensions": True,      # for the one LOAD below only: see _load_scanner
