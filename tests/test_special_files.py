@@ -63,6 +63,13 @@ def test_a_nul_byte_is_located(tmp_path, capsys):
     assert "job.yaml:1:10: /: invalid YAML: character #x0000 is not allowed" in capsys.readouterr().err
 
 
+def test_a_nul_byte_after_a_byte_order_mark_is_located_as_an_editor_counts(tmp_path, capsys):
+    """YAML's offset counts the mark (U+FEFF) that Windows editors write first: the column was one too far."""
+    (tmp_path / "job.yaml").write_text("\ufeff" + JOB.replace("name: special", "name: spe\0cial"))
+    assert main(["validate", str(tmp_path / "job.yaml")]) == 3
+    assert "job.yaml:1:10: /: invalid YAML: character #x0000 is not allowed" in capsys.readouterr().err
+
+
 def test_a_glob_of_empty_files_is_refused_before_any_task(tmp_path):
     """10,000 empty files matched by a glob took minutes: each was handed to a worker task that then failed. The
     parent refuses the first non-trace file before submitting anything."""

@@ -37,6 +37,9 @@ def test_a_zero_width_space_in_a_region_name_is_visible_in_not_found(tmp_path, c
     assert main(["run", str(tmp_path / "job.yaml"), "--out", str(tmp_path / "out")]) == 4
     err = capsys.readouterr().err
     assert "train\\u200b_step" in err and "\u200b" not in err
+    for page in ("index.md", "index.html"):              # the index says why the job failed: visibly too
+        text = (tmp_path / "out" / page).read_text(encoding="utf-8")
+        assert "u200b" in text and "\u200b" not in text, page
 
 
 def test_a_file_name_s_escapes_in_an_error(tmp_path, capsys):

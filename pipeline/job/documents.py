@@ -210,6 +210,7 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
         raise ConfigError([Problem(msg, "", file, line, col, "check indentation, quotes and ':' after keys")]) from None
     except yaml.reader.ReaderError as exc:     # a NUL or other control character: YAML gives an offset, no mark
         line, col = text.count("\n", 0, exc.position) + 1, exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        col -= line == 1 and text.startswith("\ufeff")    # the offset counts a byte-order mark; no editor shows one
         raise ConfigError([Problem(f"invalid YAML: character #x{exc.character:04x} is not allowed in YAML text", "",
                                    file, line, col, "remove it (a control character such as NUL has no place in "
                                    "a job file)")]) from None

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import bundled
-from pipeline.errors import UsageError, without_current_folder
+from pipeline.errors import UsageError, shown, without_current_folder
 
 STATUS_DIR = ".status"
 LOCK_FILE = ".lock"
@@ -161,7 +161,8 @@ def record(out_root: Path, row: dict[str, Any], summary: dict[str, Any] | None =
     to the job file's folder (job_reference, job_relative): the same jobs run from another folder,
     or from a copy of the checkout elsewhere, leave the same bytes, and no machine's folders.
     `summary`: what the index shows of the job's report (index.summary), kept so the index need
-    not read the report again.
+    not read the report again. The reason is kept as the terminal showed it (errors.shown): the index's
+    "no NVTX range matches 'train_step'" hid the zero-width space in the name asked for.
     """
     folder = Path(out_root) / STATUS_DIR
     if folder.is_symlink():                           # its records would be written wherever it points
@@ -169,7 +170,7 @@ def record(out_root: Path, row: dict[str, Any], summary: dict[str, Any] | None =
     job_file = Path(row["job"]).resolve()
     job = job_reference(out_root, job_file)
     rec = {"job": job, "name": row.get("name"), "exit_code": row["exit_code"], "status": row["status"],
-           "reason": _short(job_relative(row.get("reason") or "", Path(row["job"]))),
+           "reason": shown(_short(job_relative(row.get("reason") or "", Path(row["job"])))),     # as the terminal
            "report": Path(row["report"]).name if row.get("report") else None,
            **({"summary": summary} if summary is not None else {})}
     key = rec["name"] or "job-" + hashlib.sha256(job.encode()).hexdigest()[:16]
