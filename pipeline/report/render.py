@@ -93,32 +93,48 @@ def device_label(result: dict[str, Any], device_id: int) -> str:
     return next((d["label"] for d in result["devices"] if d["device_id"] == device_id), str(device_id))
 
 
+# A page lists at most this many rows of a table with a row per occurrence (the occurrences, a registered
+# section such as the step parts); result.json keeps every row, and the totals and charts cover them all.
+# 30,000 occurrences rendered 30,000 rows per table, most of a run's time (issue #33).
+LISTED_ROWS = 100
+
+
+def listed(rows: list[Any]) -> dict[str, Any]:
+    """The rows of a table a page lists (the first LISTED_ROWS, in result.json's order), with how many there
+    are and how many are left out, for the line saying so."""
+    return {"rows": rows[:LISTED_ROWS], "total": len(rows), "left_out": max(0, len(rows) - LISTED_ROWS)}
+
+
 def section_tables(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Each registered section with its own Section (analysis/registry.py) as a table both pages place as it
-    is (_sections.md.j2, _sections.html.j2): title, anchor, intro, headers, each row's cells as text, and the
-    text of an empty table."""
+    is (_sections.md.j2, _sections.html.j2): title, anchor, intro, headers, the listed rows' cells as text
+    (`listed`: a column's unit still chosen from all its values), how many rows are left out and where they are,
+    and the text of an empty table."""
     tables = []
     for analysis in ANALYSES:
         if isinstance(section := analysis.shown_by, Section):
             rows = result[analysis.key]
-            cells = [_cells(result, [r[c.field] for r in rows], c) for c in section.columns]
+            shown = listed(rows)
+            cells = [_cells(result, [r[c.field] for r in rows], c, LISTED_ROWS) for c in section.columns]
             tables.append({"title": section.title, "anchor": section.anchor, "intro": section.intro,
                            "headers": [head for head, _ in cells],
                            "rows": [list(row) for row in zip(*(values for _, values in cells))],
+                           "total": shown["total"], "left_out": shown["left_out"], "key": analysis.key,
                            "empty": section.empty})
     return tables
 
 
-def _cells(result: dict[str, Any], values: list[Any], col: Column) -> tuple[str, list[str]]:
-    """A column's header and cells as its kind writes them (every kind is a number, aligned right)."""
+def _cells(result: dict[str, Any], values: list[Any], col: Column, shown: int) -> tuple[str, list[str]]:
+    """A column's header and its first `shown` cells as its kind writes them (every kind is a number, aligned
+    right); the unit is chosen from every value."""
     if col.kind == "ns":
         values = [None if v is None else v / 1e9 for v in values]
     if col.kind in ("s", "ns"):
         unit = column(values, "s")
-        return unit.head(col.header), [unit(v) for v in values]
+        return unit.head(col.header), [unit(v) for v in values[:shown]]
     if col.kind == "device":
-        return col.header, ["—" if v is None else device_label(result, v) for v in values]
-    return col.header, [fmt_int(v) for v in values]
+        return col.header, ["—" if v is None else device_label(result, v) for v in values[:shown]]
+    return col.header, [fmt_int(v) for v in values[:shown]]
 
 
 class CompiledTemplates(jinja2.FileSystemBytecodeCache):
@@ -180,8 +196,8 @@ def make_environment(compiled: Path) -> jinja2.Environment:
     env.filters["ticks"] = mdsafe.ticks
     env.filters["struck"] = struck
     env.filters["html_ticks"] = html_ticks
-    env.globals.update(device_label=device_label, column=column, section_tables=section_tables, verdict=verdict,
-                       job_verdict=job_verdict, timeline_step=charts.timeline_step, voided=plausibility.voided,
+    env.globals.update(device_label=device_label, column=column, section_tables=section_tables, listed=listed,
+                       verdict=verdict, job_verdict=job_verdict, timeline_step=charts.timeline_step, voided=plausibility.voided,
                        window=fmt_window, range_label=charts.range_label)
     env.filters.update(num=fmt_num, percent=fmt_fraction_pct, against=fmt_against, int=fmt_int, pct=fmt_pct, si=fmt_si, sec=fmt_seconds,
                        procs=processes, util=fmt_util, kernel_labels=kernel_labels)
