@@ -57,8 +57,7 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
             return
         from concurrent.futures import as_completed
         with _local_pool(workers) as ex:
-            yield (lambda fn, *a: ex.submit(interrupts.guarded, fn, *a)), \
-                (lambda fs: (f.result() for f in as_completed(list(fs))))
+            yield (lambda fn, *a: _submit(ex, fn, *a)), (lambda fs: (f.result() for f in as_completed(list(fs))))
         return
     try:
         from distributed import Client, LocalCluster, as_completed as dask_completed
@@ -105,6 +104,13 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         ex.shutdown(wait=True)
     finally:
         remove_orphaned_spills()
+
+
+def _submit(ex: ProcessPoolExecutor, fn: Callable, *args: Any) -> Any:
+    """One task on the pool; its first submit forks the workers, with SIGINT and SIGTERM held back
+    (interrupts.held) until each worker has its own handlers."""
+    with interrupts.held():
+        return ex.submit(interrupts.guarded, fn, *args)
 
 
 def _worker_init() -> None:

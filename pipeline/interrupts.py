@@ -7,7 +7,9 @@ handlers would report as a failed job; `pending()` tells them it was the user in
 
 Worker processes (the local pool) die with their parent (Linux: PR_SET_PDEATHSIG) and, when
 signalled, clean up the same way and exit without a traceback: an idle worker has nothing to
-clean and exits at once.
+clean and exits at once. They are forked with both signals blocked (`held`), so one that comes
+before a worker's own handlers are in waits for them instead of running the command's handler,
+inherited with the fork, inside the worker (a 'Process ForkProcess-N:' traceback on Ctrl-C).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any, Callable
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []           # signals seen by this process
 _busy: list[bool] = [False]         # a worker is inside a task (else a signal just ends it)
 _PR_SET_PDEATHSIG = 1
@@ -48,7 +51,7 @@ def _raise(signum: int, frame: Any) -> None:
 def handled() -> Iterator[None]:
     """While a command runs in this process, SIGINT and SIGTERM raise Interrupted (handlers restored after)."""
     _received.clear()
-    before = {sig: signal.signal(sig, _raise) for sig in (signal.SIGINT, signal.SIGTERM)}
+    before = {sig: signal.signal(sig, _raise) for sig in _SIGNALS}
     try:
         yield
     finally:
@@ -72,6 +75,21 @@ def children_ignore_sigint() -> Iterator[None]:
         signal.signal(signal.SIGINT, before)
 
 
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back in this thread while worker processes are started (forked) inside.
+
+    A forked child starts with its parent's handlers and signal mask: with the signals blocked it cannot
+    run the command's handler before `worker_init` installs its own, which unblocks them (a signal that
+    came meanwhile is then delivered). Here a held signal is delivered on the way out, not lost.
+    """
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def pending() -> Interrupted | None:
     """The interruption this process received, if any (for handlers that caught a generic error)."""
     return Interrupted(_received[0]) if _received else None
@@ -84,7 +102,8 @@ def reraise_if_pending() -> None:
 
 
 def worker_init() -> None:
-    """Pool worker start: die with the parent; on SIGINT/SIGTERM clean up (if busy) and exit quietly."""
+    """Pool worker start: die with the parent; on SIGINT/SIGTERM clean up (if busy) and exit quietly. The
+    signals, blocked since the fork (`held`), are let through once the handlers are in."""
     parent = os.getppid()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -92,8 +111,9 @@ def worker_init() -> None:
         pass
     if os.getppid() != parent:                         # the parent died before prctl took effect
         os._exit(128 + signal.SIGTERM)
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in _SIGNALS:
         signal.signal(sig, _worker_signal)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
 
 
 def _worker_signal(signum: int, frame: Any) -> None:
