@@ -155,6 +155,7 @@ def connect() -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     queries.run(con, "macros")
+    queries.run(con, "gpu_work")
     return con
 
 
