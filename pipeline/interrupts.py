@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []           # signals seen by this process
+_deferring: list[int] = [0]         # depth of `deferred` blocks being run
+_owed: list[bool] = [False]         # a signal came inside one: Interrupted is raised when the last is left
 _busy: list[bool] = [False]         # a worker is inside a task (else a signal just ends it)
 _PR_SET_PDEATHSIG = 1
 
@@ -44,13 +46,33 @@ def _raise(signum: int, frame: Any) -> None:
     if _received:                   # a second Ctrl-C must not cut the cleanup of the first short
         return
     _received.append(signum)
+    if _deferring[0]:
+        _owed[0] = True
+        return
     raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """A signal that comes inside the block raises Interrupted only once the block is left, so that what it makes
+    and removes again (trace/open.py's temp folder for the scanner) is never left half done: an exception inside
+    mkdtemp or rmtree left the folder behind. Blocking the signal would not do: a process-directed signal then
+    reaches another thread (DuckDB's), and Python runs the handler in the main thread all the same."""
+    _deferring[0] += 1
+    try:
+        yield
+    finally:
+        _deferring[0] -= 1
+    if not _deferring[0] and _owed[0]:
+        _owed[0] = False
+        raise Interrupted(_received[0])
 
 
 @contextlib.contextmanager
 def handled() -> Iterator[None]:
     """While a command runs in this process, SIGINT and SIGTERM raise Interrupted (handlers restored after)."""
     _received.clear()
+    _owed[0] = False
     before = {sig: signal.signal(sig, _raise) for sig in _SIGNALS}
     try:
         yield

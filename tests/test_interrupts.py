@@ -121,7 +121,8 @@ def test_interrupted_run_exits_with_one_line_and_leaves_nothing(slow_jobs, tmp_p
 
 @pytest.mark.slow
 # A worker's 'Process…' traceback once reached stderr here: a signal between a worker's fork and its own
-# handlers (test_a_signal_while_workers_start_leaves_no_worker_line holds a worker there).
+# handlers (test_a_signal_while_workers_start_leaves_no_worker_line holds a worker there); and 1 run in 40 left
+# the scanner's temp folder (test_ctrl_c_while_the_scanners_folder_is_removed_leaves_no_folder).
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_interrupted_multi_file_job_on_spare_workers(slow_jobs, tmp_path, how):
     """One job over both traces with --jobs 2: its files are the workers' tasks when the signal comes."""
@@ -262,3 +263,21 @@ def _workers_received(gate: Path, signum: int) -> bool:
         if not fields["State"].startswith("Z") and not pending >> (signum - 1) & 1:
             return False
     return True
+
+
+def test_ctrl_c_while_the_scanners_folder_is_removed_leaves_no_folder(tmp_path, monkeypatch):
+    """1 run in 40 of the multi-file Ctrl-C test left an mfu-duckdb-ext-* folder: the signal raised inside the
+    scanner's temp-folder removal. Here it comes just as the removal starts; it is raised once the folder is gone."""
+    from pipeline import interrupts
+    from pipeline.trace import open as trace_open
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    real_rmtree = shutil.rmtree
+
+    def signalled_rmtree(path, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)      # the handler runs here, before the folder is removed
+        real_rmtree(path, **kwargs)
+    monkeypatch.setattr(trace_open.shutil, "rmtree", signalled_rmtree)
+    with interrupts.handled(), pytest.raises(interrupts.Interrupted):
+        with trace_open.loadable_scanner() as link:
+            assert link.parent.is_dir()
+    assert list(tmp_path.iterdir()) == []

@@ -29,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from pipeline import interrupts
 from pipeline.trace import files, queries
 from pipeline.errors import TraceError, environment_error
 
@@ -205,18 +206,20 @@ def loadable_scanner() -> Iterator[Path]:
     temporary folder is loaded directly: no INSTALL, so nothing is copied into ~/.duckdb and no
     copy installed there from another environment is ever picked up instead. The folder is removed
     as soon as the LOAD returns (the library stays mapped), not at exit: a worker that is killed,
-    or exits through os._exit, leaves no `mfu-duckdb-ext-*` folder behind.
+    or exits through os._exit, leaves no `mfu-duckdb-ext-*` folder behind. A Ctrl-C meanwhile is raised
+    once the folder is gone (interrupts.deferred).
     """
-    folder = Path(tempfile.mkdtemp(prefix="mfu-duckdb-ext-"))
-    try:
-        link = folder / "sqlite_scanner.duckdb_extension"
+    with interrupts.deferred():              # Ctrl-C inside mkdtemp or rmtree left the folder (interrupts.py)
+        folder = Path(tempfile.mkdtemp(prefix="mfu-duckdb-ext-"))
         try:
-            link.symlink_to(sqlite_extension_path())
-        except OSError:                      # no symlinks here (some Windows setups): copy instead
-            shutil.copyfile(sqlite_extension_path(), link)
-        yield link
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+            link = folder / "sqlite_scanner.duckdb_extension"
+            try:
+                link.symlink_to(sqlite_extension_path())
+            except OSError:                      # no symlinks here (some Windows setups): copy instead
+                shutil.copyfile(sqlite_extension_path(), link)
+            yield link
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def sqlite_extension_path() -> Path:
