@@ -33,7 +33,7 @@ PHONE_TIMELINE_MAX = (360, 1020)
 # charts with a phone drawing, which shows on screens narrower than (_style.html.j2): where the desktop drawing's
 # 13-px labels would be under 9 px (timeline, 1016 px) or 11.9 px (620 px: they span the screen under 600 px)
 PHONE_BELOW = {"chart-timeline": 741, "chart-devices": 601, "chart-steps": 601, "chart-roofline": 601,
-               "chart-history": 601}
+               "chart-history": 601, "chart-waterfall": 601}
 
 
 def _job(folder: Path, name: str, trace: Path, **over) -> Path:
@@ -124,9 +124,14 @@ def test_page_in_a_real_browser(pages, page, width, tmp_path):
     # every chart is shown but one of the two drawings of a chart with a phone one: that on a narrow screen
     hidden = [s["cls"].split()[-1] for s in found["svgs"] if not s["shown"]]
     report = ["chart-timeline", "chart-devices", "chart-steps", "chart-roofline"]
-    paired = {"demo": report, "wide": report, "history": [s["cls"].split()[-1] for s in found["svgs"] if s["cls"].endswith("history")]}
-    if page == "history":
-        assert len(paired["history"]) >= 2
+    # (history's trend charts, and compare's waterfalls: at 390 px a waterfall's labels were 8.2 px, 13 scaled to
+    # 390 / 620, when a compare page had only desktop drawings)
+    own = [s["cls"].split()[-1] for s in found["svgs"] if s["cls"].endswith(("chart-history", "chart-waterfall"))]
+    paired = {"demo": report, "wide": report, "history": own, "compare": own, "compare-3": own, "compare-5": own}
+    if page in ("history", "compare-3", "compare-5"):
+        assert len(own) >= 2
+    if page == "compare":
+        assert own == ["chart-waterfall"]
     assert hidden == [k if width < PHONE_BELOW[k] else f"{k}-phone" for k in paired.get(page, [])], hidden
     drawn = [s for s in found["svgs"] if s["shown"]]
     for svg in drawn:
@@ -234,6 +239,21 @@ def test_one_drawing_of_each_history_chart_at_each_width(pages, width, smallest,
     shown = phone if width < PHONE_BELOW["chart-history"] else desk
     assert all(s["shown"] for s in shown) and not any(s["shown"] for s in desk + phone if s not in shown)
     assert min(min(s["fontPx"]) for s in shown) == pytest.approx(smallest, abs=0.05)
+
+
+@pytest.mark.parametrize("width, smallest", [(320, 13 * 320 / 360), (390, 13.0), (601, 13 * (601 - 32) / 620),
+                                             (1280, 13.0)])           # by hand: 13-px labels, at the drawing's scale
+def test_one_drawing_of_each_waterfall_at_each_width(pages, width, smallest, tmp_path):
+    """What changed's waterfall on the compare page was 620 px only: on a 390-px phone its labels were 8.2 px. Each
+    input's waterfall has a phone drawing shown below 601 px, exactly one of the two shown at any width."""
+    found = browser.probe(pages["compare-3"], width, tmp_path)
+    desk = [s for s in found["svgs"] if s["cls"].split()[-1] == "chart-waterfall"]
+    phone = [s for s in found["svgs"] if s["cls"].split()[-1] == "chart-waterfall-phone"]
+    assert len(desk) == len(phone) == 2
+    shown = phone if width < PHONE_BELOW["chart-waterfall"] else desk
+    assert all(s["shown"] for s in shown) and not any(s["shown"] for s in desk + phone if s not in shown)
+    assert min(min(s["fontPx"]) for s in shown) == pytest.approx(smallest, abs=0.05)
+    assert all(s["textsOutside"] == [] for s in shown)
 
 
 DIM_MARKS = {"#e4e4e4": "grid lines", "#c8c8c8": "idle time, faint on purpose as in the light theme",

@@ -174,6 +174,31 @@ def test_phone_history_chart_draws_the_same_runs_on_a_narrower_axis():
     assert _texts_inside(phone, 360) == []
 
 
+def test_phone_waterfall_draws_the_same_bars_on_a_narrower_axis_each_named_above_it():
+    """What changed's waterfall at 360 px: baseline 50 ms, GEMM +3 ms beyond noise, attention unchanged (no bar),
+    communication -1 ms within noise, new 52 ms. Ticks 0 to 60 ms across x = 16 to 344 (328 px): by hand, the
+    baseline bar 50 / 60 * 328 = 273.3 px long, each bar from x = 16 + from / 60 * 328, its name and change on
+    the line above it (the desktop drawing's 210-px margin of names would leave 134 px for the bars)."""
+    c = {"baseline_step_ns": 50e6, "value_step_ns": 52e6,
+         "rows": [{"label": "GEMM / convolution only", "change_ns": 3e6, "noise": "beyond"},
+                  {"label": "attention only", "change_ns": 0, "noise": "within"},
+                  {"label": "communication, exposed", "change_ns": -1e6, "noise": "within"}]}
+    desk, phone = ET.fromstring(charts.waterfall(c)), ET.fromstring(phone_charts.waterfall(c))
+    assert phone.get("viewBox").split()[2] == "360" and phone.get("class") == "chart chart-waterfall-phone"
+    bars = [g for g in phone.iter("g") if g.find("rect") is not None]
+    assert [g.find("title").text for g in bars] == [g.find("title").text for g in desk.iter("g")
+                                                    if g.find("rect") is not None]
+    spans = [(0.0, 50.0), (50.0, 53.0), (52.0, 53.0), (0.0, 52.0)]             # ms, in the rows' order
+    drawn = [float(g.find("rect").get(k)) for g in bars for k in ("x", "width")]
+    assert drawn == pytest.approx([v for a, b in spans for v in (16 + a / 60 * 328, (b - a) / 60 * 328)], abs=0.051)
+    assert [g.find("rect").get("fill") for g in bars] == ["#3b6ea8", "#d0743c", "#c8c8c8", "#3b6ea8"]
+    names = [g.find("text") for g in phone.iter("g") if g.find("text") is not None]
+    assert [t.text for t in names] == ["baseline step (median)", "GEMM / convolution only +3.000\u00a0ms",
+                                       "communication, exposed −1.000\u00a0ms", "new step (median)"]
+    assert all(float(t.get("y")) < float(g.find("rect").get("y")) for t, g in zip(names, bars))
+    assert _texts_inside(phone, 360) == []
+
+
 def test_phone_roofline_draws_the_same_operators_and_wraps_its_key():
     """The roofline at 360 px: the same markers with the same tooltips, and the key's lines (measured, analytic,
     one per operator at 620 px) wrapped at spaces within the width: joined again they are the desktop's lines."""
@@ -261,7 +286,8 @@ def _display(rules: list[tuple[str, str, str]], svg_class: str, medium: str, wid
 
 
 @pytest.mark.parametrize("chart, phone_below", [("chart-timeline", 741), ("chart-devices", 601), ("chart-steps", 601),
-                                                ("chart-roofline", 601), ("chart-history", 601)])
+                                                ("chart-roofline", 601), ("chart-history", 601),
+                                                ("chart-waterfall", 601)])
 def test_style_shows_one_drawing_of_a_chart_on_a_screen_and_the_desktop_one_in_print(chart, phone_below):
     """The phone drawing shows on a screen narrower than `phone_below`, the desktop one from there on: exactly one
     of them at any width (Chromium checks it in test_browser). Print matches no `screen` query: only the desktop

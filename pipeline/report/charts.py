@@ -343,29 +343,34 @@ def history_charts(doc: dict[str, Any], phone: bool = False) -> dict[str, str]:
     return {name: svg for name, svg in made.items() if svg}
 
 
-def waterfall(c: dict[str, Any]) -> str:
-    """One input's "what changed" (docs/compare.md) as a horizontal waterfall: the baseline's median step, one
-    bar per part that moved (from the running total to the running total plus its contribution, in the rows'
-    order: largest first), and the new median step. Draws compare.json's numbers only; a part within noise
-    is drawn grey."""
-    moved = [r for r in c["rows"] if r["change_ns"] != 0]
-    ends = [0.0, c["baseline_step_ns"], c["value_step_ns"]]
-    total = c["baseline_step_ns"]
-    for r in moved:
-        total += r["change_ns"]
-        ends.append(total)
-    ticks = nice_ticks(0.0, max(ends) / 1e9, 4)
-    w, left, right, top, row_h = CHART_W, 210, 16, 8, 22
-    sx = pixel_scale(0.0, ticks[-1], left, w - right)
-    col = column([t for t in ticks], "s")
+def waterfall_rows(c: dict[str, Any]) -> list[tuple[str, float, float, str, str]]:
+    """The waterfall's bars (docs/compare.md), each (label, from ns, to ns, colour, its change as said): the
+    baseline's median step, one bar per part that moved (from the running total to the running total plus its
+    contribution, in the rows' order: largest first), and the new median step. A part within noise is grey."""
     rows = [("baseline step (median)", 0.0, c["baseline_step_ns"], COLORS["compute"], "")]
     total = c["baseline_step_ns"]
-    for r in moved:
+    for r in (r for r in c["rows"] if r["change_ns"] != 0):
         color = COLORS["idle"] if r["noise"] != "beyond" else COLORS["exposed"] if r["change_ns"] > 0 else COLORS["memory"]
         sign = "+" if r["change_ns"] > 0 else "−"
         rows.append((r["label"], total, total + r["change_ns"], color, f"{sign}{fmt_seconds(abs(r['change_ns']) / 1e9)}"))
         total += r["change_ns"]
     rows.append(("new step (median)", 0.0, c["value_step_ns"], COLORS["compute"], ""))
+    return rows
+
+
+def waterfall_ticks(rows: list[tuple[str, float, float, str, str]]) -> list[float]:
+    """Round seconds from 0 past the longest bar's end, the running total's highest point included."""
+    return nice_ticks(0.0, max(max(a, b) for _, a, b, _, _ in rows) / 1e9, 4)
+
+
+def waterfall(c: dict[str, Any]) -> str:
+    """One input's "what changed" (docs/compare.md) as a horizontal waterfall of `waterfall_rows`, each bar named
+    in a left margin and its change written after it. Draws compare.json's numbers only."""
+    rows = waterfall_rows(c)
+    ticks = waterfall_ticks(rows)
+    w, left, right, top, row_h = CHART_W, 210, 16, 8, 22
+    sx = pixel_scale(0.0, ticks[-1], left, w - right)
+    col = column([t for t in ticks], "s")
     plot_h = row_h * len(rows)
     body = [svg_line(sx(t), top, sx(t), top + plot_h, COLORS["grid"]) + svg_text(sx(t), top + plot_h + 14, text, "middle")
             for t, text in zip(ticks, tick_labels(ticks, col.scale))]

@@ -221,7 +221,7 @@ def render_all(result: dict[str, Any], kind: str = "report", indexed: bool = Fal
     svgs = (charts.report_charts(result, device_label) if kind == "report"
             else charts.history_charts(result) if kind == "history" else charts.compare_charts(result))
     phone = (phone_charts.report_charts(result, device_label) if kind == "report"
-             else phone_charts.history_charts(result) if kind == "history" else {})
+             else phone_charts.history_charts(result) if kind == "history" else phone_charts.compare_charts(result))
     return {
         f"{kind}.md": env.get_template(f"{kind}.md.j2").render(r=result, svgs=svgs, indexed=indexed),
         f"{kind}.html": env.get_template(f"{kind}.html.j2").render(r=result, svgs=svgs, phone=phone, indexed=indexed),
