@@ -164,8 +164,9 @@ _MEMORY_WORDS = ("failed to map segment from shared object", "cannot allocate me
 
 
 def _short_of_memory(exc: BaseException) -> bool:
-    kinds = isinstance(exc, (ImportError, RuntimeError, OSError)) or \
-        type(exc).__name__ in ("IOException", "InternalException")          # DuckDB's, by name
+    """Any of DuckDB's exceptions, by module: besides IOException (a LOAD) and InternalException, a query in a
+    batch worker under `ulimit -v` raised its base class, duckdb.Error('out of memory'), an internal error (exit 5)."""
+    kinds = isinstance(exc, (ImportError, RuntimeError, OSError)) or type(exc).__module__ in ("_duckdb", "duckdb")
     return kinds and any(word in str(exc).lower() for word in _MEMORY_WORDS)
 
 

@@ -41,7 +41,8 @@ def test_a_damaged_history_row_is_named(tmp_path, capsys, stored):
 
 
 @pytest.mark.parametrize("exc", [ImportError("numpy failed\nOriginal error was: libopenblas.so: failed to map segment "
-                                             "from shared object"), RuntimeError("can't start new thread")])
+                                             "from shared object"), RuntimeError("can't start new thread"),
+                                 duckdb.Error("out of memory")])     # a batch worker's query under ulimit -v 300000
 def test_memory_met_outside_an_allocation_is_exit_2(exc):
     found = environment_error(exc)
     assert found is not None and found.code == ExitCode.USAGE and str(found).startswith("out of memory (")
