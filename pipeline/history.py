@@ -68,6 +68,10 @@ V1_COLUMNS = ("run", "job", "config_sha256", "trace_sha256", "status", "mfu_pct_
               "step_time_median_s", "tokens_per_s", "straggler_s")
 V2_COLUMNS = V1_COLUMNS + ("label", "samples_field", "step_samples_s", "mfu_samples_pct", "format_version")
 DEFAULT_MIN_CHANGE_PCT = 5.0
+# Runs per job that history.json and the pages give in full, tested for changes: the latest. Older ones are
+# summarised from SQL (history_older.sql: how many, their run numbers, MFU range); the history file keeps them all.
+# 100,000 runs given in full took minutes: a 158 MB history.json, a test and a table row each (issue #33).
+RECENT_RUNS = 100
 # The figures the trend tests, with compare's label and direction and the inputs compare says they rest on.
 TESTED = {m[0]: m for m in compare.METRICS if m[0] in ("mfu_pct_wall", "step_time_median_s")}
 
@@ -281,11 +285,12 @@ def _insert(con: duckdb.DuckDBPyConnection, run: int, results: list[dict[str, An
 
 
 def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[str, Any]:
-    """Per job, its runs in order with the changes found between consecutive runs (history.json);
-    the templates format it, report/charts.py draws it."""
+    """Per job, its latest RECENT_RUNS runs in order with the changes found between consecutive runs, and a
+    summary of its older runs (history.json); the templates format it, report/charts.py draws it."""
     con, version = _open(path)
     try:
-        rows = queries.run(con, "history_trend")
+        rows = queries.run(con, "history_trend", recent=RECENT_RUNS)
+        older = {o.pop("job"): o for o in queries.run(con, "history_older", recent=RECENT_RUNS)}
     except duckdb.Error as exc:
         raise UsageError(f"{path}: not an mfu history ({str(exc).splitlines()[0]})") from None
     finally:
@@ -300,8 +305,9 @@ def trend(path: Path, min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict[st
                              "copy, or remove that run's rows") from None
     return {"format_version": version, "min_change_pct": min_change_pct, "alpha": gate.ALPHA,
             "min_samples": gate.MIN_SAMPLES,
+            "recent_runs": RECENT_RUNS,
             "jobs": [{"name": n, "runs": runs, "flagged_runs": [r["run"] for r in runs if r["flag"]],
-                      "failed_runs": [r["run"] for r in runs if r["status"] == "failed"]}
+                      "failed_runs": [r["run"] for r in runs if r["status"] == "failed"], "older": older.get(n)}
                      for n, runs in sorted(jobs.items())]}
 
 

@@ -640,3 +640,26 @@ def test_concurrent_appends_to_a_duckdb_file_lose_no_row(tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute("SELECT job, count(*) FROM history GROUP BY job ORDER BY job").fetchall()
     assert rows == [(f"w{w}", 3) for w in range(4)]
+
+
+def test_a_long_history_gives_the_latest_runs_and_summarises_the_older(tmp_path, monkeypatch):
+    """Issue #33: a job's latest RECENT_RUNS runs in full (here 2), the older ones summarised: job a's runs 1-5 at
+    MFU 40, 41, 39, 42, 38: runs 4 and 5 listed (run 4 compared with run 3, left out), runs 1-3 summarised, MFU 39
+    to 41, median 40. The page says so, and its table has the two rows."""
+    monkeypatch.setattr(history, "RECENT_RUNS", 2)
+    db = tmp_path / "h.duckdb"
+    for mfu in (40.0, 41.0, 39.0, 42.0, 38.0):
+        append(db, [fake("a", mfu)])
+    doc = history.write(db, tmp_path / "out")
+    assert [e.message for e in validator("history.schema.json").iter_errors(doc)] == []
+    [job] = doc["jobs"]
+    assert [(r["run"], r["compared_with_run"], r["mfu_change_pt"]) for r in job["runs"]] == \
+        [(4, 3, pytest.approx(3.0)), (5, 4, pytest.approx(-4.0))]
+    assert job["older"] == {"runs": 3, "first_run": 1, "last_run": 3, "invalid_runs": 0, "failed_runs": 0,
+                            "mfu_pct_wall_min": 39.0, "mfu_pct_wall_median": 40.0, "mfu_pct_wall_max": 41.0}
+    md = (tmp_path / "out/history.md").read_text()
+    assert "The table and the chart show the latest 2 runs. The 3 older ones (runs 1–3) are not listed or tested " \
+           "for changes here, only summarised; the history file keeps them: MFU (wall) from 39.00 to 41.00 %, median " \
+           "40.00 %; 0 invalid, 0 failed without a result." in md
+    assert re.findall(r"^\| (\d+) \|", md, re.M) == ["4", "5"]
+    assert "The 3 older ones (runs 1–3)" in (tmp_path / "out/history.html").read_text()

@@ -176,7 +176,8 @@ def _history_options(sub: Any) -> None:
                   "is the next one's baseline. A run in which the job failed without a result is shown 'failed "
                   "(exit N): error', with no change, and is no baseline. Histories of an older format are read as "
                   "they are (their runs' comparability inputs unknown: not comparable); `mfu run --history` migrates "
-                  "a DuckDB file when it appends.")
+                  "a DuckDB file when it appends. Each job's latest 100 runs are given in full and tested; older "
+                  "ones are summarised (how many, their run numbers, MFU range), and the history keeps them all.")
     sp.add_argument("path", type=Path, metavar="PATH", help="history written by `mfu run --history PATH`: "
                     "a DuckDB file if PATH ends in .duckdb, else a folder of Parquet files; either form "
                     "renders the same rows byte for byte")

@@ -9,12 +9,20 @@
 -- at that run (NULL when unset or not stored). Both runs' comparability inputs (JSON, NULL before format 3)
 -- go to history.py, which applies `mfu compare`'s rules to them: a figure they make incomparable is no change
 -- to flag, and the run is still the one the next run is compared with (the new baseline).
-WITH h AS (
+-- Only each job's $recent latest runs are returned (issue #33: a history of 100,000 runs took minutes to
+-- fetch, test and render); their previous runs are found among all of them. history_older.sql summarises
+-- the runs left out.
+WITH all_runs AS (
     SELECT *,
            max(CASE WHEN coalesce(status NOT IN ('invalid', 'failed'), true) THEN run END) OVER (
                PARTITION BY job ORDER BY run ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_run,
-           coalesce(status IN ('invalid', 'failed'), false) AS unmeasured
+           row_number() OVER (PARTITION BY job ORDER BY run DESC) AS nth_latest
     FROM history
+),
+h AS (
+    SELECT * EXCLUDE (nth_latest), coalesce(status IN ('invalid', 'failed'), false) AS unmeasured
+    FROM all_runs
+    WHERE nth_latest <= $recent
 )
 SELECT
     h.job, h.run, h.label, h.config_sha256, h.trace_sha256, h.status, h.mfu_pct_wall, h.step_time_median_s,
