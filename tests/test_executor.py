@@ -54,6 +54,7 @@ def _codes(rows) -> list[tuple[str, int]]:
     return [(Path(r["job"]).name, r["exit_code"]) for r in rows]
 
 
+@pytest.mark.slow  # a process pool over the whole batch, twice (quick tier: test_spare_workers_only_go_to_...)
 def test_inline_processes_and_cache_agree(batch, tmp_path):
     _, job_files = batch
     inline = run_batch(job_files, tmp_path / "a", workers=1)
@@ -122,6 +123,7 @@ def submitted(monkeypatch) -> list[str]:
     return names
 
 
+@pytest.mark.slow  # three process-pool runs (quick tier: test_spare_workers_only_go_to_files_when_groups_are_fewer)
 def test_lone_multi_file_job_measures_each_file_on_a_worker(batch, tmp_path, submitted):
     """One job over three files: -j 1 measures them in turn; -j 2 gives each file its own task; same bytes."""
     _, job_files = batch
@@ -156,6 +158,7 @@ def test_dask_local_measures_each_file_as_a_task(batch, tmp_path, submitted):
     assert _reports(tmp_path / "dask") == _reports(tmp_path / "local") != {}
 
 
+@pytest.mark.slow  # process pools (quick tier: test_errors_cross_processes_intact)
 def test_a_bad_file_fails_the_job_as_inline(batch, tmp_path):
     """Per-file tasks report what measuring in turn reports: every file is opened before any is
     measured, so an unreadable later file wins over an earlier file short of occurrences."""
@@ -196,6 +199,7 @@ def _stand_in_pandas(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(repo)])}, marks
 
 
+@pytest.mark.slow  # a pool per start method (quick tier: tests/test_cli.py test_a_run_never_imports_pandas)
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_workers_never_import_pandas_whatever_the_start_method(batch, tmp_path, method):
     """mfu makes `import pandas` fail at once while a command runs (DuckDB's client imports it before binding

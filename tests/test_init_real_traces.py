@@ -14,6 +14,7 @@ from conftest import traces_dir
 from filling import fill
 from pipeline.cli import main
 from test_real_traces import read_only, tables
+from tiers import sweep
 
 FOLDER = traces_dir()
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -29,7 +30,7 @@ def gpu_rows(path) -> int:
         con.close()
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in FOLDER.glob("*.sqlite")) if FOLDER else ["(no folder)"])
+@pytest.mark.parametrize("name", sweep(sorted(p.name for p in FOLDER.glob("*.sqlite"))) if FOLDER else ["(no folder)"])
 def test_init_then_run_reaches_a_report(real_trace, tmp_path, capsys, name):
     path = real_trace(name)
     job = tmp_path / "job.yaml"

@@ -23,6 +23,7 @@ from pipeline.cli import main
 from pipeline.trace.inspect import inspect_trace
 
 from test_real_traces import ALL_TRACES, PROCESS, RANGE_TYPES, read_only, sha256, tables, union
+from tiers import sweep
 
 SUFFIX = re.compile(r", (seq|op_id) = [0-9]+.*$", re.S)      # PyTorch's per-call suffixes (docs/figures.md §3)
 NUMBER = re.compile(r"[0-9]+([^0-9A-Za-z]*)\Z")             # a name's number: its last digits, then punctuation only
@@ -220,7 +221,7 @@ def inspected(real_trace):
     return get
 
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_counts_gpus_devices_processes_and_names(inspected, name):
     info, ref = inspected(name)
     assert {k: info["counts"][k] for k in ref.counts()} == ref.counts()
@@ -241,7 +242,7 @@ def test_counts_gpus_devices_processes_and_names(inspected, name):
     assert all(_close(r["median_ns"], m) for r, m in zip(info["nvtx_ranges"], medians))
 
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_region_discovery_figures(inspected, name):
     info, ref = inspected(name)
     want = ref.discovery()
@@ -258,8 +259,8 @@ def test_region_discovery_figures(inspected, name):
 
 
 
-@pytest.mark.parametrize("name", ["nsysai__h100_2gpu_1s.sqlite", "nsysai__mfu_2gpu_before.sqlite",
-                                  "NVIDIA__Fuser__a0498920_report1.sqlite"])
+@pytest.mark.parametrize("name", sweep(["nsysai__h100_2gpu_1s.sqlite", "nsysai__mfu_2gpu_before.sqlite",
+                                        "NVIDIA__Fuser__a0498920_report1.sqlite"], quick=["nsysai__h100_2gpu_1s.sqlite"]))
 def test_region_discovery_is_the_same_every_run(inspected, real_trace, name):
     """period_cv came from stddev_pop, whose floating-point partial sums meet in the order the threads finish:
     on these three traces its last digits changed from run to run, so `inspect --format json` was not
@@ -273,7 +274,7 @@ def _text(capsys, path: Path) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_devices_are_shown_with_their_cuda_number(real_trace, capsys, name):
     """Kernels name their device by TARGET_INFO_GPU id; the program knew it as CUDA device cuDevice (cloverleaf:
     id 0 is CUDA device 3; balinski: id 0 is CUDA device 1). Each line says both, and a note says they differ."""
@@ -294,7 +295,7 @@ def test_devices_are_shown_with_their_cuda_number(real_trace, capsys, name):
                                "cestwc__balinski-and-gomory-cuda__report19.sqlite"))
 
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_a_trace_without_ranges_or_kernels_says_what_to_capture(real_trace, capsys, name):
     """No NVTX range and no kernel: nothing is being guessed, the user must mark the step and capture NVTX and
     CUDA. No range but kernels: the GPU-active window is what can be measured, not a guess. No kernel: the share of
@@ -333,7 +334,7 @@ def test_kernels_without_a_process_are_not_called_no_process(real_trace, capsys)
 
 # ---------------------------------------------------------------- `mfu run` on a trace that cannot give an MFU
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_run_refuses_a_trace_without_ranges_or_kernels_cleanly(real_trace, tmp_path, capsys, name):
     """The job a user writes after inspect: exit 4 (README, exit codes), one message naming the file, every
     missing table with what it prevents (a CPU-only capture lacks both) and the capture that fixes it; no

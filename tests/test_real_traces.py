@@ -21,6 +21,7 @@ from pipeline.job.config import Region
 from pipeline.errors import TraceError
 from tests.measuring import measure
 from pipeline.trace.open import open_trace
+from tiers import sweep
 
 ALL_TRACES = [
     "LeiWang1999__memfusion_artifact__report1.sqlite",
@@ -185,7 +186,7 @@ def raw_counts(path: Path) -> dict[str, int]:
 REFUSED: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_open_views_and_counts(real_trace, name: str) -> None:
     """Opens with the views and counts what the file holds; only the traces listed in REFUSED are refused,
     with a TraceError that names the file and says why."""

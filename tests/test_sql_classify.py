@@ -16,6 +16,7 @@ from pipeline.analysis.classes import PrecisionRules, Rule, classify_params, loa
 from pipeline.analysis.measure import prepare
 from pipeline.trace.open import open_trace
 from tests.sqlfixtures import RESOLVED
+from tiers import sweep
 
 
 def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
@@ -293,7 +294,7 @@ ML_TRACES = ["nsysai__h100_2gpu_1s.sqlite", "nsysai__healthy_1pct.sqlite", "nsys
              "NVIDIA__Fuser__a0498920_report1.sqlite", "MohanadOdema__DLProf__nsys_profile.sqlite"]
 
 
-@pytest.mark.parametrize("name", ML_TRACES)
+@pytest.mark.parametrize("name", sweep(ML_TRACES))
 def test_ml_traces_leave_at_most_ten_percent_of_kernel_time_unclassified(real_trace, name):
     rows = [r for r in _classify_whole_trace(real_trace(name)) if r[2] == "kernel"]
     other = sum(r[4] for r in rows if r[1] == "other")

@@ -20,6 +20,7 @@ from pipeline.run import run_job
 from pipeline.trace.inspect import inspect_trace
 
 from test_real_traces import ALL_TRACES
+from tiers import sweep
 
 PEAK_TFLOPS = 100.0             # any peak: the numerator is scaled to it
 PLAUSIBLE_SHARE = 0.5           # the union diagnostic the plausible numerator aims at
@@ -45,7 +46,7 @@ def write_job(folder: Path, trace: Path, region: dict, gpus: int, flops: float) 
     return path
 
 
-@pytest.mark.parametrize("name", ALL_TRACES)
+@pytest.mark.parametrize("name", sweep(ALL_TRACES))
 def test_plausible_is_ok_and_x1000_is_invalid(real_trace, tmp_path, name):
     path = real_trace(name)
     if not has_kernels(path):
