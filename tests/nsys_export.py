@@ -74,11 +74,17 @@ class Export:
         return self.strings.setdefault(value, len(self.strings) + 1)
 
     def range(self, start: int, end: int | None, tid: int, name: str, *, via_text_id: bool = False,
-              event_type: int = 59, domain_id: int = 0) -> None:
-        """An NVTX event named by `text`, or by `textId` into StringIds."""
+              event_type: int = 59, domain_id: int = 0, json_text: str | None = None) -> None:
+        """An NVTX event named by `text`, or by `textId` into StringIds; `json_text`: its payload as exported."""
         self.nvtx.append({"start": start, "end": end, "eventType": event_type, "globalTid": tid,
                           "domainId": domain_id, "text": None if via_text_id else name,
-                          "textId": self.sid(name) if via_text_id else None})
+                          "textId": self.sid(name) if via_text_id else None, "jsonText": json_text})
+
+    def nccl(self, start: int, end: int, tid: int, name: str, comm: int | None, domain_id: int = 1) -> None:
+        """A range NCCL records itself (its domain, named by `domain`), as NCCL 2.x exports it: the payload
+        '{"NCCL communicator ID":<commHash>,"Message size [bytes]":...}', none when `comm` is None."""
+        payload = None if comm is None else f'{{"NCCL communicator ID":{comm},"Message size [bytes]":4}}'
+        self.range(start, end, tid, name, via_text_id=True, domain_id=domain_id, json_text=payload)
 
     def domain(self, tid: int, domain_id: int, name: str, *, via_text_id: bool = False) -> None:
         """eventType 75: names `domain_id` within the process of `tid`."""
@@ -178,7 +184,8 @@ def overlapping_steps() -> Export:
 def attribute(con, name: str, first: int, last: int, *, match: str = "exact") -> None:
     """The window by process attribution, then its unions up to kernel_union, in the order the SQL
     headers give (trace/chain.py)."""
-    chain.run(con, {"region_ranges", "select_occurrences", "attribute_launch", "attribute_memops", "duplicate_kernels",
+    chain.run(con, {"region_ranges", "select_occurrences", "nccl_ranges", "attribute_launch", "attribute_memops",
+                    "duplicate_kernels",
                     "classify", "window_unions", "kernel_union"},
               name=name, match=match, domain=None, first=first, last=last, same_thread=False, mode="process",
               comm_class=classes.COMM_CLASS, **classes.classify_params(classes.load_rules()))

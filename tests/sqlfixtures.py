@@ -7,15 +7,16 @@ import duckdb
 from pipeline.trace import chain
 
 COLUMNS = ("occurrence BIGINT, global_pid BIGINT, device_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, "
-           "stream_id BIGINT")
+           "stream_id BIGINT, comm_key UBIGINT")
 NAME_COLUMNS = "name_id BIGINT, name VARCHAR, class VARCHAR, kind VARCHAR, precision VARCHAR"
 # a classified row as the tests write it: the name's columns resolved
 RESOLVED = "SELECT c.*, n.name, n.class, n.kind, n.precision FROM classified AS c JOIN kernel_names AS n USING (name_id)"
 
 
-def plant(rows: list[tuple], streams: list[int | None] | None = None) -> duckdb.DuckDBPyConnection:
+def plant(rows: list[tuple], streams: list[int | None] | None = None,
+          comms: list[int | None] | None = None) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, global_pid, device_id, name, class, start_ns, end_ns[, precision]); kind follows the
-    class; `streams`, one per row, their stream_id (else NULL). `kernel_names` gets one id per distinct
+    class; `streams`, one per row, their stream_id (else NULL); `comms` their comm_key (else NULL). `kernel_names` gets one id per distinct
     (name, class, kind, precision), `classified` one insert (a column list per parameter); then the window's unions and name times, as measure.analyse runs them."""
     full = [(o, g, d, (n, c, "memory" if c == "memory" else "kernel", *(p or [None])), s, e)
             for o, g, d, n, c, s, e, *p in rows]
@@ -25,17 +26,18 @@ def plant(rows: list[tuple], streams: list[int | None] | None = None) -> duckdb.
     con.execute(f"CREATE TABLE classified ({COLUMNS})")
     if full:
         con.executemany("INSERT INTO kernel_names VALUES (?, ?, ?, ?, ?)", [(i, *name) for name, i in ids.items()])
-        stream_ids = streams or [None] * len(full)
+        stream_ids, comm_keys = streams or [None] * len(full), comms or [None] * len(full)
         columns = zip(*[(o, g, d, ids[name], s, e, k) for (o, g, d, name, s, e), k in zip(full, stream_ids)])
-        con.execute("INSERT INTO classified SELECT " + ", ".join("unnest(?::BIGINT[])" for _ in range(7)),
-                    [list(col) for col in columns])
+        con.execute("INSERT INTO classified SELECT " + ", ".join("unnest(?::BIGINT[])" for _ in range(7))
+                    + ", unnest(?::UBIGINT[])", [list(col) for col in columns] + [comm_keys])
     chain.run(con, {"window_unions", "name_times"}, comm_class="communication")
     return con
 
 
-def classified(rows: list[tuple], streams: list[int | None] | None = None) -> duckdb.DuckDBPyConnection:
+def classified(rows: list[tuple], streams: list[int | None] | None = None,
+               comms: list[int | None] | None = None) -> duckdb.DuckDBPyConnection:
     """rows: (occurrence, device_id, name, class, start_ns, end_ns[, precision]), all of one process."""
-    return plant([(o, 1, d, n, c, s, e, *p) for o, d, n, c, s, e, *p in rows], streams)
+    return plant([(o, 1, d, n, c, s, e, *p) for o, d, n, c, s, e, *p in rows], streams, comms)
 
 
 def with_ranges(rows: list[tuple], ranges: list[tuple]) -> duckdb.DuckDBPyConnection:

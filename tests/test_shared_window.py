@@ -69,8 +69,8 @@ def _window(con, first: int, last: int, mode: str) -> dict[str, list[tuple]]:
     """Build the window over first..last as measure.py and classes.classify do; every table's rows, sorted."""
     chain.run(con, {"region_ranges", "select_occurrences"}, name="step", match="exact", domain=None,
               first=first, last=last)
-    attribute = "attribute_window" if mode == "window" else "attribute_launch"
-    chain.run(con, {attribute}, same_thread=mode == "thread")
+    attribute = {"attribute_window"} if mode == "window" else {"nccl_ranges", "attribute_launch"}
+    chain.run(con, attribute, same_thread=mode == "thread")
     chain.run(con, {"attribute_memops", "classify"}, mode=mode, **classes.classify_params(classes.load_rules()))
     # classified rows with their names spelled out: name ids number the names of the window they were built in
     read = {"classified": f"SELECT * EXCLUDE (name_id) FROM ({RESOLVED})"}

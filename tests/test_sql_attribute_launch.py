@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 from pipeline.job.config import Region
 from tests.measuring import measure
 
@@ -42,7 +42,7 @@ def _export() -> Export:
 def _attributed(trace, first: int, last: int, same_thread: bool) -> list[tuple]:
     queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
     queries.run(trace.con, "select_occurrences", first=first, last=last)
-    queries.run(trace.con, "attribute_launch", same_thread=same_thread)
+    chain.run(trace.con, {"nccl_ranges", "attribute_launch"}, same_thread=same_thread)
     return trace.con.execute("SELECT occurrence, global_pid, device_id, start_ns, end_ns, s.value "
                              "FROM attributed JOIN raw_strings AS s ON s.id = name_id "
                              "ORDER BY occurrence, global_pid, start_ns, end_ns").fetchall()
@@ -79,7 +79,7 @@ def test_synthetic_counts_match_ground_truth(synth_trace, open_views) -> None:
     queries.run(trace.con, "region_ranges", name="train_step", match="exact", domain=None)
     for same_thread, key in ((False, "kernel_count"), (True, "thread_kernel_count")):
         queries.run(trace.con, "select_occurrences", first=1, last=4)
-        queries.run(trace.con, "attribute_launch", same_thread=same_thread)
+        chain.run(trace.con, {"nccl_ranges", "attribute_launch"}, same_thread=same_thread)
         counts = dict(trace.con.execute("SELECT occurrence, count(*) FROM attributed GROUP BY ALL").fetchall())
         assert counts == {o["index"]: o[key] for o in truth["occurrences"]}, key
 
@@ -142,7 +142,7 @@ def test_a_kernel_with_a_negative_process_id_is_kept_for_the_refusal(open_export
     sound = open_export(e)
     queries.run(sound.con, "region_ranges", name="step", match="exact", domain=None)
     queries.run(sound.con, "select_occurrences", first=1, last=2)
-    (row,) = queries.run(sound.con, "attribute_launch", same_thread=False)
+    (row,) = chain.run(sound.con, {"nccl_ranges", "attribute_launch"}, same_thread=False)["attribute_launch"]
     assert row == {"unlaunched": 1, "negative_start_ns": None, "negative_device_id": None,
                    "negative_correlation_id": None, "negative_global_pid": None, "negative_is_graph": False}
     negative = B - 2 ** 63
@@ -152,6 +152,33 @@ def test_a_kernel_with_a_negative_process_id_is_kept_for_the_refusal(open_export
     trace = open_export(e)
     queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
     queries.run(trace.con, "select_occurrences", first=1, last=2)
-    (row,) = queries.run(trace.con, "attribute_launch", same_thread=False)
+    (row,) = chain.run(trace.con, {"nccl_ranges", "attribute_launch"}, same_thread=False)["attribute_launch"]
     assert row == {"unlaunched": 1, "negative_start_ns": 1400, "negative_device_id": 1,
                    "negative_correlation_id": 8, "negative_global_pid": negative, "negative_is_graph": False}
+
+
+def test_a_kernel_gets_the_communicator_of_the_nccl_call_that_launched_it(open_export) -> None:
+    """Process 100, thread 100, one step 0..10000; NCCL domain 1. Launch 1 (at 1050) inside ncclAllReduce 1000..1100
+    with communicator 11; launch 2 (at 2050) inside ncclGroupEnd 2000..2100, which names none, after ncclSend
+    1900..1950 with communicator 12 ended; launch 3 (at 1060) on the autograd thread, not the range's; launch 4
+    (at 3200) after ncclBroadcast 3000..3100 (communicator 13) ended; launch 5 (at 4000) inside ncclAllReduce
+    3950..4050 with a communicator above 2**63."""
+    big = 2 ** 64 - 5
+    e = Export()
+    e.range(0, 10000, A_MAIN, "step")
+    e.domain(A_MAIN, 1, "NCCL")
+    e.nccl(1000, 1100, A_MAIN, "ncclAllReduce", 11)
+    e.nccl(1900, 1950, A_MAIN, "ncclSend", 12)
+    e.nccl(2000, 2100, A_MAIN, "ncclGroupEnd", None)
+    e.nccl(3000, 3100, A_MAIN, "ncclBroadcast", 13)
+    e.nccl(3950, 4050, A_MAIN, "ncclAllReduce", big)
+    for corr, tid, launch in ((1, A_MAIN, 1050), (2, A_MAIN, 2050), (3, A_WORKER, 1060), (4, A_MAIN, 3200),
+                              (5, A_MAIN, 4000)):
+        e.launch(launch, tid, corr)
+        e.kernel(launch + 100, launch + 200, A, corr, name=f"ncclKernel{corr}")
+    trace = open_export(e)
+    queries.run(trace.con, "region_ranges", name="step", match="exact", domain=None)
+    queries.run(trace.con, "select_occurrences", first=1, last=1)
+    chain.run(trace.con, {"nccl_ranges", "attribute_launch"}, same_thread=False)
+    assert trace.con.execute("SELECT correlation_id, comm_key FROM attributed ORDER BY correlation_id").fetchall() == [
+        (1, 11), (2, None), (3, None), (4, None), (5, big)]

@@ -32,6 +32,7 @@ def _con() -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TABLE region_ranges AS SELECT * FROM (VALUES "
                 f"(1, {P1}, {P1 | 1}, 100, 200), (1, {P2}, {P2 | 1}, 100, 200)) "
                 "AS t(occurrence, global_pid, global_tid, start_ns, end_ns)")
+    con.execute("CREATE TABLE nccl_ranges (global_tid BIGINT, start_ns BIGINT, end_ns BIGINT, comm_key UBIGINT)")
     return con
 
 

@@ -24,8 +24,9 @@ def _con(names: list[str]) -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TABLE raw_strings (id BIGINT, value VARCHAR)")
     con.executemany("INSERT INTO raw_strings VALUES (?, ?)", list(enumerate(names, start=1)))
     con.execute("CREATE TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
-                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT, detail_id BIGINT)")
-    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, NULL, NULL)",
+                "stream_id BIGINT, name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT, detail_id BIGINT, "
+                "comm_key UBIGINT)")
+    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, NULL, NULL, NULL)",
                     [(i, 10 * i, 10 * i + 5) for i in range(1, len(names) + 1)])
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "stream_id BIGINT, name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
@@ -57,7 +58,7 @@ def test_first_matching_rule_wins_and_the_rest_is_other():
 def test_rows_carry_an_integer_name_id_and_each_name_is_spelled_once():
     con = _con(["gemm_a", "relu"])
     con.execute("INSERT INTO attributed SELECT occurrence, global_pid, device_id, stream_id, name_id, start_ns + 100, "
-                "end_ns + 100, graph_id, detail_id FROM attributed")          # every kernel twice
+                "end_ns + 100, graph_id, detail_id, comm_key FROM attributed")          # every kernel twice
     _classes(con, ["gemm"], ["gemm"])
     types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "
                              "WHERE table_name = 'classified'").fetchall())
@@ -74,6 +75,15 @@ def test_each_row_keeps_its_stream():
     _classes(con, [], [])
     assert con.execute(f"SELECT name, stream_id FROM ({RESOLVED}) ORDER BY name").fetchall() == [
         ("[CUDA memcpy]", 3), ("a", 7), ("b", 7)]
+
+
+def test_each_kernel_keeps_its_communicator_and_memory_has_none():
+    """comm_key passes from `attributed` (attribute_launch.sql) to `classified`; memory operations have none."""
+    con = _con(["a", "b"])
+    con.execute("UPDATE attributed SET comm_key = 18446744073709551615 WHERE name_id = 2")
+    _classes(con, [], [])
+    assert con.execute(f"SELECT name, comm_key FROM ({RESOLVED}) ORDER BY name").fetchall() == [
+        ("[CUDA memcpy]", None), ("a", None), ("b", 2 ** 64 - 1)]
 
 
 def test_no_rules_leaves_every_kernel_other():
@@ -232,7 +242,8 @@ def test_the_demangled_name_can_say_the_precision_the_short_name_does_not():
     con.executemany("INSERT INTO raw_strings VALUES (?, ?)", [(i, v) for i, v in enumerate(strings)])
     con.execute("CREATE TABLE attributed AS SELECT 1 AS occurrence, 7 AS global_pid, 0 AS device_id, 7 AS stream_id, "
                 "n AS name_id, 10 * i AS start_ns, 10 * i + 5 AS end_ns, CAST(NULL AS BIGINT) AS graph_id, "
-                "d AS detail_id FROM (SELECT unnest(?) AS n, unnest(?) AS d, generate_subscripts(?, 1) AS i)",
+                "d AS detail_id, CAST(NULL AS UBIGINT) AS comm_key "
+                "FROM (SELECT unnest(?) AS n, unnest(?) AS d, generate_subscripts(?, 1) AS i)",
                 [[strings.index(a) for a, _ in pairs], [strings.index(b) for _, b in pairs], list(pairs)])
     con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
                 "stream_id BIGINT, name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
@@ -248,7 +259,8 @@ def _classify_whole_trace(path) -> list[tuple]:
     try:
         prepare(trace)
         trace.con.execute("CREATE TEMP TABLE attributed AS SELECT 1 AS occurrence, global_pid, device_id, "
-                          "stream_id, name_id, start_ns, end_ns, graph_id, detail_id FROM kernels")
+                          "stream_id, name_id, start_ns, end_ns, graph_id, detail_id, NULL::UBIGINT AS comm_key "
+                          "FROM kernels")
         trace.con.execute("CREATE TEMP TABLE attributed_memops AS SELECT 1 AS occurrence, globalPid AS "
                           "global_pid, deviceId AS device_id, streamId AS stream_id, 'memcpy' AS name, start AS start_ns, "
                           "\"end\" AS end_ns FROM raw_memcpy")

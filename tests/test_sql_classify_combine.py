@@ -23,14 +23,14 @@ def _con() -> duckdb.DuckDBPyConnection:
 
 
 def _add(con, file: int, name_id: int, name: str, cls: str, gpid, device, start: int, end: int,
-         precision: str | None = None, stream: int | None = 7) -> None:
+         precision: str | None = None, stream: int | None = 7, comm: int | None = None) -> None:
     """One row of one file, its name under that file's own name id."""
     kind = "memory" if cls == "memory" else "kernel"
     con.execute("INSERT INTO all_kernel_names SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
                 "(SELECT 1 FROM all_kernel_names WHERE file = ? AND name_id = ?)",
                 [file, name_id, name, cls, kind, precision, file, name_id])
-    con.execute("INSERT INTO all_classified VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
-                [file, gpid, device, name_id, start, end, stream])
+    con.execute("INSERT INTO all_classified VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+                [file, gpid, device, name_id, start, end, stream, comm])
 
 
 def _rows(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -56,6 +56,17 @@ def test_each_rows_stream_is_kept_as_its_file_has_it():
     queries.run(con, "classify_combine")
     assert con.execute("SELECT device_id, stream_id FROM classified ORDER BY device_id, start_ns").fetchall() == [
         (0, 7), (1, 13), (1, None)]
+
+
+def test_a_communicator_key_is_kept_as_each_file_has_it():
+    """A communicator ID is the same on every rank of the communicator: both files' rows keep it, unmapped."""
+    con = _con()
+    _add(con, 0, 1, "nccl_x", "communication", GPID, 0, 10, 20, comm=2 ** 64 - 1)
+    _add(con, 1, 1, "nccl_x", "communication", GPID, 0, 10, 20, comm=2 ** 64 - 1)
+    _add(con, 1, 2, "gemm_k", "gemm", GPID, 0, 30, 40)
+    queries.run(con, "classify_combine")
+    assert con.execute("SELECT device_id, comm_key FROM classified ORDER BY device_id, start_ns").fetchall() == [
+        (0, 2 ** 64 - 1), (1, 2 ** 64 - 1), (1, None)]
 
 
 def test_name_ids_of_each_file_map_onto_one_id_per_name():

@@ -25,7 +25,7 @@ def test_the_launch_row_under_a_negative_id_is_named(open_export) -> None:
     e.kernel(1500, 1600, A, 3)                  # no launch row anywhere: missed
     e.launch(1005, broken, 9)
     trace = open_export(e)
-    chain.run(trace.con, {"region_ranges", "select_occurrences", "attribute_launch"}, name="step", match="exact",
+    chain.run(trace.con, {"region_ranges", "select_occurrences", "nccl_ranges", "attribute_launch"}, name="step", match="exact",
               domain=None, first=1, last=1, same_thread=False)
     assert queries.run(trace.con, "unattributed") == [{"occurrence": 1, "kernel_count": 2, "kernel_sum_ns": 200}]
     assert queries.run(trace.con, "negative_launches") == [
@@ -38,7 +38,7 @@ def test_no_negative_launch_no_row(open_export) -> None:
     e.kernel(1500, 1600, A, 3)                  # no launch row anywhere: missed, but no broken id to name
     e.launch(1005, A_MAIN, 4)
     trace = open_export(e)
-    chain.run(trace.con, {"region_ranges", "select_occurrences", "attribute_launch"}, name="step", match="exact",
+    chain.run(trace.con, {"region_ranges", "select_occurrences", "nccl_ranges", "attribute_launch"}, name="step", match="exact",
               domain=None, first=1, last=1, same_thread=False)
     assert queries.run(trace.con, "unattributed") == [{"occurrence": 1, "kernel_count": 1, "kernel_sum_ns": 100}]
     assert queries.run(trace.con, "negative_launches") == []

@@ -29,7 +29,7 @@ def _export() -> Export:
 
 def _attribute(trace, name: str, first: int, last: int) -> None:
     """unattributed.sql looks up only the kernels attribute_launch.sql found in a range but not launched there."""
-    chain.run(trace.con, {"region_ranges", "select_occurrences", "attribute_launch"}, name=name, match="exact",
+    chain.run(trace.con, {"region_ranges", "select_occurrences", "nccl_ranges", "attribute_launch"}, name=name, match="exact",
               domain=None, first=first, last=last, same_thread=False)
 
 

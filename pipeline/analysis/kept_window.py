@@ -54,10 +54,10 @@ from pipeline.trace.cache import build_in_place
 from pipeline.job.config import Region
 from pipeline.trace.open import Trace, literal
 
-FORMAT = 7                     # bump when what is kept changes meaning (2: the analysis's rows, the
+FORMAT = 8                     # bump when what is kept changes meaning (2: the analysis's rows, the
                                # database's size; 3: the window's duplicate kernel rows; 4: its hosts;
                                # 5: its duplicate memory rows; 6: its counted FLOPs, operator_work;
-                               # 7: classified's stream_id)
+                               # 7: classified's stream_id; 8: its comm_key)
 TABLES = ("selected_ranges", "classified", "kernel_names", "class_ids", "window_unions", "name_times",
           "operator_work")
 DATABASE, RECORD = "window.duckdb", "window.json"

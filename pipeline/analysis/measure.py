@@ -113,7 +113,8 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
                          f"{len(counts)} processes ({', '.join(sorted(counts))}): nothing says whose a kernel is, and "
                          "giving it to every process's range would count it once per rank. Measure one process "
                          "per file (one `nsys profile` report per rank), or export with an nsys that writes globalPid")
-    steps = {"select_occurrences", "attribute_window" if attribution == "window" else "attribute_launch",
+    steps = {"select_occurrences", *(("attribute_window",) if attribution == "window" else
+                                     ("attribute_launch", "nccl_ranges")),
              "attribute_memops", "duplicate_kernels", "duplicate_memops", "classify", "operator_ranges"}
     with progress.phase("attributing kernels to occurrences", con=trace.con):
         rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.analysis import classes, counted, precision, streams, timeline
+from pipeline.analysis import classes, communicators, counted, precision, streams, timeline
 from pipeline.analysis.measure import Measurement
 from pipeline.job.config import FigureRow
 from pipeline.trace.open import Trace
@@ -27,7 +27,7 @@ from pipeline.trace.open import Trace
 class Column:
     """One column of a section's table: the row field it prints, its header, and how a cell is written:
     "device" (the device as the Devices table labels it), "int" (a count), "s" (seconds, one unit per column),
-    "ns" (integer nanoseconds, written as seconds are)."""
+    "ns" (integer nanoseconds, written as seconds are), "text" (a key written as it is, as an NCCL communicator ID)."""
 
     field: str
     header: str
@@ -83,6 +83,17 @@ ANALYSES: tuple[Analysis, ...] = (
         (Column("device_id", "device", "device"), Column("stream_id", "stream", "int"),
          Column("count", "kernels", "int"), Column("sum_s", "sum", "s"), Column("union_s", "union", "s")),
         "no attributed kernels")),
+    Analysis("communicator_times", lambda trace, *_: communicators.communicator_times(trace, classes.COMM_CLASS),
+             Section(
+        "Exposed communication per NCCL communicator", "communicators",
+        "Communication kernels per device and NCCL communicator (the `NCCL communicator ID` of the NCCL call that "
+        "launched them, from NCCL's NVTX ranges), over all selected occurrences: union is the time at least one "
+        "ran, exposed the part of it with no compute kernel running on the device, hidden the part under one. "
+        "Kernels whose communicator the export does not record (no such range around their launch) are left out.",
+        (Column("device_id", "device", "device"), Column("communicator", "communicator", "text"),
+         Column("count", "kernels", "int"), Column("comm_s", "union", "s"), Column("exposed_s", "exposed", "s"),
+         Column("hidden_s", "hidden", "s")),
+        "no communicator known")),
     Analysis("step_parts", lambda trace, *_: classes.step_parts(trace), Section(
         "What ran in each step", "step-parts",
         "Each occurrence's step cut into what ran in it on any GPU (docs/compare.md): communication alone "

@@ -125,8 +125,8 @@ def section_tables(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _cells(result: dict[str, Any], values: list[Any], col: Column, shown: int) -> tuple[str, list[str]]:
-    """A column's header and its first `shown` cells as its kind writes them (every kind is a number, aligned
-    right); the unit is chosen from every value."""
+    """A column's header and its first `shown` cells as its kind writes them (every kind is a number or a key,
+    aligned right); the unit is chosen from every value."""
     if col.kind == "ns":
         values = [None if v is None else v / 1e9 for v in values]
     if col.kind in ("s", "ns"):
@@ -134,6 +134,8 @@ def _cells(result: dict[str, Any], values: list[Any], col: Column, shown: int) -
         return unit.head(col.header), [unit(v) for v in values[:shown]]
     if col.kind == "device":
         return col.header, ["—" if v is None else device_label(result, v) for v in values[:shown]]
+    if col.kind == "text":
+        return col.header, ["—" if v is None else str(v) for v in values[:shown]]
     return col.header, [fmt_int(v) for v in values[:shown]]
 
 

@@ -43,8 +43,8 @@ from pipeline.errors import TraceError, UsageError, io_reason
 from pipeline.trace.files import check_file
 from pipeline.trace.open import RAW_TABLES, Trace, literal, open_trace
 
-FORMAT = 4                     # bump when the stored tables change (2: CUDA graph columns and table; 3: cuDevice;
-                               # 4: memory operations' streamId)
+FORMAT = 5                     # bump when the stored tables change (2: CUDA graph columns and table; 3: cuDevice;
+                               # 4: memory operations' streamId; 5: NVTX jsonText, NCCL's communicator)
 EDGE_BYTES = 1 << 20           # hashed at each end of the file
 MANIFEST = "manifest.json"
 

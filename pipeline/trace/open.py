@@ -53,7 +53,7 @@ RAW_TABLES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "raw_nvtx": ("NVTX_EVENTS", [
         ("start", "BIGINT"), ("end", "BIGINT"), ("eventType", "BIGINT"),
         ("text", "VARCHAR"), ("textId", "BIGINT"), ("globalTid", "BIGINT"),
-        ("domainId", "BIGINT")]),
+        ("domainId", "BIGINT"), ("jsonText", "VARCHAR")]),
     "raw_gpu": ("TARGET_INFO_GPU", [
         ("id", "BIGINT"), ("name", "VARCHAR"), ("chipName", "VARCHAR"),
         ("totalMemory", "BIGINT"), ("memoryBandwidth", "BIGINT"),

@@ -1,5 +1,5 @@
--- reads: selected_ranges, range_buckets, launches, kernels, overlapping_ranges
--- creates: launched, attributed, unlaunched, negative_kernels
+-- reads: selected_ranges, range_buckets, launches, kernels, overlapping_ranges, nccl_ranges
+-- creates: launched, comm_launches, attributed, unlaunched, negative_kernels
 -- Kernels whose launch call started inside a selected range (docs/figures.md §4).
 -- The launch is the runtime row with the kernel's correlationId AND the same process:
 -- correlationIds repeat across processes. DISTINCT on the launch key removes duplicate
@@ -35,6 +35,22 @@ JOIN range_buckets AS r
 WHERE NOT $same_thread OR l.global_tid = r.global_tid
 GROUP BY r.occurrence, l.global_pid, l.correlation_id;
 
+-- The communicator of each launch made inside an NCCL call (nccl_ranges.sql): the last NCCL range that began on
+-- the launch's own thread at or before it, when the launch lies inside it (NCCL's ranges do not nest; a launch
+-- in ncclGroupEnd, which names no communicator, gets none). Only launches on a thread with such ranges are
+-- looked at, one ASOF join, so a trace without NCCL ranges costs a scan of `launched`.
+CREATE OR REPLACE TEMP TABLE comm_launches AS
+WITH candidates AS (
+    SELECT DISTINCT global_pid, correlation_id, launch_ns, launch_tid
+    FROM launched
+    WHERE launch_tid IN (SELECT global_tid FROM nccl_ranges WHERE comm_key IS NOT NULL)
+)
+SELECT c.global_pid, c.correlation_id, r.comm_key
+FROM candidates AS c
+ASOF JOIN nccl_ranges AS r
+  ON r.global_tid = c.launch_tid AND c.launch_ns >= r.start_ns
+WHERE c.launch_ns <= r.end_ns AND r.comm_key IS NOT NULL;
+
 -- The kernel table is read once (issue #10): the kernels the selected launches started (wherever
 -- they ran) and the kernels overlapping the envelope of the ranges. The first are `attributed`;
 -- those of the second that lie inside a range of their own process but were launched by no
@@ -45,11 +61,14 @@ WITH envelope AS (
     SELECT min(start_ns) AS lo, max(end_ns) AS hi FROM selected_ranges
 )
 SELECT a.occurrence, k.global_pid, k.device_id, k.stream_id, k.name_id, k.correlation_id, k.start_ns, k.end_ns,
-       k.graph_id, k.detail_id, a.launch_ns, a.launch_tid
+       k.graph_id, k.detail_id, a.launch_ns, a.launch_tid, m.comm_key
 FROM kernels AS k
 LEFT JOIN launched AS a
   ON k.global_pid = a.global_pid
  AND k.correlation_id = a.correlation_id
+LEFT JOIN comm_launches AS m
+  ON m.global_pid = a.global_pid
+ AND m.correlation_id = a.correlation_id
 WHERE a.occurrence IS NOT NULL
    OR (k.start_ns < (SELECT hi FROM envelope) AND k.end_ns > (SELECT lo FROM envelope));
 
@@ -76,7 +95,8 @@ LIMIT 1;
 
 -- What is left is `attributed`: the table is renamed, not copied (at 8 M kernels a copy held 3.2 M
 -- rows twice, beyond DuckDB's memory limit). It keeps the kernels' correlation_id and stream_id
--- (duplicate_kernels.sql tells a row recorded twice from two kernels of one launch by them).
+-- (duplicate_kernels.sql tells a row recorded twice from two kernels of one launch by them), and comm_key,
+-- its launch's communicator (NULL: none known).
 DELETE FROM window_kernels WHERE occurrence IS NULL;
 DROP TABLE IF EXISTS attributed;
 ALTER TABLE window_kernels RENAME TO attributed;

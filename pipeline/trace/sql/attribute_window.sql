@@ -19,7 +19,8 @@ SELECT
     graph_id,
     detail_id,
     CAST(NULL AS BIGINT) AS launch_ns,      -- no launch placed it (operator_work.sql)
-    CAST(NULL AS BIGINT) AS launch_tid
+    CAST(NULL AS BIGINT) AS launch_tid,
+    CAST(NULL AS UBIGINT) AS comm_key        -- no launch: no NCCL call known to have made it
 FROM overlapping_ranges(kernels)
 WHERE global_pid = range_pid
    OR (global_pid IS NULL AND (SELECT count(DISTINCT global_pid) FROM range_buckets) = 1);

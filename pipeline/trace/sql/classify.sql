@@ -20,7 +20,9 @@
 -- print or match a name join (top_kernels, precision_times, pattern_unions, ...). Kernel rows
 -- reach their name_id through the integer ids of the trace, never through the name strings.
 -- stream_id: the row's CUDA stream (streamId of the kernel, graph, memcpy or memset table), within its
--- device; NULL where the export has none (stream_unions.sql).
+-- device; NULL where the export has none (stream_unions.sql). comm_key: the NCCL communicator of the NCCL
+-- call that launched the kernel (attribute_launch.sql, nccl_ranges.sql); NULL where the export does not say
+-- (no NCCL range with a communicator ID around the launch, window attribution, memory operations).
 CREATE OR REPLACE TEMP TABLE judged_keys AS
 WITH rules AS (
     SELECT i AS priority, $classes[i] AS class, $patterns[i] AS pattern
@@ -93,13 +95,14 @@ WITH key_ids AS (
       ON n.name = j.name AND n.class = j.class AND n.kind = j.kind
      AND n.precision IS NOT DISTINCT FROM j.precision
 )
-SELECT a.occurrence, a.global_pid, a.device_id, k.name_id, a.start_ns, a.end_ns, a.stream_id
+SELECT a.occurrence, a.global_pid, a.device_id, k.name_id, a.start_ns, a.end_ns, a.stream_id, a.comm_key
 FROM attributed AS a
 JOIN key_ids AS k
   ON k.name_key = coalesce(a.name_id, -1) AND k.detail_key = coalesce(a.detail_id, -1)
  AND k.graph_key = coalesce(a.graph_id, -1)
 UNION ALL
-SELECT o.occurrence, o.global_pid, o.device_id, n.name_id, o.start_ns, o.end_ns, o.stream_id
+SELECT o.occurrence, o.global_pid, o.device_id, n.name_id, o.start_ns, o.end_ns, o.stream_id,
+       CAST(NULL AS UBIGINT)
 FROM attributed_memops AS o
 JOIN kernel_names AS n ON n.name = o.name AND n.kind = 'memory';
 

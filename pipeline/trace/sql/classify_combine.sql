@@ -7,7 +7,8 @@
 -- class, kind, precision), numbered as classify.sql numbers them. A device that ran memory
 -- operations but no attributed kernel has no device key; it gets its own key after the kernel
 -- devices, so its copies still union per (file, device), never across files. Stream ids stay as each
--- file has them: a stream is named within its device, and device keys are per (file, device).
+-- file has them: a stream is named within its device, and device keys are per (file, device). A
+-- communicator key is the same on every rank of the communicator: it stays as it is.
 CREATE OR REPLACE TEMP TABLE kernel_names AS
 SELECT row_number() OVER (ORDER BY name, class, kind, precision NULLS FIRST) AS name_id, name, class, kind, precision
 FROM (SELECT DISTINCT name, class, kind, precision FROM all_kernel_names);
@@ -26,7 +27,7 @@ extra_devices AS (
           EXCEPT SELECT file, device_id FROM device_keys)
 )
 SELECT c.occurrence, k.rank_key AS global_pid, coalesce(d.device_key, x.device_key) AS device_id,
-       m.name_key AS name_id, c.start_ns, c.end_ns, c.stream_id
+       m.name_key AS name_id, c.start_ns, c.end_ns, c.stream_id, c.comm_key
 FROM all_classified AS c
 JOIN name_keys AS m ON m.file = c.file AND m.name_id = c.name_id
 LEFT JOIN rank_keys AS k ON k.file = c.file AND k.global_pid = c.global_pid

@@ -1,4 +1,4 @@
--- reads: attributed, launched, unlaunched, negative_kernels, candidate_launches, range_buckets, attributed_memops, kernel_copies, memop_copies
+-- reads: attributed, launched, comm_launches, nccl_ranges, unlaunched, negative_kernels, candidate_launches, range_buckets, attributed_memops, kernel_copies, memop_copies
 -- creates: -
 -- The end of building a window (measure.build_window): what only the build read goes, so the
 -- memory DuckDB holds through the analyses is the window the analyses read (selected_ranges,
@@ -7,6 +7,8 @@
 -- `unlaunched` and `range_buckets` exist with process or thread attribution only (attribute_launch.sql).
 DROP TABLE IF EXISTS attributed;
 DROP TABLE IF EXISTS launched;
+DROP TABLE IF EXISTS comm_launches;
+DROP TABLE IF EXISTS nccl_ranges;
 DROP TABLE IF EXISTS unlaunched;
 DROP TABLE IF EXISTS negative_kernels;
 DROP TABLE IF EXISTS candidate_launches;
