@@ -47,7 +47,8 @@ def job_file(folder: Path, trace: Path, **region) -> Path:
     return path
 
 
-@pytest.mark.parametrize("attribution", ["process", "thread", "window"])
+@pytest.mark.parametrize("attribution", ["process", pytest.param("thread", marks=pytest.mark.slow),  # slow tier: the
+                                         pytest.param("window", marks=pytest.mark.slow)])     # other modes
 def test_cached_figures_equal_direct_ones(trace, tmp_path, attribution):
     job = load_job(job_file(tmp_path, trace, attribution=attribution))
     direct = run_job(job)

@@ -150,7 +150,8 @@ def test_another_trace_file_is_another_key(trace, tmp_path, builds):
     assert len(builds) == 3 and rebuilt.counts_per_process == {"4000": 6, "4001": 6}
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "no database", "no record", "bad record"])
+@pytest.mark.parametrize("damage", ["garbage", "no record", *(pytest.param(d, marks=pytest.mark.slow)   # quick: one of
+                                   for d in ("truncate", "no database", "bad record"))])     # each file's
 def test_a_damaged_kept_window_is_built_again_with_a_warning(trace, tmp_path, capsys, builds, damage):
     job, cache = job_file(tmp_path, trace), str(tmp_path / "cache")
     code, err = run(job, tmp_path / "cold", capsys, "--cache", cache)

@@ -46,9 +46,11 @@ def job(folder: Path, trace, num_gpus: int = 4, **region) -> Path:
     return path
 
 
-@pytest.fixture
-def four_ranks(tmp_path):
-    """Four files, equal pids in files 0 and 1 (another host), file 3 lagging by D."""
+@pytest.fixture(scope="module")
+def four_ranks(tmp_path_factory):
+    """Four files, equal pids in files 0 and 1 (another host), file 3 lagging by D; built and run once for the
+    module's tests, which only read the result."""
+    tmp_path = tmp_path_factory.mktemp("four_ranks")
     truths = rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4000}, {"first_pid": 4002},
                                    {"first_pid": 4003, "straggler_rank": 0, "straggler_ns": D}])
     return run_job(load_job(job(tmp_path, "r*.sqlite"))), truths

@@ -30,7 +30,9 @@ def run(job: Path, capsys, *extra: str) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "remove"])
+# The quick tier damages the entry one way; the slow tier (pytest -m slow) the other two as well.
+@pytest.mark.parametrize("damage", ["garbage", pytest.param("truncate", marks=pytest.mark.slow),
+                                    pytest.param("remove", marks=pytest.mark.slow)])
 def test_a_damaged_cache_entry_is_rebuilt_with_a_warning(synth_trace, tmp_path, capsys, damage):
     trace, _ = synth_trace()
     job, cache = job_on(trace, tmp_path), tmp_path / "cache"
@@ -118,8 +120,8 @@ def test_a_truncated_trace_is_refused_not_read_short(synth_trace, tmp_path, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml", "out", "short.sqlite"]    # no cache, nothing beside
 
 
-@pytest.mark.parametrize("table, column", [("CUPTI_ACTIVITY_KIND_KERNEL", "start"),
-                                           ("CUPTI_ACTIVITY_KIND_KERNEL", "end"),
+@pytest.mark.parametrize("table, column", [("CUPTI_ACTIVITY_KIND_KERNEL", "start"),   # the others: slow tier
+                                           pytest.param("CUPTI_ACTIVITY_KIND_KERNEL", "end", marks=pytest.mark.slow),
                                            ("NVTX_EVENTS", "globalTid")])
 def test_a_table_lacking_a_column_it_needs_is_named(synth_trace, tmp_path, capsys, table, column):
     """A kernel table whose `start` was renamed crashed every command (exit 5: DuckDB's binder error on
