@@ -89,7 +89,16 @@ class ConfigError(MfuError):
     def __init__(self, problems: list[Problem], job_name: str | None = None, config_sha256: str | None = None):
         self.problems = in_file_order(problems)
         self.job_name, self.config_sha256 = job_name, config_sha256
-        super().__init__("\n".join(str(p) for p in self.problems))
+        lines = [str(p) for p in self.problems[:SHOWN_PROBLEMS]]
+        if len(self.problems) > SHOWN_PROBLEMS:
+            lines.append(f"and {len(self.problems) - SHOWN_PROBLEMS:,} more problems (`mfu validate --format json` "
+                         "lists every one)")
+        super().__init__("\n".join(lines))
+
+
+# A ConfigError's message lists this many problems, then says how many more there are (`problems` holds them all):
+# a job file with 40,000 unknown keys printed 40,000 lines (issue #33).
+SHOWN_PROBLEMS = 50
 
 
 def in_file_order(problems: list[Problem]) -> list[Problem]:

@@ -53,31 +53,30 @@ class LimitError(yaml.MarkedYAMLError):
         self.mark = mark                          # always known here, unlike problem_mark's type says
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads 989e12 / 8.0e9 as floats, and stops at the structural limits."""
+class _Limited:
+    """The structural limits, checked as nodes are composed (a Composer's compose_node, wrapped)."""
 
-    def __init__(self, stream: str):
-        super().__init__(stream)
+    def _limits(self) -> None:
         self._depth = 0
         self._nodes = 0
         self._sizes: dict[int, int] = {}       # id(node) -> its size with aliases expanded
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            target = self.anchors.get(event.anchor)
+        if self.check_event(yaml.AliasEvent):  # type: ignore[attr-defined]     # the Parser's, in the subclasses
+            event = self.peek_event()  # type: ignore[attr-defined]
+            target = self.anchors.get(event.anchor)  # type: ignore[attr-defined]
             if target is not None and id(target) not in self._sizes:     # still being composed: a cycle
                 raise yaml.composer.ComposerError(None, None, f"the alias *{event.anchor} is inside the value "
                                                   f"&{event.anchor} names, a value that contains itself",
                                                   event.start_mark)
             self._count(self._sizes.get(id(target), 1), event.start_mark)
-            return super().compose_node(parent, index)
+            return super().compose_node(parent, index)  # type: ignore[misc]
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            raise LimitError(f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            raise LimitError(f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)  # type: ignore[attr-defined]
         before = self._nodes
         try:
-            node = super().compose_node(parent, index)
+            node = super().compose_node(parent, index)  # type: ignore[misc]
         finally:
             self._depth -= 1
         assert node is not None                  # the stubs allow None; PyYAML composes a node or raises
@@ -91,7 +90,59 @@ class _Loader(yaml.SafeLoader):
             raise LimitError(f"more than {MAX_NODES:,} values once aliases (*name) are expanded", mark)
 
 
+class _Loader(_Limited, yaml.SafeLoader):
+    """SafeLoader that also reads 989e12 / 8.0e9 as floats, and stops at the structural limits."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._limits()
+
+
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
+
+# A job file longer than this is read by libyaml's parser (events), composed by PyYAML's Composer under the same
+# limits: the pure-Python scanner took 5 s for a 1 MB file of 40,000 keys (issue #33). Anything it cannot read is
+# read again by _Loader, whose message a user gets: so a shorter file, and every error, is what it always was.
+FAST_PARSE_CHARS = 64 * 1024
+
+
+def _big_loader() -> type | None:
+    """_Loader's nodes from libyaml's events (yaml.cyaml.CParser): PyYAML's Composer (so the limits) in front of
+    CParser's own; None without libyaml."""
+    try:
+        from yaml.cyaml import CParser  # type: ignore[attr-defined]   # the stubs do not list it
+    except ImportError:
+        return None
+
+    class BigLoader(_Limited, yaml.composer.Composer, CParser, yaml.constructor.SafeConstructor,
+                    yaml.resolver.Resolver):
+        def __init__(self, stream: str):
+            CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self._limits()
+
+    BigLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789"))
+    return BigLoader
+
+
+_BigLoader = _big_loader()
+
+
+def _fast(text: str) -> tuple[Any, Any] | None:
+    """(node, data) of a large job file read by _BigLoader; None when libyaml is missing or the file has any
+    problem, for _Loader to read it and say what (its messages and positions are the ones users and tests know)."""
+    if _BigLoader is None or len(text) <= FAST_PARSE_CHARS:
+        return None
+    loader = _BigLoader(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    except Exception:  # noqa: BLE001 - whatever it is, the pure-Python loader reads the file again and names it
+        return None
+    finally:
+        loader.dispose()
 
 
 class _ShippedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):      # type: ignore[misc]
@@ -195,10 +246,14 @@ def parse_yaml(text: str, file: str, shipped: bool = False) -> tuple[Any, dict[s
         raise ConfigError([Problem(f"{len(text):,} characters: larger than any job or config file "
                                    f"({MAX_BYTES:,} at most)", "", file, 1, 1, "is this the right file?")])
     loader = node = None
+    fast = None if shipped else _fast(text)
     try:
-        loader = (_ShippedLoader if shipped else _Loader)(text)
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        if fast is not None:
+            node, data = fast
+        else:
+            loader = (_ShippedLoader if shipped else _Loader)(text)
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
     except LimitError as exc:
         at = exc.mark
         raise ConfigError([Problem(f"too large: {exc.problem}", "", file, at.line + 1, at.column + 1,

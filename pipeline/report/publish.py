@@ -232,6 +232,8 @@ def without_machine_folders(text: str) -> str:
 def under_folder(text: str, folder: str, replacement: str) -> str:
     """`text` with `folder` (and its separator) at the start of each path in it replaced by `replacement`: a
     whole path only, not the tail of another ('/x/jobs/' is not replaced inside '/y/x/jobs/')."""
+    if folder.rstrip(os.sep) + os.sep not in text:        # most texts name no such folder: no pattern to run
+        return text
     return re.sub(r"(?<![\w.~/-])" + re.escape(folder.rstrip(os.sep) + os.sep), lambda _: replacement, text)
 
 
