@@ -17,7 +17,6 @@ code of the batch is the worst one.
 from __future__ import annotations
 
 import os
-import resource
 import sys
 import traceback
 from dataclasses import replace
@@ -194,10 +193,6 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
     workers = max(1, min(requested, tasks or 1))
     cache, out = (str(Path(cache_dir).resolve()) if cache_dir else None), str(Path(out_root).resolve())
     try:
-        if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
-            # under `ulimit -v` OpenBLAS must reserve its buffers (at numpy's import) before DuckDB holds the memory
-            # left, else it exits 1 (a threshold's code); without a limit a warm run never needs numpy (0.04 s)
-            import numpy  # noqa: F401
         with pool(engine, workers) as (submit, gather):
             futures = [submit(run_group, g, out, cache) for g, s in zip(groups, spread) if not s]
             here = [run_group(g, out, cache, submit) for g, s in zip(groups, spread) if s]

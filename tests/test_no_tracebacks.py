@@ -52,20 +52,23 @@ def _limited(megabytes: int):
     return lambda: resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
 
 
-# 300 MB: exit 2 here; from ~340 on it passes (one malloc arena, DuckDB's limit). The quick tier runs the lowest
-# (out of memory, said as such); the slow tier the others too.
-@pytest.mark.parametrize("megabytes", [300, pytest.param(400, marks=pytest.mark.slow),
-                                       pytest.param(450, marks=pytest.mark.slow)])
-def test_a_run_under_memory_limits_ends_in_a_documented_code(synth_trace, tmp_path, megabytes):
+# 250 and 300 MB: exit 2 here; from ~340 on a run passes (one malloc arena, DuckDB's memory from what is left). The
+# quick tier runs the lowest (out of memory, said as such); the slow tier the others too.
+@pytest.mark.parametrize("megabytes, command", [(250, "inspect"), (300, "run"),
+                                                pytest.param(400, "run", marks=pytest.mark.slow),
+                                                pytest.param(450, "run", marks=pytest.mark.slow)])
+def test_a_run_under_memory_limits_ends_in_a_documented_code(synth_trace, tmp_path, megabytes, command):
     """Under `ulimit -v` numpy's import, DuckDB's LOAD or a thread failed with a traceback (exit 5), or OpenBLAS
-    exited 1 (a threshold's code); each limit now ends in exit 2 saying memory ran out, or the run passes."""
+    exited 1 (a threshold's code; `mfu inspect` at 250 MB, numpy imported once DuckDB held the memory); each limit
+    now ends in exit 2 saying memory ran out, or the command passes."""
     trace, _ = synth_trace()
     job = {"name": "limited", "trace": str(trace), "region": {"name": "train_step"},
            "hardware": {"num_gpus": 2, "precision": "bf16"}, "model": {"flops_per_step": 4.0e+13},
            "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
     (tmp_path / "job.yaml").write_text(json.dumps(job))
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", str(tmp_path / "job.yaml"), "--out",
-                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
+    args = ["inspect", str(trace)] if command == "inspect" else ["run", str(tmp_path / "job.yaml"), "--out",
+                                                                   str(tmp_path / "out")]
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, timeout=300,
                           preexec_fn=_limited(megabytes))
     assert "Traceback" not in done.stderr, (megabytes, done.stderr)
     # DuckDB can run out inside one of its own threads, where its std::bad_alloc escapes its error handling and
@@ -112,3 +115,17 @@ def test_duckdb_takes_half_the_address_space_left_under_a_limit():
         done.stdout + done.stderr                                      # 1 MB: a page allocated between the two reads
     from pipeline.trace.open import MEMORY_LIMIT, memory_limit
     assert memory_limit() == MEMORY_LIMIT                             # no limit here: the fixed one
+
+
+def test_too_little_address_space_for_duckdb_is_refused_before_it_opens():
+    """With 34 MB of a `ulimit -v` left, DuckDB loaded its SQLite scanner and the process crashed (SIGSEGV) at
+    once; with less, it crashed closing the connection. Neither can be caught: connect() refuses first."""
+    body = ("import duckdb\n"
+            "from pipeline.trace.open import connect\n"
+            "soft = vm() + (40 << 20); resource.setrlimit(resource.RLIMIT_AS, (soft, soft))\n"
+            "try: connect()\n"
+            "except MemoryError as exc: print('refused:', exc)\n")
+    done = subprocess.run([sys.executable, "-c", _address_space_script(body)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "MB needed to open DuckDB with its SQLite scanner" in done.stdout, \
+        (done.returncode, done.stdout, done.stderr)

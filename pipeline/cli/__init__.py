@@ -21,6 +21,30 @@ from typing import Any, TextIO
 # instead of raising: mfu multiplies no matrices, one BLAS thread is all it needs. Set before numpy is imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+
+M_ARENA_MAX = -8                    # glibc's malloc.h
+
+
+def _under_a_memory_limit() -> None:
+    """Under `ulimit -v`, as `mfu` starts (issue 33); without a limit nothing:
+    - one malloc arena for the process. glibc gives each thread that allocates an arena of its own, a 64 MB
+      reservation of address space: DuckDB's threads and the hashing thread took 185 MB of a 400 MB limit before a
+      row was read. Without a limit threads keep their own (no waiting on one lock); elsewhere than glibc, mallopt
+      is absent or says no;
+    - numpy imported first, before DuckDB's 90 MB library and before DuckDB holds the memory left: OpenBLAS
+      reserves its buffers at import and, short of them, exits 1 (a threshold's code; `mfu inspect` under 250 MB)
+      or crashes instead of raising. A warm run without a limit never needs numpy (0.04 s)."""
+    import resource
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+    with contextlib.suppress(ImportError):   # a library it cannot map: imported again where the failure is exit 2
+        import numpy  # noqa: F401
+
+
+_under_a_memory_limit()
+
 from pipeline import interrupts, nopandas, progress  # noqa: E402
 from pipeline.cli.parser import build_parser
 from pipeline.errors import ExitCode, MfuError, environment_error, shown
@@ -29,24 +53,8 @@ __all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    _one_malloc_arena_under_a_memory_limit()
     with nopandas.blocked(), _shown_streams():    # DuckDB's client would import pandas for nothing mfu reads
         return _command(argv)
-
-
-M_ARENA_MAX = -8                    # glibc's malloc.h
-
-
-def _one_malloc_arena_under_a_memory_limit() -> None:
-    """Under `ulimit -v` one malloc arena for the process. glibc gives each thread that allocates an arena of its
-    own, a 64 MB reservation of address space: DuckDB's threads and the hashing thread took 185 MB of a 400 MB limit
-    before a row was read, and the run failed (issue 33). Without a limit nothing changes (threads keep their own
-    arenas, which spare them waiting on one lock); elsewhere than glibc, mallopt is absent or says no."""
-    import resource
-    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
 
 
 def _command(argv: list[str] | None) -> int:

@@ -98,6 +98,10 @@ RE_EXPORT = "export the report again with `nsys export --type sqlite`"
 # an 8 M-kernel trace peaked at 1.9 GB RSS; with it, under 1 GB (bench/RESULTS.md).
 MEMORY_LIMIT = "512MB"
 SMALLEST_LIMIT_MB = 16
+# Beyond the scanner's file, what a connection, loading the scanner and the first queries map: under `ulimit -v`
+# it loaded with 34 MB left and the process crashed (SIGSEGV) at once, from 44 MB left it ran; a connection
+# opened with less than that crashed as it was closed (issue 33).
+SCANNER_MARGIN = 32 << 20
 # After a query whose allocations peaked above this, DuckDB hands freed memory back to the system
 # (its default, 128 MB, kept the 300 MB of tables a finished window build drops until the union
 # pass had allocated its arrays on top: 8 M kernels peaked at 0.89 GB RSS, with 32 MB at 0.82 GB).
@@ -123,15 +127,23 @@ def memory_limit() -> str:
     process has left of it when the first trace opens, so DuckDB spills instead of allocating what is not there. At
     512 MB under a 400 MB limit it failed to allocate a block, or aborted on std::bad_alloc in one of its own
     threads, which no Python code can catch (issue 33). Once per process: window_trim.sql sets it back the same."""
+    left = address_space_left()
+    if left is None:
+        return MEMORY_LIMIT
+    return f"{min(max(left >> 21, SMALLEST_LIMIT_MB), int(MEMORY_LIMIT.removesuffix('MB')))}MB"
+
+
+def address_space_left() -> int | None:
+    """Bytes this process may still map under `ulimit -v`; None without a limit, or where it cannot be measured
+    (no /proc: not Linux)."""
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     if soft == resource.RLIM_INFINITY:
-        return MEMORY_LIMIT
+        return None
     try:
         used = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):       # no /proc (macOS): no address space to measure
-        return MEMORY_LIMIT
-    half_left_mb = max(soft - used, 0) >> 21
-    return f"{min(max(half_left_mb, SMALLEST_LIMIT_MB), int(MEMORY_LIMIT.removesuffix('MB')))}MB"
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(soft - used, 0)
 
 
 def connect() -> duckdb.DuckDBPyConnection:
@@ -143,6 +155,10 @@ def connect() -> duckdb.DuckDBPyConnection:
     a run that does not spill leaves nothing behind; the random name keeps connections and users
     apart, the process id lets remove_orphaned_spills() clear up after a killed worker.
     """
+    left, needed = address_space_left(), sqlite_extension_path().stat().st_size + SCANNER_MARGIN
+    if left is not None and left < needed:     # with less, the process crashed (SIGSEGV) in DuckDB, past any handler
+        raise MemoryError(f"{left >> 20} MB of address space left, {needed >> 20} MB needed to open DuckDB with its "
+                          "SQLite scanner")
     spill = Path(tempfile.gettempdir()) / f"{SPILL_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
     con = duckdb_connect(config={
         "memory_limit": memory_limit(),
