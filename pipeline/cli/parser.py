@@ -15,9 +15,9 @@ Exit codes (the same table is in README.md):
        and JSON pointer, in file order (by file, line, column); a job file that does not exist:
        'FILE: no such job file' and, for a relative path, the current folder it was looked for in
   4    trace problem (missing, unreadable, truncated, not an Nsight Systems export, region or
-       occurrences not found, contents the export schema does not allow, a leftover -wal/-journal
-       beside it, locked by another program, cut short or rewritten while being read, pages found
-       damaged by `mfu inspect --verify`)
+       occurrences not found, contents the export schema does not allow, a table lacking a column
+       every export has (named, with the table), a leftover -wal/-journal beside it, locked by another
+       program, cut short or rewritten while being read, pages found damaged by `mfu inspect --verify`)
   5    internal error (a bug: please report it with the traceback printed)
   130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
 """
