@@ -184,9 +184,10 @@ def hostile_strings(doc: object, keep: frozenset[str] = frozenset({"status"})) -
 
 def test_every_markdown_page_of_hostile_traces_and_jobs(tmp_path: Path, capsys):
     """Kernel, range, GPU, process, class and file names and a description, all hostile, through run (report.md,
-    the counted-FLOPs section), the index, compare (What changed) and history; then every string of each page's
+    the counted-FLOPs section), the index, compare (What changed, the gate's summary.md) and history; then every string of each page's
     document made hostile and the page rendered again, so a field no run here fills is checked too."""
     import sqlite3
+    from pipeline import ci
     from pipeline.report import index
     jobs = []
     for n, steps in (("a", 5), ("b", 6)):
@@ -209,7 +210,8 @@ def test_every_markdown_page_of_hostile_traces_and_jobs(tmp_path: Path, capsys):
     out = tmp_path / "out"
     for job in jobs:
         main(["run", str(job), "--out", str(out), "--history", str(tmp_path / "h.duckdb")])
-    assert main(["compare", str(out / "ha/result.json"), str(out / "hb/result.json"), "--out", str(tmp_path / "cmp")]) == 0
+    assert main(["compare", str(out / "ha/result.json"), str(out / "hb/result.json"), "--out", str(tmp_path / "cmp"),
+                 "--max-regression", "5"]) == 0
     assert main(["history", str(tmp_path / "h.duckdb"), "--out", str(tmp_path / "hist")]) == 0
     capsys.readouterr()
     pages = {p: p.read_text() for p in sorted(tmp_path.rglob("*.md"))}
@@ -220,6 +222,9 @@ def test_every_markdown_page_of_hostile_traces_and_jobs(tmp_path: Path, capsys):
                       (tmp_path / "hist/history.json", "history")):
         for name, text in render_all(hostile_strings(json.loads(doc.read_text())), kind).items():
             broken += markdown_breaks(f"{kind} {name}", text) if name.endswith(".md") else []
+    compared = hostile_strings(json.loads((tmp_path / "cmp/compare.json").read_text()))
+    assert compared["gates"]
+    broken += markdown_breaks("summary.md", ci.summary(compared))           # the GitHub step summary
     rows = hostile_strings(index.entries(out))
     broken += markdown_breaks("index", render_all({"jobs": rows, "counts": index.counts(rows)}, kind="index")["index.md"])
     assert not broken, "\n".join(broken)
