@@ -172,7 +172,8 @@ def test_each_table_s_required_columns_are_checked_as_it_is_opened(synth_trace, 
 def test_columns_only_one_analysis_needs_disable_it_with_a_note(synth_trace, tmp_path, capsys):
     """A runtime table without correlationId matches no launch: the run measures by time window and says which
     column of which table made it (it said 'no CUPTI_ACTIVITY_KIND_RUNTIME table'). A kernel table without
-    correlationId still measures a GPU-active window, which matches no launch."""
+    correlationId still measures by time: a GPU-active window, or an NVTX region with attribution: window; and
+    inspect says why ranges are seen to launch nothing."""
     trace, _ = synth_trace()
     bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
     with sqlite3.connect(bad) as con:
@@ -182,11 +183,17 @@ def test_columns_only_one_analysis_needs_disable_it_with_a_note(synth_trace, tmp
               if w["code"] == "attribution_window"]
     assert note.endswith("its CUPTI_ACTIVITY_KIND_RUNTIME table lacks columns ['correlationId'], which every Nsight "
                          f"Systems export has (a file edited or written by another tool?); {EXPORT_AGAIN}"), note
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
     with sqlite3.connect(bad) as con:
         con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN "correlationId" TO renamed')
-    job = json.loads(job_on(bad, tmp_path).read_text()) | {"region": {"kind": "gpu_active"}}
-    (tmp_path / "job.yaml").write_text(json.dumps(job))
-    assert run(tmp_path / "job.yaml", capsys)[0] == 0
+    for region in ({"kind": "gpu_active"}, {"name": "train_step", "attribution": "window"}):
+        job = json.loads(job_on(bad, tmp_path).read_text()) | {"region": region}
+        (tmp_path / "job.yaml").write_text(json.dumps(job))
+        assert run(tmp_path / "job.yaml", capsys)[0] == 0
+    assert main(["inspect", str(bad)]) == 0
+    assert "no kernel can be matched to its launch, so `mfu run` refuses an NVTX region attributed by launch (the " \
+           "default) and no range is seen to launch kernels: its CUPTI_ACTIVITY_KIND_KERNEL table has no " \
+           "correlationId column" in capsys.readouterr().out
 
 
 def every_command_says(bad: Path, folder: Path, capsys, message: str) -> None:

@@ -258,7 +258,7 @@ def _attribution(trace: Trace, wanted: str, warnings: list[ResultWarning]) -> st
                          "process; kernels are attributed by time window"})
         return "window"
     if gap := trace.lacks("launch attribution"):     # no kernel would match its launch: all read as outside
-        raise TraceError(f"{trace.path}: {gap}")
+        raise TraceError(f"{trace.path}: {gap}; or attribute kernels by time: `region.attribution: window`")
     return wanted
 
 

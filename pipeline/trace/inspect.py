@@ -156,6 +156,10 @@ def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
                    "for them")
     if "raw_runtime" not in tables and work:
         out.append("no CUPTI_ACTIVITY_KIND_RUNTIME table: kernel attribution falls back to the time window")
+    elif gap := trace.lacks("launch attribution"):   # as `mfu run` refuses an NVTX region (measure._attribution)
+        out.append(f"no kernel can be matched to its launch, so `mfu run` refuses an NVTX region attributed by launch "
+                   f"(the default) and no range is seen to launch kernels: {gap}; `region.attribution: window`, "
+                   "or a GPU-active or time window (region kind gpu_active, time_window), still measures")
     if counts["kernels_without_process"]:
         out.append(f"{counts['kernels_without_process']:,} kernels carry no globalPid: they are attributed by time "
                    "window, and only to a region in one process (with several, nothing says whose they are: "
@@ -167,6 +171,8 @@ def _supports(trace: Trace, counts: dict[str, Any]) -> list[str]:
                    "range as unattributed); `region.attribution: window` places every kernel by time")
     if "raw_gpu" not in tables:
         out.append("no TARGET_INFO_GPU table: the job must name hardware.gpu or hardware.peak_tflops")
+    elif gap := trace.lacks("GPU identification"):
+        out.append(f"the job must name hardware.gpu or hardware.peak_tflops: {gap}")
     if not out:
         out.append("regions, process/thread/window attribution and GPU detection are all available")
     return out
