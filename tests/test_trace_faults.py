@@ -173,7 +173,8 @@ def test_columns_only_one_analysis_needs_disable_it_with_a_note(synth_trace, tmp
     """A runtime table without correlationId matches no launch: the run measures by time window and says which
     column of which table made it (it said 'no CUPTI_ACTIVITY_KIND_RUNTIME table'). A kernel table without
     correlationId still measures by time: a GPU-active window, or an NVTX region with attribution: window; and
-    inspect says why ranges are seen to launch nothing."""
+    inspect says why ranges are seen to launch nothing. A kernel table without streamId is measured, its streams
+    table said to show none."""
     trace, _ = synth_trace()
     bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))
     with sqlite3.connect(bad) as con:
@@ -194,6 +195,16 @@ def test_columns_only_one_analysis_needs_disable_it_with_a_note(synth_trace, tmp
     assert "no kernel can be matched to its launch, so `mfu run` refuses an NVTX region attributed by launch (the " \
            "default) and no range is seen to launch kernels: its CUPTI_ACTIVITY_KIND_KERNEL table has no " \
            "correlationId column" in capsys.readouterr().out
+    bad = Path(shutil.copyfile(trace, tmp_path / "bad.sqlite"))     # streamId: only the per-stream table needs it
+    with sqlite3.connect(bad) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN "streamId" TO renamed')
+    assert run(job_on(bad, tmp_path), capsys)[0] == 0
+    r = json.loads((tmp_path / "out/faults/result.json").read_text())
+    assert [w["message"] for w in r["warnings"] if w["code"] == "column_missing"] == [
+        "time per CUDA stream shows no stream ('—'): its CUPTI_ACTIVITY_KIND_KERNEL table has no streamId column, "
+        "which time per CUDA stream needs and every Nsight Systems export has (a file edited or written by another "
+        f"tool?); {EXPORT_AGAIN}"]
+    assert {s["stream_id"] for s in r["stream_times"]} == {None}
 
 
 def every_command_says(bad: Path, folder: Path, capsys, message: str) -> None:

@@ -90,6 +90,7 @@ REFUSED = ("raw_strings", "raw_nvtx", *GPU_WORK)
 NEEDED_FOR = {
     "launch attribution": {"raw_kernel": ("correlationId",), "raw_graph_trace": ("correlationId",)},
     "GPU identification": {"raw_gpu": ("name",)},
+    "time per CUDA stream": {"raw_kernel": ("streamId",), "raw_graph_trace": ("streamId",)},
 }
 RE_EXPORT = "export the report again with `nsys export --type sqlite`"
 
