@@ -9,7 +9,12 @@
 -- part of the step.
 -- A kernel belongs to the leaf on its launch's thread whose range holds the launch call's start
 -- (docs/figures.md §4: what a range launched, not what ran beside it). Leaves never nest in each other, so the
--- latest leaf started at or before the launch on that thread (an ASOF join) is the only candidate.
+-- latest leaf started at or before the launch on that thread is the only candidate; so for a backward node and
+-- a label's segment. Each of the three is looked up as the span from a row's start to the next row's start on
+-- its thread (the latest started before the launch holds it there), cut at the row's end: spans that do not
+-- overlap, listed under their time buckets (macros.sql time_buckets), each kernel joined by equality on its
+-- launch's bucket (issue #33: three ASOF joins each sorted all the window's kernels, 270 MB at 0.8 M; hash
+-- joins stream them). Kernels are then grouped once (grouped) for the three kinds of rows.
 -- Its launch's start and thread are the ones attribute_launch.sql kept with it (the launch table is not
 -- read again); under window attribution there are none, and no kernel is placed. A kernel's class is its
 -- name's, as classify.sql gave it (kernel_names: the class depends on the name alone); gemm_ns sums the
@@ -27,32 +32,56 @@ kernels AS (
     LEFT JOIN classes AS c ON c.name = coalesce(s.value, '[unnamed kernel]')
     WHERE $place AND a.graph_id IS NULL
 ),
-placed AS (
-    SELECT k.occurrence, k.global_tid, k.launch_ns, k.dur_ns, k.coverage_class,
-           CASE WHEN k.launch_ns <= o.end_ns THEN o.op_key END AS op_key
-    FROM kernels AS k
-    ASOF LEFT JOIN operator_ranges AS o
-      ON o.occurrence = k.occurrence AND o.global_tid = k.global_tid AND k.launch_ns >= o.start_ns
+op_spans AS (
+    SELECT occurrence, global_tid, op_key, start_ns,
+           least(end_ns + 1, coalesce(lead(start_ns) OVER (PARTITION BY occurrence, global_tid ORDER BY start_ns),
+                                      end_ns + 1)) AS end_ns
+    FROM operator_ranges
 ),
-in_node AS (
-    SELECT p.*, CASE WHEN p.launch_ns <= n.end_ns THEN n.node END AS in_node, n.label AS node_label
-    FROM placed AS p
-    ASOF LEFT JOIN (SELECT * FROM label_spans WHERE node) AS n
-      ON n.occurrence = p.occurrence AND n.global_tid = p.global_tid AND p.launch_ns >= n.start_ns
+node_spans AS (
+    SELECT occurrence, global_tid, node, label, start_ns,
+           least(end_ns + 1, coalesce(lead(start_ns) OVER (PARTITION BY occurrence, global_tid ORDER BY start_ns),
+                                      end_ns + 1)) AS end_ns
+    FROM label_spans
+    WHERE node
 ),
+segment_spans AS (
+    SELECT occurrence, global_tid, label, start_ns,
+           least(end_ns, coalesce(lead(start_ns) OVER (PARTITION BY occurrence, global_tid ORDER BY start_ns),
+                                  end_ns)) AS end_ns
+    FROM label_spans
+    WHERE NOT node
+),
+ops AS (SELECT * FROM time_buckets(op_spans)),
+nodes AS (SELECT * FROM time_buckets(node_spans)),
+segments AS (SELECT * FROM time_buckets(segment_spans)),
 labelled AS (
-    SELECT p.occurrence, p.dur_ns, p.coverage_class, p.launch_ns IS NOT NULL AS launched,
-           CASE WHEN p.in_node THEN 'backward' ELSE 'forward' END AS pass,
-           CASE WHEN p.in_node AND p.node_label IS NOT NULL THEN p.node_label
-                WHEN p.launch_ns < g.end_ns THEN g.label END AS label
-    FROM in_node AS p
-    ASOF LEFT JOIN (SELECT * FROM label_spans WHERE NOT node) AS g
-      ON g.occurrence = p.occurrence AND g.global_tid = p.global_tid AND p.launch_ns >= g.start_ns
+    SELECT k.occurrence, k.dur_ns, k.coverage_class, k.launch_ns IS NOT NULL AS launched, o.op_key,
+           CASE WHEN n.node THEN 'backward' ELSE 'forward' END AS pass,
+           CASE WHEN n.node AND n.label IS NOT NULL THEN n.label ELSE g.label END AS label
+    FROM kernels AS k
+    LEFT JOIN ops AS o
+      ON o.occurrence = k.occurrence AND o.global_tid = k.global_tid
+     AND o.bucket = k.launch_ns // (SELECT any_value(width_ns) FROM ops)
+     AND k.launch_ns >= o.start_ns AND k.launch_ns < o.end_ns
+    LEFT JOIN nodes AS n
+      ON n.occurrence = k.occurrence AND n.global_tid = k.global_tid
+     AND n.bucket = k.launch_ns // (SELECT any_value(width_ns) FROM nodes)
+     AND k.launch_ns >= n.start_ns AND k.launch_ns < n.end_ns
+    LEFT JOIN segments AS g
+      ON g.occurrence = k.occurrence AND g.global_tid = k.global_tid
+     AND g.bucket = k.launch_ns // (SELECT any_value(width_ns) FROM segments)
+     AND k.launch_ns >= g.start_ns AND k.launch_ns < g.end_ns
+),
+grouped AS MATERIALIZED (
+    SELECT occurrence, op_key, coverage_class, launched, pass, label, count(*) AS kernel_count, sum(dur_ns) AS kernel_ns
+    FROM labelled
+    GROUP BY ALL
 ),
 per_op AS (
-    SELECT op_key, count(*) AS kernel_count, sum(dur_ns) AS kernel_ns,
-           sum(dur_ns) FILTER (WHERE coverage_class) AS gemm_ns
-    FROM placed
+    SELECT op_key, sum(kernel_count) AS kernel_count, sum(kernel_ns) AS kernel_ns,
+           sum(kernel_ns) FILTER (WHERE coverage_class) AS gemm_ns
+    FROM grouped
     WHERE op_key IS NOT NULL
     GROUP BY op_key
 )
@@ -65,15 +94,15 @@ FROM operator_ranges AS o
 LEFT JOIN per_op AS p USING (op_key)
 GROUP BY ALL
 UNION ALL
-SELECT occurrence, NULL, NULL, NULL, NULL, NULL, 'outside', NULL, 0, NULL, NULL, CAST(count(*) AS BIGINT),
-       CAST(sum(dur_ns) AS BIGINT), CAST(sum(dur_ns) AS BIGINT)
-FROM placed
+SELECT occurrence, NULL, NULL, NULL, NULL, NULL, 'outside', NULL, 0, NULL, NULL, CAST(sum(kernel_count) AS BIGINT),
+       CAST(sum(kernel_ns) AS BIGINT), CAST(sum(kernel_ns) AS BIGINT)
+FROM grouped
 WHERE op_key IS NULL AND coverage_class
 GROUP BY occurrence
 UNION ALL
-SELECT occurrence, NULL, NULL, NULL, label, pass, 'range', NULL, 0, NULL, NULL, CAST(count(*) AS BIGINT),
-       CAST(sum(dur_ns) AS BIGINT), CAST(coalesce(sum(dur_ns) FILTER (WHERE coverage_class), 0) AS BIGINT)
-FROM labelled
+SELECT occurrence, NULL, NULL, NULL, label, pass, 'range', NULL, 0, NULL, NULL, CAST(sum(kernel_count) AS BIGINT),
+       CAST(sum(kernel_ns) AS BIGINT), CAST(coalesce(sum(kernel_ns) FILTER (WHERE coverage_class), 0) AS BIGINT)
+FROM grouped
 WHERE launched
 GROUP BY occurrence, label, pass;
 
