@@ -6,9 +6,11 @@
 - glob10k:   `mfu run` of a job whose trace glob matches 10,000 empty files (exit 4 at the first)
 - history100k: `mfu history` of a DuckDB history of 100,001 rows (10 jobs)
 - occ30k:    `mfu run --no-cache` of one rank selecting 30,000 occurrences (4 kernels each)
+- rss2m:     `mfu run --no-cache` of run_bench.py's 2 M-kernel job (8 ranks x 25 steps x 10,000 kernels, steps
+             8-17: 0.8 M kernels in the window), for its peak RSS (270 MB before counted FLOPs, 567-604 after)
 
 CPU seconds (user + system of the child) are the comparable figure on a shared, loaded machine; wall
-seconds are printed beside them with the 1-minute load average.
+seconds are printed beside them with the 1-minute load average, and each child's peak RSS.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,14 +31,14 @@ JOB = {"region": {"name": "train_step"}, "hardware": {"num_gpus": 1, "precision"
        "model": {"flops_per_step": 4.0e+13}, "workload": {"mode": "training", "seq_len": 2048, "global_batch": 8}}
 
 
-def mfu(*args: str) -> tuple[float, float, int]:
-    """(wall s, CPU s, exit code) of one `mfu` child."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def mfu(*args: str) -> tuple[float, float, int, float]:
+    """(wall s, CPU s, exit code, peak RSS MB) of one `mfu` child."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, cwd=REPO)
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=REPO)
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done.returncode
+    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
 
 
 def keys40k(tmp: Path) -> tuple[str, ...]:
@@ -80,19 +81,28 @@ def occ30k(tmp: Path) -> tuple[str, ...]:
     return "run", str(tmp / "occ.yaml"), "--out", str(tmp / "out-occ"), "--no-cache"
 
 
-CASES = {"keys40k": keys40k, "glob10k": glob10k, "history100k": history100k, "occ30k": occ30k}
+def rss2m(tmp: Path) -> tuple[str, ...]:
+    sys.path.insert(0, str(REPO / "bench"))
+    import run_bench
+    k = run_bench.KERNELS[2]
+    trace = run_bench.synth(tmp / f"scaled-{k}.sqlite", run_bench.RANKS, run_bench.STEPS, k)
+    job = run_bench.job(tmp, "rss2m", str(trace), run_bench.FIRST, run_bench.LAST, run_bench.RANKS)
+    return "run", str(job), "--out", str(tmp / "out-rss"), "--no-cache"
+
+
+CASES = {"keys40k": keys40k, "glob10k": glob10k, "history100k": history100k, "occ30k": occ30k, "rss2m": rss2m}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", choices=sorted(CASES), default=sorted(CASES))
     args = parser.parse_args()
-    print(f"{'case':<12} {'exit':>4} {'wall s':>8} {'CPU s':>8}  load")
+    print(f"{'case':<12} {'exit':>4} {'wall s':>8} {'CPU s':>8} {'RSS MB':>7}  load")
     for name in args.only:
         with tempfile.TemporaryDirectory() as folder:
             command = CASES[name](Path(folder))
-            wall, cpu, code = mfu(*command)
-            print(f"{name:<12} {code:>4} {wall:>8.2f} {cpu:>8.2f}  {os.getloadavg()[0]:.1f}", flush=True)
+            wall, cpu, code, rss = mfu(*command)
+            print(f"{name:<12} {code:>4} {wall:>8.2f} {cpu:>8.2f} {rss:>7.0f}  {os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":
