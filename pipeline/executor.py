@@ -65,7 +65,8 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         raise UsageError("the dask executor needs the optional extra: pip install 'mfu-pipeline[dask]'") from exc
     if spec == "dask-local":
         import logging
-        with interrupts.children_ignore_sigint():  # this process stops them on Ctrl-C
+        import dask
+        with interrupts.children_ignore_sigint(), dask.config.set(DASK_LOCAL_CONFIG):   # we stop them on Ctrl-C
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
         try:
@@ -76,6 +77,12 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
     else:
         with _connect(Client, spec) as client:
             yield _dask(client, dask_completed, own_workers=False)
+
+
+# dask-local's workers are forked from this process, as the local pool's are (issue 34): spawned, each started a new
+# interpreter and imported distributed, DuckDB and mfu again, 2-3 CPU s and 3-4 s before the first task on 2 cores,
+# which made dask-local 1.8x the CPU of `-j 2` on 8 rank files (bench/RESULTS.md); forked, 0.4 s.
+DASK_LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "fork"}
 
 
 @contextmanager

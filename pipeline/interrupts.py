@@ -89,12 +89,17 @@ def children_ignore_sigint() -> Iterator[None]:
     KeyboardInterrupt tracebacks; an ignored signal stays ignored in a started Python, so while
     they are created SIGINT is ignored here and they inherit that. This process stops them when
     it is interrupted. (A Ctrl-C during those one or two seconds of start-up is dropped.)
+    SIGTERM is back at its default meanwhile: a forked child (executor.DASK_LOCAL_CONFIG) keeps the handlers it
+    is forked with, and this process's would have a Dask worker raise Interrupted instead of ending when its
+    nanny stops it.
     """
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    term = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGTERM, term)
 
 
 @contextlib.contextmanager

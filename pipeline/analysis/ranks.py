@@ -39,7 +39,7 @@ from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from pipeline.trace import handover     # numpy: imported by the tasks that hand tables over
+    from pipeline.trace import handover     # imported by the tasks that hand tables over, and their parent
 
 
 @dataclass
