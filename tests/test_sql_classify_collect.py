@@ -12,7 +12,7 @@ def collect(con: duckdb.DuckDBPyConnection, file: int, name: str) -> None:
     """One file's `classified` table (one kernel named `name`, name id 1), then collected under `file`."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE classified ({COLUMNS})")
     con.execute(f"CREATE OR REPLACE TEMP TABLE kernel_names ({NAME_COLUMNS})")
-    con.execute("INSERT INTO classified VALUES (1, 16777216, 0, 1, 10, 20, 7)")
+    con.execute("INSERT INTO classified VALUES (1, 16777216, 0, 1, 10, 20, 7, NULL)")
     con.execute("INSERT INTO kernel_names VALUES (1, ?, 'gemm', 'kernel', 'bf16')", [name])
     queries.run(con, "classify_collect", file=file)
 

@@ -21,10 +21,10 @@ def test_colliding_pids_and_devices_get_separate_keys():
     for f in (0, 1):
         con.execute("INSERT INTO all_ranges VALUES (?, 1, ?, 4000, ?, 0, 100, 's', NULL)", [f, GPID, GPID | 4000])
         con.execute("INSERT INTO all_kernel_names VALUES (?, 1, 'k', 'gemm', 'kernel', NULL)", [f])
-        con.execute("INSERT INTO all_classified VALUES (?, 1, ?, 0, 1, 10, 20, 7)", [f, GPID])
+        con.execute("INSERT INTO all_classified VALUES (?, 1, ?, 0, 1, 10, 20, 7, NULL)", [f, GPID])
     # a device that only copied gets no key here (classify_combine.sql keys it after the kernel devices)
     con.execute("INSERT INTO all_kernel_names VALUES (0, 2, '[CUDA memcpy]', 'memory', 'memory', NULL)")
-    con.execute("INSERT INTO all_classified VALUES (0, 1, ?, 5, 2, 10, 20, 7)", [GPID])
+    con.execute("INSERT INTO all_classified VALUES (0, 1, ?, 5, 2, 10, 20, 7, NULL)", [GPID])
     keys = queries.run(con, "rank_combine")
     assert keys == [
         {"kind": "device", "file": 0, "original": 0, "key": 0},

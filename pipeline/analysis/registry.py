@@ -89,7 +89,7 @@ ANALYSES: tuple[Analysis, ...] = (
         "Communication kernels per device and NCCL communicator (the `NCCL communicator ID` of the NCCL call that "
         "launched them, from NCCL's NVTX ranges), over all selected occurrences: union is the time at least one "
         "ran, exposed the part of it with no compute kernel running on the device, hidden the part under one. "
-        "Kernels whose communicator the export does not record (no such range around their launch) are left out.",
+        "Only kernels whose communicator the export records (such a range around their launch) are counted.",
         (Column("device_id", "device", "device"), Column("communicator", "communicator", "text"),
          Column("count", "kernels", "int"), Column("comm_s", "union", "s"), Column("exposed_s", "exposed", "s"),
          Column("hidden_s", "hidden", "s")),
