@@ -68,7 +68,7 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         import dask
         with interrupts.children_ignore_sigint(), dask.config.set(DASK_LOCAL_CONFIG):   # we stop them on Ctrl-C
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+                                   silence_logs=logging.ERROR, memory_limit=0)
         try:
             with cluster, Client(cluster) as client:
                 yield _dask(client, dask_completed, own_workers=True)
@@ -82,7 +82,13 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
 # dask-local's workers are forked from this process, as the local pool's are (issue 34): spawned, each started a new
 # interpreter and imported distributed, DuckDB and mfu again, 2-3 CPU s and 3-4 s before the first task on 2 cores,
 # which made dask-local 1.8x the CPU of `-j 2` on 8 rank files (bench/RESULTS.md); forked, 0.4 s.
-DASK_LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "fork"}
+# Its housekeeping runs less often: the event loops' 20 ms tick (a watchdog that only logs a blocked loop), the
+# system monitor's 0.5 s samples and the stack profiler (both for a dashboard mfu does not start), and no memory
+# limit (the nanny's 0.1 s polls; DuckDB keeps its own, trace/open.py). Idle, these took 0.13 CPU s per second
+# over the parent and two workers, 0.03 after; a 64-file job runs long enough on a loaded machine that they were
+# most of dask-local's extra CPU (bench/RESULTS.md).
+DASK_LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "fork", "distributed.worker.profile.enabled": False,
+                     "distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "10s"}
 
 
 @contextmanager
