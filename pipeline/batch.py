@@ -35,6 +35,9 @@ from pipeline.errors import ConfigError, ExitCode, MfuError, Problem, environmen
 from pipeline.executor import check_engine, pool
 
 Row = dict[str, Any]
+# A finished job's row carries its index summary (index.summary) from the worker to the batch's record of it,
+# which takes it out: no row printed or kept has it.
+SUMMARY = "_index_summary"
 
 
 def distinct(job_files: list[Path]) -> tuple[list[Path], list[str]]:
@@ -147,7 +150,8 @@ def _run_sharing(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule] 
 def _job_row(job: Job, out_root: Path, **where: Any) -> Row:
     try:
         res, folder = run_to_folder(job, out_root, indexed=True, **where)     # mfu run writes the index
-        return _ok(job.path, res, folder, int(exit_code(res)))
+        row = _ok(job.path, res, folder, int(exit_code(res)))
+        return {**row, SUMMARY: index.summary(row, res)}         # taken from the result here, not parsed back
     except Exception as exc:  # noqa: BLE001 - one job's failure must not stop the others
         interrupts.reraise_if_pending()
         return _failed(job.path, integrity.explain(exc, job.trace_files()), job, _trace_hash(where))
@@ -178,7 +182,7 @@ def run_batch(job_files: list[Path], out_root: Path, workers: int | None = None,
 
     def tick(row: Row) -> None:
         for r in [*deferred, row]:
-            publish.record(out_root, r, index.summary(r))
+            publish.record(out_root, r, r.pop(SUMMARY) if SUMMARY in r else index.summary(r))
         deferred.clear()
         shown(row)
     for r in rows:

@@ -252,3 +252,22 @@ def test_the_summary_shows_each_job_name_whole():
     assert first.startswith(long + " error")
     assert second.startswith("b" + " " * 48 + "error")             # the columns still line up
     assert header.index("status") == first.index("error") == second.index("error") == 49
+
+
+def test_the_index_summary_comes_from_the_result_in_memory_as_it_reads_back(synth_trace, tmp_path, monkeypatch,
+                                                                               capsys):
+    """Issue #33: a finished job's index row is taken from the result the worker holds, not parsed back from
+    result.json (33 MB at 30,000 occurrences); the record is what reading the file gives, and no printed or
+    returned row carries it."""
+    from pipeline.report import index
+    trace, _ = synth_trace()
+    parsed: list[Path] = []
+    read_back = index._from_result
+    monkeypatch.setattr(index, "_from_result", lambda folder: parsed.append(folder) or read_back(folder))
+    out = tmp_path / "o"
+    assert main(["run", str(write(tmp_path, "mem", trace)), "--out", str(out), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert "_index_summary" not in row and parsed == []
+    [record] = (out / ".status").glob("*.json")
+    kept = json.loads(record.read_text())["summary"]
+    assert kept == index.summary({"report": str(out / "mem"), "exit_code": 0})
