@@ -17,6 +17,7 @@ Dask is an optional extra (`pip install 'mfu-pipeline[dask]'`), imported only he
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ if TYPE_CHECKING:                  # imported where a pool starts: a one-worker 
 
 from pipeline import interrupts, nopandas, progress
 from pipeline.errors import UsageError
-from pipeline.trace.open import remove_orphaned_spills
+from pipeline.trace.open import remove_orphaned_spills, set_worker_threads
 
 Submit = Callable[..., Any]                       # submit(fn, *args) -> a future
 Gather = Callable[[Iterable[Any]], Iterator[Any]]  # results in completion order
@@ -67,8 +68,12 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         import logging
         import dask
         with interrupts.children_ignore_sigint(), dask.config.set(DASK_LOCAL_CONFIG):   # we stop them on Ctrl-C
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR, memory_limit=0)
+            set_worker_threads(_threads_each(2))                    # inherited by the forked workers, not kept here
+            try:
+                cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR, memory_limit=0)
+            finally:
+                set_worker_threads(None)
         try:
             with cluster, Client(cluster) as client:
                 yield _dask(client, dask_completed, own_workers=True)
@@ -102,7 +107,7 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     no longer running are removed, as after a Dask cluster.
     """
     from concurrent.futures import ProcessPoolExecutor
-    ex = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    ex = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(_threads_each(workers),))
     try:
         yield ex
     except BaseException:
@@ -126,13 +131,19 @@ def _submit(ex: ProcessPoolExecutor, fn: Callable, *args: Any) -> Any:
         return ex.submit(interrupts.guarded, fn, *args)
 
 
-def _worker_init() -> None:
+def _threads_each(workers: int) -> int:
+    """DuckDB threads for each of `workers` processes on this machine: its cores shared out (at least one)."""
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
+def _worker_init(threads: int | None = None) -> None:
     """A local worker stops cleanly on a signal (interrupts) and never imports pandas (nopandas), however it
     was started: a forked worker inherits the command's block, a spawned or forkserver one would not. It draws no
-    progress over its parent's line."""
+    progress over its parent's line, and its DuckDB takes `threads` (its share of the cores)."""
     interrupts.worker_init()
     nopandas.block()
     progress.configure(False)         # a forked worker inherits the command's choice; its parent counts its files
+    set_worker_threads(threads)
 
 
 SCHEDULER_TIMEOUT_S = 10

@@ -253,3 +253,22 @@ def test_only_our_own_dask_workers_get_the_pandas_block(monkeypatch):
     assert executor._dask(RunNow(), None, own_workers=True)[0](_pandas_blocked) is True
     assert executor._dask(RunNow(), None, own_workers=False)[0](_pandas_blocked) is False
     assert not _pandas_blocked()                                  # lifted after the task
+
+
+def _duckdb_threads() -> int:
+    from pipeline.trace.open import connect
+    con = connect()
+    try:
+        return int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("engine", ["local", pytest.param("dask-local", marks=pytest.mark.slow)])  # dask: a cluster
+def test_workers_share_the_cores_between_their_duckdbs(engine):
+    """Issue 34: two workers on this machine each give DuckDB half the cores (at least one), not all of them each;
+    the command's own connections keep every core."""
+    with pool(engine, 2) as (submit, gather):
+        seen = list(gather([submit(_duckdb_threads), submit(_duckdb_threads)]))
+    assert seen == [max(1, (os.cpu_count() or 1) // 2)] * 2
+    assert _duckdb_threads() == os.cpu_count()

@@ -205,12 +205,12 @@ gate = Path(sys.argv[1])
 real_init = executor._worker_init
 
 
-def held_at_start() -> None:
+def held_at_start(*args) -> None:
     # A worker between its fork and its own handlers (interrupts.worker_init), held there until the test says go.
     (gate / f"started-{os.getpid()}").touch()
     while not (gate / "go").exists():
         time.sleep(0.01)
-    real_init()
+    real_init(*args)
 
 
 executor._worker_init = held_at_start

@@ -147,6 +147,16 @@ def address_space_left() -> int | None:
     return max(soft - used, 0)
 
 
+# DuckDB threads per connection in a worker of a pool (executor.py): the cores shared out between the workers, so
+# that N workers on N cores do not each start N threads (None: DuckDB's default, every core).
+_worker_threads: list[int | None] = [None]
+
+
+def set_worker_threads(threads: int | None) -> None:
+    """How many threads the connections this process opens from now on use (executor.py sets it in workers)."""
+    _worker_threads[0] = threads
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the SQLite scanner loaded from the pinned wheel, never the network.
 
@@ -166,6 +176,7 @@ def connect() -> duckdb.DuckDBPyConnection:
         "allocator_flush_threshold": ALLOCATOR_FLUSH,
         "temp_directory": str(spill),
         "allow_unsigned_extensions": True,      # for the one LOAD below only: see _load_scanner
+        **({"threads": _worker_threads[0]} if _worker_threads[0] else {}),
     })
     try:
         _load_scanner(con)
