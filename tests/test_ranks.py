@@ -459,3 +459,25 @@ def test_missing_occurrences_say_what_was_asked():
     assert asked(200, None) == ("t.sqlite: region 'step' has fewer occurrences than asked (first: 200); per process: "
                                 "pid 144: 33, pid 145: 34. Fix region.occurrences in the job")
     assert "than asked (30..40);" in asked(30, 40)
+
+
+def test_small_rank_files_are_built_on_one_duckdb_thread(tmp_path, monkeypatch):
+    """Issue 34: each of several small files builds its window on one DuckDB thread (statements of a few thousand
+    rows pay for a second thread in CPU, not in time); the connection has its threads back for the analysis."""
+    from pipeline.analysis import ranks
+    rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4001}])
+    seen: list[int] = []
+    real = ranks.build_window
+
+    def spy(trace, *args, **kwargs):
+        seen.append(int(trace.con.execute("SELECT current_setting('threads')").fetchone()[0]))
+        return real(trace, *args, **kwargs)
+    monkeypatch.setattr(ranks, "build_window", spy)
+    ts = ranks.open_set(sorted(tmp_path.glob("r*.sqlite")))
+    try:
+        before = ts.con.execute("SELECT current_setting('threads')").fetchone()[0]
+        ranks.build_set(ts, load_job(job(tmp_path, "r*.sqlite", num_gpus=2, occurrences={"first": 1})), [])
+        assert seen == [1, 1]
+        assert ts.con.execute("SELECT current_setting('threads')").fetchone()[0] == before
+    finally:
+        ts.close()

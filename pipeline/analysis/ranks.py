@@ -20,7 +20,8 @@ its own connection, the same queries) and collects the tables the tasks hand bac
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -139,7 +140,8 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     files, per = [], []
     kept = None
     for i in range(len(ts.traces)):
-        window, kept, entry = entry_checked(ts, i, _file_builder(ts, job, params, labels[i]))
+        with _small_on_one_thread(ts, i):
+            window, kept, entry = entry_checked(ts, i, _file_builder(ts, job, params, labels[i]))
         per.append(window)
         files.append(entry)
         if len(ts.traces) > 1:
@@ -148,6 +150,30 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
         return SetWindow(per[0], files, labels, kept=kept)
     check_occurrences(job, per, labels)
     return _combine(ts, per, files, labels)
+
+
+# Below this size, one of several files is built on one DuckDB thread (issue 34). Its window's statements (about
+# 100 per file) cost a few ms of CPU each whatever their size, and a second thread only adds to that: on rank files
+# of 12,500 kernels (1.1 MB) one thread took about a quarter less CPU (bench/RESULTS.md); the same reports.
+ONE_THREAD_BYTES = 8 << 20
+
+
+@contextmanager
+def _small_on_one_thread(ts: TraceSet, i: int) -> Iterator[None]:
+    """While file i of several is built: one DuckDB thread if it is small (ONE_THREAD_BYTES), then as before."""
+    try:
+        small = len(ts.paths) > 1 and ts.paths[i].stat().st_size < ONE_THREAD_BYTES
+    except OSError:
+        small = False
+    if not small:
+        yield
+        return
+    before = int(ts.con.execute("SELECT current_setting('threads')").fetchone()[0])
+    ts.con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        ts.con.execute(f"SET threads = {before}")
 
 
 def _file_builder(ts: TraceSet, job: Job, params: dict[str, Any], label: str
