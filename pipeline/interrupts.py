@@ -108,13 +108,16 @@ def held() -> Iterator[None]:
 
     A forked child starts with its parent's handlers and signal mask: with the signals blocked it cannot
     run the command's handler before `worker_init` installs its own, which unblocks them (a signal that
-    came meanwhile is then delivered). Here a held signal is delivered on the way out, not lost.
+    came meanwhile is then delivered). Here a held signal is delivered on the way out, not lost. It is also
+    deferred: a signal that reaches another thread of this process still has its handler run in this one, and
+    raised between two forks it left the second worker unregistered, never stopped (1 run in ~50).
     """
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    with deferred():
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def pending() -> Interrupted | None:
@@ -138,6 +141,8 @@ def worker_init() -> None:
         pass
     if os.getppid() != parent:                         # the parent died before prctl took effect
         os._exit(128 + signal.SIGTERM)
+    _deferring[0], _owed[0] = 0, False                 # forked inside the parent's `held`: not this process's
+    _received.clear()
     for sig in _SIGNALS:
         signal.signal(sig, _worker_signal)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)

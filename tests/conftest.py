@@ -30,6 +30,17 @@ def _cache_in_tmp(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("MFU_CACHE_DIR", str(tmp_path_factory.mktemp("mfu-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _no_signal_carried_over():
+    """A command starts in a fresh process, with no signal seen (interrupts.handled clears them); a test that
+    signalled this process must not leave its Interrupted for a later test's run, which calls the stages
+    without `handled` and re-raised it there (the slow tier stopped at the next test after such a test)."""
+    yield
+    from pipeline import interrupts
+    interrupts._received.clear()
+    interrupts._owed[0] = False
+
+
 @pytest.fixture(scope="session")
 def shared_traces() -> Path:
     found = traces_dir()
