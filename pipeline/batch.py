@@ -318,7 +318,9 @@ def summary_table(rows: list[Row]) -> str:
     width = max([32, *(len(n) for n in names)])          # a job's name in full: it names its folder
     lines = [f"{'job':<{width}} {'status':<14} {'exit':>4}  detail"]
     for r, name in zip(rows, names):
-        if r["status"] in ("ok", "threshold", "invalid"):
+        if r["status"] == "invalid":           # its figures are no measurements: the reason, not "MFU 407 %"
+            detail = f"no figure is a measurement -> {r['report']}/report.md; {r['reason']}"
+        elif r["status"] in ("ok", "threshold"):
             m = r["metrics"]
             mfu = "—" if m["mfu_pct_wall"] is None else f"{m['mfu_pct_wall']:.2f} %"
             detail = f"MFU {mfu}, step {r['step_time_median_s']:.6f} s -> {r['report']}/report.md"

@@ -184,6 +184,23 @@ def test_index_says_why_a_report_is_invalid(synth_trace, tmp_path, capsys):
     assert reason in (out / "index.html").read_text()
 
 
+def test_batch_summary_prints_no_invalid_figure(synth_trace, tmp_path, capsys):
+    """The batch summary printed an invalid job's "MFU 2000.00 %" as a plain figure, which its report strikes
+    through; it now says no figure is a measurement and why, and a valid job beside it keeps its MFU."""
+    t, _ = synth_trace()
+    jobs = [write(tmp_path, "huge", t, model={"flops_per_step": 4.0e+17}), write(tmp_path, "fine", t)]
+    out = tmp_path / "o"
+    assert main(["run", *map(str, jobs), "--out", str(out), "--no-cache"]) == 1
+    printed = capsys.readouterr().out
+    huge = json.loads((out / "huge/result.json").read_text())
+    fine = json.loads((out / "fine/result.json").read_text())
+    (huge_line,) = [ln for ln in printed.splitlines() if ln.startswith("huge ")]
+    (fine_line,) = [ln for ln in printed.splitlines() if ln.startswith("fine ")]
+    assert f"{huge['metrics']['mfu_pct_wall']:.2f} %" not in huge_line and "MFU" not in huge_line.split(";")[0]
+    assert "no figure is a measurement" in huge_line and huge["status_reason"] in huge_line
+    assert f"MFU {fine['metrics']['mfu_pct_wall']:.2f} %" in fine_line
+
+
 def test_each_job_is_loaded_once_and_its_model_resolved_once(synth_trace, tmp_path, monkeypatch):
     """Issue #10: `mfu run` loaded a job three times and resolved its model twice."""
     from pipeline import run

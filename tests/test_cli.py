@@ -583,6 +583,9 @@ def test_a_threshold_on_an_invalid_result_is_not_tested(synth_trace, tmp_path, c
     assert code == 1 and "[INVALID]" in out and "not met" not in out
     res = json.loads((tmp_path / "o/j/result.json").read_text())
     assert res["status"] == "invalid" and res["metrics"]["mfu_pct_wall"] > 100
+    # the terminal cannot strike a figure through: the impossible MFU is not printed as one, the reason is
+    assert f"{res['metrics']['mfu_pct_wall']:.2f} %" not in out and "MFU above 100 %" in out
+    assert "no figure is a measurement" in out
     assert [(t["name"], t["passed"]) for t in res["thresholds"]] == [("mfu_pct_wall_min", None),
                                                                       ("step_time_s_max", None)]
     from pipeline.job.documents import validator

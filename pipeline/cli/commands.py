@@ -89,13 +89,16 @@ def _count(n: int, what: str) -> str:
 
 
 def _run_line(s: dict[str, Any]) -> str:
+    """One job's line. An invalid result's figures are no measurements (its report strikes them through,
+    which a terminal cannot): the line gives the reason instead of printing "407.04 %" as a plain figure."""
     from pipeline.report.fmt import fmt_against
+    if s["status"] == "invalid":
+        return (f"{s['name']}: [INVALID] no figure is a measurement -> {s['report']}/report.md (figures struck "
+                f"through): {s['reason']}")
     m = s["metrics"]
     line = (f"{s['name']}: MFU {_pct(m['mfu_pct_wall'])} (wall), HFU {_pct(m['hfu_pct_wall'])}, "
             f"active-time ratio {_pct(m['active_ratio_pct_union'])} (diagnostic), "
             f"step {s['step_time_median_s']:.6f} s median -> {s['report']}/report.md")
-    if s["status"] == "invalid":
-        line += "  [INVALID]"
     for t in s["failed_thresholds"]:
         line += f"\n  threshold {t['name']} {t['limit']} not met: {fmt_against(t['value'], t['limit'], 3)}"
     return line
