@@ -463,8 +463,9 @@ def test_missing_occurrences_say_what_was_asked():
 
 def test_small_rank_files_are_built_on_one_duckdb_thread(tmp_path, monkeypatch):
     """Issue 34: each of several small files builds its window on one DuckDB thread (statements of a few thousand
-    rows pay for a second thread in CPU, not in time); the connection has its threads back for the analysis."""
-    from pipeline.analysis import ranks
+    rows pay for a second thread in CPU, not in time); the connection has its threads back for the analysis. So
+    does their window built as one (analysis/merged.py), and each file's when they are built one by one."""
+    from pipeline.analysis import merged, ranks
     rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4001}])
     seen: list[int] = []
     real = ranks.build_window
@@ -473,11 +474,15 @@ def test_small_rank_files_are_built_on_one_duckdb_thread(tmp_path, monkeypatch):
         seen.append(int(trace.con.execute("SELECT current_setting('threads')").fetchone()[0]))
         return real(trace, *args, **kwargs)
     monkeypatch.setattr(ranks, "build_window", spy)
-    ts = ranks.open_set(sorted(tmp_path.glob("r*.sqlite")))
-    try:
-        before = ts.con.execute("SELECT current_setting('threads')").fetchone()[0]
-        ranks.build_set(ts, load_job(job(tmp_path, "r*.sqlite", num_gpus=2, occurrences={"first": 1})), [])
-        assert seen == [1, 1]
-        assert ts.con.execute("SELECT current_setting('threads')").fetchone()[0] == before
-    finally:
-        ts.close()
+    monkeypatch.setattr(merged, "build_window", spy)
+    for as_one, threads in ((True, [1]), (False, [1, 1])):
+        monkeypatch.setattr(merged, "SMALL_BYTES", merged.SMALL_BYTES if as_one else 0)
+        seen.clear()
+        ts = ranks.open_set(sorted(tmp_path.glob("r*.sqlite")))
+        try:
+            before = ts.con.execute("SELECT current_setting('threads')").fetchone()[0]
+            ranks.build_set(ts, load_job(job(tmp_path, "r*.sqlite", num_gpus=2, occurrences={"first": 1})), [])
+            assert seen == threads
+            assert ts.con.execute("SELECT current_setting('threads')").fetchone()[0] == before
+        finally:
+            ts.close()

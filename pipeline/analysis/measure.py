@@ -11,6 +11,7 @@ occurrences" into errors a user can act on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,17 +92,22 @@ def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
             tuple((name, tuple(values)) for name, values in sorted(classify_params.items())))
 
 
-def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], several: bool = False) -> Window:
+def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], several: bool = False,
+                 counted: Callable[[list[dict[str, Any]]], dict[str, int]] | None = None,
+                 placing: Callable[[bool], None] | None = None) -> Window:
     """Select the job's occurrences, attribute their kernels and memory operations, classify them.
 
     The only step that reads the trace's kernel, launch and memory tables; raise TraceError
     when the region cannot be measured. `classify_params`: classes.classify_params. `several`: the
     file is one of a job's several files, whose occurrences are checked against every file's
-    (ranks.check_occurrences): a file whose processes have fewer is ranks missing occurrences.
+    (ranks.check_occurrences): a file whose processes have fewer is ranks missing occurrences. `counted`: how
+    the region's rows per process (region_counts.sql) become the Window's counts (several files built as one,
+    analysis/merged.py, names each file's processes as that file's window would); `placing`, told whether
+    kernels are placed in operators, may refuse (merged.py: where the files would not all decide alike).
     """
     warnings: list[ResultWarning] = []
-    counts = _process_counts(_select_ranges(trace, region, warnings) if region.kind == "nvtx"
-                             else windows.select(trace, region))
+    counts = (counted or process_counts)(_select_ranges(trace, region, warnings) if region.kind == "nvtx"
+                                         else windows.select(trace, region))
     if several:
         last = region.last if region.last is not None else max(counts.values())
     else:
@@ -122,8 +128,10 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     # kernels are placed in operators and parts of the step only where there are some (more labels than the
     # region's own): elsewhere the three sorts of the placement would cost every run for nothing
     found = rows["operator_ranges"][0]
-    queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES,
-                place=found["operators"] > 0 or found["labels"] > 1)
+    place = found["operators"] > 0 or found["labels"] > 1
+    if placing is not None:
+        placing(place)
+    queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES, place=place)
     hosts = rows["select_occurrences"][0]["hosts"]
     if gap := trace.lacks("time per CUDA stream"):  # the one analysis it leaves out (streams.py): said, not failed
         warnings.append({"code": "column_missing", "message": f"time per CUDA stream shows no stream ('—'): {gap}"})
@@ -237,7 +245,7 @@ def _refuse_threadless(trace: Trace, region: Region, counts: list[dict[str, Any]
                          "rows on a copy")
 
 
-def _process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+def process_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
     """Occurrences per process, keyed by pid; by pid@host when two hosts in one file share a pid."""
     pids = [r["pid"] for r in rows]
     return {(f"{r['pid']}@{r['global_pid'] >> 48}" if pids.count(r["pid"]) > 1 else str(r["pid"])): r["occurrences"]

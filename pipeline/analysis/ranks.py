@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import duckdb
 
 from pipeline import interrupts, progress
-from pipeline.analysis import classes, kept_window, registry
+from pipeline.analysis import classes, kept_window, merged, registry
 from pipeline.errors import ResultWarning
 from pipeline.trace import cache
 from pipeline.trace import chain, files, queries
@@ -137,6 +137,10 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     """
     labels = [job.file_label(p) for p in ts.paths]
     params = classes.classify_params(rules)
+    if (as_one := merged.build(ts, job, params, labels)) is not None:       # small files: their SQL run once
+        per, gpu_rows = as_one
+        check_occurrences(job, per, labels)
+        return _combine(ts, per, [_file_entry(t, labels[i], gpu_rows[i]) for i, t in enumerate(ts.traces)], labels)
     files, per = [], []
     kept = None
     for i in range(len(ts.traces)):
@@ -209,10 +213,13 @@ def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
     occurrence_range_of(", ".join(labels), job.region, counts, "")
 
 
-def _file_entry(trace: Trace, label: str) -> dict[str, Any]:
+def _file_entry(trace: Trace, label: str, gpu_rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What result.json's files list says of a file (its devices once analysed); `gpu_rows`: its gpu_rows.sql rows
+    when already read (merged.py reads every file's at once)."""
+    rows = gpu_rows if gpu_rows is not None else queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
     return {"label": label, "sha256": trace.sha256, "nsys_version": trace.nsys_version,
             "export_schema_version": trace.export_schema_version, "devices": None,
-            "gpu_rows": queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None,
+            "gpu_rows": rows if trace.has("raw_gpu") else None,
             "gpu_lacking": trace.lacks("GPU identification")}
 
 
