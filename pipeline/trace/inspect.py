@@ -100,7 +100,7 @@ def _precision(con: Any) -> list[dict[str, Any]]:
     (configs/kernel_classes.yaml), for `mfu init` to suggest hardware.precision. Names that say
     no type suggest nothing and are left out; share is of all matrix-kernel time. Matrix kernels without time
     (zero-length rows, or rows ending before they start) suggest nothing either: there is no share to take."""
-    chain.run(con, {"inspect_all_kernels", "classify", "name_times"}, **classify_params(load_rules()))
+    chain.run(con, {"inspect_all_kernels", "classify", "inspect_name_times"}, **classify_params(load_rules()))
     rows = queries.run(con, "precision_times", names=1)
     total = sum(r["sum_ns"] for r in rows)
     if total <= 0:
