@@ -10,7 +10,8 @@ their occurrences (analysis/sharing.py), so selection, attribution and classific
 run once, not once per job. Groups run in parallel (`--jobs N`). With fewer groups
 than workers, a job of its own over several files uses the spare ones: each file's
 window is built by a task of the same pool (ranks.build_files), the job combined
-here; with one worker nothing changes. Every job ends as a summary row; the exit
+here, unless its files are small enough to be built as one here (analysis/merged.py: no
+task); with one worker nothing changes. Every job ends as a summary row; the exit
 code of the batch is the worst one.
 """
 

@@ -8,7 +8,8 @@ spare workers, sends one task per file instead (batch.run_batch, ranks.extract).
 
 Engines:
   local             this machine: inline with one worker, else a process pool (--jobs N)
-  dask-local        a dask.distributed LocalCluster on this machine (2 worker processes)
+  dask-local        a dask.distributed LocalCluster on this machine (2 worker processes), started by the
+                    first task: a run that submits none starts no cluster
   dask://HOST:PORT  an existing Dask scheduler. Workers must see the trace files, the output
                     folder and the cache folder (if any) at the same absolute paths: a shared
                     filesystem.
@@ -17,9 +18,10 @@ Dask is an optional extra (`pip install 'mfu-pipeline[dask]'`), imported only he
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:                  # imported where a pool starts: a one-worker run needs no process pool
@@ -60,28 +62,56 @@ def pool(spec: str, workers: int) -> Iterator[tuple[Submit, Gather]]:
         with _local_pool(workers) as ex:
             yield (lambda fn, *a: _submit(ex, fn, *a)), (lambda fs: (f.result() for f in as_completed(list(fs))))
         return
-    try:
-        from distributed import Client, LocalCluster, as_completed as dask_completed
-    except ImportError as exc:
-        raise UsageError("the dask executor needs the optional extra: pip install 'mfu-pipeline[dask]'") from exc
+    if importlib.util.find_spec("distributed") is None:
+        raise UsageError("the dask executor needs the optional extra: pip install 'mfu-pipeline[dask]'")
     if spec == "dask-local":
-        import logging
-        import dask
-        with interrupts.children_ignore_sigint(), dask.config.set(DASK_LOCAL_CONFIG):   # we stop them on Ctrl-C
-            set_worker_threads(_threads_each(2))                    # inherited by the forked workers, not kept here
-            try:
-                cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR, memory_limit=0)
-            finally:
-                set_worker_threads(None)
-        try:
-            with cluster, Client(cluster) as client:
-                yield _dask(client, dask_completed, own_workers=True)
-        finally:                                   # after the workers stopped: what a killed one spilled
+        with _lazy_cluster() as pair:
+            yield pair
+        return
+    from distributed import Client, as_completed as dask_completed
+    with _connect(Client, spec) as client:
+        yield _dask(client, dask_completed, own_workers=False)
+
+
+@contextmanager
+def _lazy_cluster() -> Iterator[tuple[Submit, Gather]]:
+    """dask-local's (submit, gather), its LocalCluster started by the first task submitted (issue 34): a run whose
+    work all stays in this process (one job over small files, built as one: analysis/merged.py) imports no
+    distributed (0.7 CPU s) and starts no cluster (about 1 CPU s more on 2 cores), as `-j 2` starts no pool."""
+    from concurrent.futures import as_completed
+    stack = ExitStack()
+    made: list[tuple[Submit, Gather]] = []
+
+    def submit(fn: Callable, *args: Any) -> Any:
+        if not made:
+            made.append(_start_cluster(stack))
+        return made[0][0](fn, *args)
+
+    def gather(fs: Iterable[Any]) -> Iterator[Any]:
+        return made[0][1](fs) if made else (f.result() for f in as_completed(list(fs)))
+    try:
+        with stack:
+            yield submit, gather
+    finally:                                   # after the workers stopped: what a killed one spilled
+        if made:
             remove_orphaned_spills()
-    else:
-        with _connect(Client, spec) as client:
-            yield _dask(client, dask_completed, own_workers=False)
+
+
+def _start_cluster(stack: ExitStack) -> tuple[Submit, Gather]:
+    """A LocalCluster of 2 forked worker processes and its client, closed with `stack`."""
+    import logging
+    import dask
+    from distributed import Client, LocalCluster, as_completed as dask_completed
+    with interrupts.children_ignore_sigint(), dask.config.set(DASK_LOCAL_CONFIG):   # we stop them on Ctrl-C
+        set_worker_threads(_threads_each(2))                    # inherited by the forked workers, not kept here
+        try:
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR, memory_limit=0)
+        finally:
+            set_worker_threads(None)
+    stack.enter_context(cluster)
+    client = stack.enter_context(Client(cluster))
+    return _dask(client, dask_completed, own_workers=True)
 
 
 # dask-local's workers are forked from this process, as the local pool's are (issue 34): spawned, each started a new

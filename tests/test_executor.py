@@ -14,6 +14,7 @@ import pytest
 
 from pipeline import batch as batch_module
 from pipeline import executor
+from pipeline.analysis import merged
 from pipeline.batch import run_batch
 from pipeline.errors import UsageError
 from pipeline.executor import pool
@@ -124,8 +125,10 @@ def submitted(monkeypatch) -> list[str]:
 
 
 @pytest.mark.slow  # three process-pool runs (quick tier: test_spare_workers_only_go_to_files_when_groups_are_fewer)
-def test_lone_multi_file_job_measures_each_file_on_a_worker(batch, tmp_path, submitted):
-    """One job over three files: -j 1 measures them in turn; -j 2 gives each file its own task; same bytes."""
+def test_lone_multi_file_job_measures_each_file_on_a_worker(batch, tmp_path, submitted, monkeypatch):
+    """One job over three files: -j 1 measures them in turn; -j 2 gives each file its own task; same bytes.
+    (Files too big to be built as one, analysis/merged.py: these small ones are made to count as big.)"""
+    monkeypatch.setattr(merged, "SMALL_BYTES", 0)
     _, job_files = batch
     inline = run_batch([job_files[2]], tmp_path / "a", workers=1)
     assert submitted == ["run_group"]
@@ -148,14 +151,32 @@ def test_spare_workers_only_go_to_files_when_groups_are_fewer(batch, tmp_path, s
 
 
 @pytest.mark.slow  # starts a Dask LocalCluster
-def test_dask_local_measures_each_file_as_a_task(batch, tmp_path, submitted):
+def test_dask_local_measures_each_file_as_a_task(batch, tmp_path, submitted, monkeypatch):
     pytest.importorskip("distributed")
+    monkeypatch.setattr(merged, "SMALL_BYTES", 0)          # files too big to be built as one (analysis/merged.py)
     _, job_files = batch
     run_batch([job_files[2]], tmp_path / "local", workers=1)
     submitted.clear()
     rows = run_batch([job_files[2]], tmp_path / "dask", workers=2, engine="dask-local")
     assert submitted == ["extract"] * 3 and _codes(rows) == [("job2.yaml", 0)]
     assert _reports(tmp_path / "dask") == _reports(tmp_path / "local") != {}
+
+
+@pytest.mark.parametrize("engine", ["local", "dask-local"])
+def test_small_files_are_built_as_one_here_on_any_engine(batch, tmp_path, submitted, monkeypatch, engine):
+    """Issue 34: one job over small files, given two workers, builds them as one in this process (analysis/merged.py):
+    no task, so no pool and no Dask cluster is started (each would cost more CPU than the files); same bytes."""
+    pytest.importorskip("distributed")
+    _, job_files = batch
+
+    def no_cluster(stack):
+        raise AssertionError("a Dask cluster was started")
+    monkeypatch.setattr(executor, "_start_cluster", no_cluster)
+    inline = run_batch([job_files[2]], tmp_path / "a", workers=1)
+    submitted.clear()
+    rows = run_batch([job_files[2]], tmp_path / "b", workers=2, engine=engine)
+    assert submitted == [] and _codes(rows) == _codes(inline) == [("job2.yaml", 0)]
+    assert _reports(tmp_path / "a") == _reports(tmp_path / "b") != {}
 
 
 @pytest.mark.slow  # process pools (quick tier: test_errors_cross_processes_intact)

@@ -137,10 +137,8 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
     """
     labels = [job.file_label(p) for p in ts.paths]
     params = classes.classify_params(rules)
-    if (as_one := merged.build(ts, job, params, labels)) is not None:       # small files: their SQL run once
-        per, gpu_rows = as_one
-        check_occurrences(job, per, labels)
-        return _combine(ts, per, [_file_entry(t, labels[i], gpu_rows[i]) for i, t in enumerate(ts.traces)], labels)
+    if (as_one := built_as_one(ts, job, params, labels)) is not None:       # small files: their SQL run once
+        return as_one
     files, per = [], []
     kept = None
     for i in range(len(ts.traces)):
@@ -154,6 +152,15 @@ def build_set(ts: TraceSet, job: Job, rules: list[classes.Rule]) -> SetWindow:
         return SetWindow(per[0], files, labels, kept=kept)
     check_occurrences(job, per, labels)
     return _combine(ts, per, files, labels)
+
+
+def built_as_one(ts: TraceSet, job: Job, params: dict[str, Any], labels: list[str]) -> SetWindow | None:
+    """The set's window with every small file built as one (analysis/merged.py), or None: build them one by one."""
+    if (as_one := merged.build(ts, job, params, labels)) is None:
+        return None
+    per, gpu_rows = as_one
+    check_occurrences(job, per, labels)
+    return _combine(ts, per, [_file_entry(t, labels[i], gpu_rows[i]) for i, t in enumerate(ts.traces)], labels)
 
 
 # Below this size, one of several files is built on one DuckDB thread (issue 34). Its window's statements (about
@@ -270,7 +277,8 @@ def extract(path: Path, job: Job, params: dict[str, list[str]], cache_dir: Path 
 
 def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
                 submit: Submit) -> tuple[TraceSet, SetWindow]:
-    """build_set with each file's window built by a task of `submit`, collected and combined here.
+    """build_set with each file's window built by a task of `submit`, collected and combined here; small files
+    that can be built as one are built so here instead, with no task (merged.py).
 
     Each finished file is collected while later files still run. Errors are raised once every
     task ended, in build_set's order: an unopenable file first, then the first file (by
@@ -279,6 +287,8 @@ def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
     paths = job.trace_files()
     for path in paths:      # a glob matching 10,000 empty files: refused here in milliseconds, not by 10,000 tasks
         files.check_file(path)
+    if (here := _small_here(job, rules, cache_dir)) is not None:
+        return here
     futures = [submit(extract, p, job, classes.classify_params(rules), cache_dir) for p in paths]
     ts = TraceSet(con=connect(), paths=list(paths), materialized=True)
     try:
@@ -300,6 +310,28 @@ def build_files(job: Job, rules: list[classes.Rule], cache_dir: Path | None,
     except BaseException:
         ts.close()
         raise
+
+
+def _small_here(job: Job, rules: list[classes.Rule], cache_dir: Path | None) -> tuple[TraceSet, SetWindow] | None:
+    """Small files built as one here, when they can be (merged.py): their tasks would cost each file's statements
+    again, and a worker's start (bench/RESULTS.md, issue 34). None: give each file a task after all."""
+    paths = job.trace_files()
+    if not merged.small(paths):
+        return None
+    try:
+        ts = open_set(paths, cache_dir=cache_dir)
+    except Exception:  # noqa: BLE001 - the tasks open each file and report what fails in build_set's order
+        interrupts.reraise_if_pending()
+        return None
+    try:
+        built = built_as_one(ts, job, classes.classify_params(rules), [job.file_label(p) for p in paths])
+    except BaseException:
+        ts.close()
+        raise
+    if built is None:
+        ts.close()
+        return None
+    return ts, built
 
 
 def _outcome(future: Any) -> Extracted | Unopened | Exception:
