@@ -286,7 +286,7 @@ def _duckdb_threads() -> int:
 
 
 @pytest.mark.parametrize("engine", ["local", pytest.param("dask-local", marks=pytest.mark.slow)])  # dask: a cluster
-def test_workers_share_the_cores_between_their_duckdbs(engine):
+def test_workers_share_the_cores_between_their_duckdbs(engine, every_core):
     """Issue 34: two workers on this machine each give DuckDB half the cores (at least one), not all of them each;
     the command's own connections keep every core."""
     with pool(engine, 2) as (submit, gather):

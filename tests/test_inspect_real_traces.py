@@ -261,7 +261,7 @@ def test_region_discovery_figures(inspected, name):
 
 @pytest.mark.parametrize("name", sweep(["nsysai__h100_2gpu_1s.sqlite", "nsysai__mfu_2gpu_before.sqlite",
                                         "NVIDIA__Fuser__a0498920_report1.sqlite"], quick=["nsysai__h100_2gpu_1s.sqlite"]))
-def test_region_discovery_is_the_same_every_run(inspected, real_trace, name):
+def test_region_discovery_is_the_same_every_run(inspected, real_trace, name, every_core):
     """period_cv came from stddev_pop, whose floating-point partial sums meet in the order the threads finish:
     on these three traces its last digits changed from run to run, so `inspect --format json` was not
     reproducible (five runs, five outputs: every run differed, so two beside the first show it)."""

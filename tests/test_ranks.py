@@ -461,7 +461,7 @@ def test_missing_occurrences_say_what_was_asked():
     assert "than asked (30..40);" in asked(30, 40)
 
 
-def test_small_rank_files_are_built_on_one_duckdb_thread(tmp_path, monkeypatch):
+def test_small_rank_files_are_built_on_one_duckdb_thread(tmp_path, monkeypatch, every_core):
     """Issue 34: each of several small files builds its window on one DuckDB thread (statements of a few thousand
     rows pay for a second thread in CPU, not in time); the connection has its threads back for the analysis. So
     does their window built as one (analysis/merged.py), and each file's when they are built one by one."""
