@@ -26,7 +26,7 @@ from typing import Any, Callable, TypedDict
 
 from pipeline import changes, gate
 from pipeline.errors import ConfigError, Problem, UsageError, from_current_folder
-from pipeline.job.documents import validator
+from pipeline.job.documents import type_validator
 from pipeline.job.reading import NotRegular, TooLarge, read_regular
 from pipeline.report.result import SCHEMA_VERSION
 
@@ -152,7 +152,7 @@ def load_input(text: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(doc, dict) or "metrics" not in doc or "schema_version" not in doc:
         raise ConfigError([Problem("not an mfu-pipeline result.json (no schema_version/metrics)", "", str(path))])
     if doc["schema_version"] == SCHEMA_VERSION:   # this tool's own shape: a value of another type was edited in
-        found = sorted((e for e in validator("result.schema.json").iter_errors(doc) if e.validator == "type"),
+        found = sorted((e for e in type_validator("result.schema.json").iter_errors(doc) if e.validator == "type"),
                        key=lambda e: list(map(str, e.absolute_path)))
         if found:
             raise ConfigError([Problem(e.message, "/" + "/".join(map(str, e.absolute_path)), str(path),

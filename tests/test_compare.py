@@ -6,8 +6,10 @@ expected change is computed from the two traces' ground truth, not from our outp
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import random
 import re
 import statistics
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 from pipeline import history
 from pipeline.cli import main
 from pipeline.compare import compare, load_input
-from pipeline.job.documents import schema_registry, validator
+from pipeline.job.documents import _types_only, schema_registry, type_validator, validator
 from tests import fake_results as fake
 from tests.test_markdown_escaping import tables_after_text
 
@@ -510,6 +512,39 @@ def test_a_result_with_a_value_edited_to_another_type_is_named(pair, tmp_path, c
     assert main(["compare", str(tmp_path / "r/a"), str(edited), "--out", str(tmp_path / "c")]) == 3
     assert capsys.readouterr().err == f"error: {edited}: {problem}\n"
     assert not (tmp_path / "c").exists()
+
+
+def _nodes(node: object, path: tuple = ()):
+    """Every position in a JSON document, as the keys leading to it (the root's is empty)."""
+    yield path
+    for key, sub in (node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()):
+        yield from _nodes(sub, (*path, key))
+
+
+def test_compare_finds_exactly_the_type_errors_the_whole_schema_finds():
+    """compare checks a result.json for values of another type with a schema cut down to what can yield them
+    (issue #35: 4x cheaper). Values of other types planted all over the demo result (timeline's oneOf, arrays
+    and maps included): the cut schema finds the very errors, in the same order, the whole schema finds."""
+    demo = json.loads((Path(__file__).resolve().parents[1] / "reports/demo/result.json").read_text())
+    places = list(_nodes(demo))[1:]
+    rng = random.Random(35)
+    whole, cut = validator("result.schema.json"), type_validator("result.schema.json")
+    found = 0
+    for _ in range(8):
+        doc = copy.deepcopy(demo)
+        for *keys, last in rng.sample(places, 40):
+            node = doc
+            for key in keys:
+                node = node[key] if isinstance(node, dict) and key in node or isinstance(node, list) and \
+                    key < len(node) else None
+            if isinstance(node, dict) and last in node or isinstance(node, list) and last < len(node):
+                node[last] = rng.choice(["32.5", 7, 0.5, None, True, [], {}, -3])
+        want = [(e.message, list(e.absolute_path)) for e in whole.iter_errors(doc) if e.validator == "type"]
+        assert [(e.message, list(e.absolute_path)) for e in cut.iter_errors(doc)] == want
+        found += len(want)
+    assert found > 50                                               # the plants were seen, not lost in oneOf
+    with pytest.raises(ValueError, match="'if'"):                  # a keyword it does not know stops it
+        _types_only({"properties": {"x": {"if": {"type": "null"}, "then": {"type": "number"}}}})
 
 
 @pytest.mark.parametrize("drop", ["job", "trace", "hardware", "step_time", "status", "metrics.mfu_pct_wall",
