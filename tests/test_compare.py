@@ -39,6 +39,18 @@ def pair(synth_trace, tmp_path):
     return write(tmp_path, "a", ta), write(tmp_path, "b", tb), truth_a, truth_b
 
 
+@pytest.fixture(scope="module")
+def ran(synth_trace, tmp_path_factory):
+    """The pair's report folders, run once for the tests that compare them (each compare of two job files ran
+    both jobs again: issue #35); compare's own runs of job files have tests of their own."""
+    folder = tmp_path_factory.mktemp("ran")
+    (ta, truth_a), (tb, truth_b) = synth_trace(step_ns=50_000_000), synth_trace(step_ns=55_000_000)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MFU_CACHE_DIR", str(folder / "cache"))          # not the user's: _cache_in_tmp is per test
+        assert main(["run", str(write(folder, "a", ta)), str(write(folder, "b", tb)), "--out", str(folder / "r")]) == 0
+    return folder / "r" / "a", folder / "r" / "b", truth_a, truth_b
+
+
 def median_step_s(truth: dict) -> float:
     return statistics.median(o["wall_ns"] for o in truth["occurrences"]) / 1e9
 
@@ -58,8 +70,8 @@ def test_planted_step_time_difference(pair):
     assert all(c["comparable"] for c in doc["columns"])
 
 
-def test_gate_fails_at_5_and_passes_at_15_percent(pair, tmp_path, capsys):
-    a, b, truth_a, truth_b = pair
+def test_gate_fails_at_5_and_passes_at_15_percent(ran, tmp_path, capsys):
+    a, b, truth_a, truth_b = ran
     n = len(truth_a["occurrences"])
     assert n >= 5 and len(truth_b["occurrences"]) == n
     assert main(["compare", str(a), str(b), "--max-regression", "5%", "--out", str(tmp_path / "c5")]) == 1
@@ -79,9 +91,9 @@ def test_gate_fails_at_5_and_passes_at_15_percent(pair, tmp_path, capsys):
                                                                   "what-changed-1.svg"]
 
 
-def test_signs_and_words_agree_in_every_output(pair, tmp_path, capsys):
+def test_signs_and_words_agree_in_every_output(ran, tmp_path, capsys):
     """Step time +10 % is worse, MFU -9.1 % is worse; the same sign and word in json, Markdown and stderr."""
-    a, b, truth_a, truth_b = pair
+    a, b, truth_a, truth_b = ran
     assert main(["compare", str(a), str(b), "--max-regression", "5%", "--out", str(tmp_path / "c")]) == 1
     err = capsys.readouterr().err
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
@@ -100,19 +112,17 @@ def test_signs_and_words_agree_in_every_output(pair, tmp_path, capsys):
     assert f"({step_pct:+.1f} % worse)" in md and "better" not in md.split("## Regression gate")[1]
 
 
-def test_inputs_may_be_results_or_report_folders(pair, tmp_path, capsys):
-    a, b, _, _ = pair
-    assert main(["run", str(a), str(b), "--out", str(tmp_path / "r")]) == 0
-    capsys.readouterr()
-    assert main(["compare", str(tmp_path / "r" / "a"), str(tmp_path / "r" / "b" / "result.json"),
-                 "--baseline", "b", "--out", str(tmp_path / "c")]) == 0
+def test_inputs_may_be_results_or_report_folders(ran, tmp_path, capsys):
+    a, b, _, _ = ran
+    assert main(["compare", str(a), str(b / "result.json"), "--baseline", "b", "--out", str(tmp_path / "c")]) == 0
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert doc["baseline"] == "b" and [c["baseline"] for c in doc["columns"]] == [False, True]
-    assert str(tmp_path) not in (tmp_path / "c" / "compare.md").read_text()
+    md = (tmp_path / "c" / "compare.md").read_text()
+    assert str(tmp_path) not in md and str(a.parent) not in md                 # where it is written, what it read
 
 
-def test_bad_inputs_are_usage_errors(pair, tmp_path, capsys):
-    a, _, _, _ = pair
+def test_bad_inputs_are_usage_errors(ran, tmp_path, capsys):
+    a, _, _, _ = ran
     assert main(["compare", str(a), "--out", str(tmp_path / "c")]) == 2
     assert main(["compare", str(a), str(tmp_path / "nope.json"), "--out", str(tmp_path / "c")]) == 2
     assert main(["compare", str(a), str(a), "--baseline", "zzz", "--out", str(tmp_path / "c")]) == 2
@@ -500,16 +510,14 @@ def test_every_warning_code_is_documented_in_the_result_schema():
                                "edited or damaged: write it again with `mfu run`)"),
     ('"mfu_pct_wall": NaN', "cannot read as result JSON (NaN is not a number JSON allows)"),
 ])
-def test_a_result_with_a_value_edited_to_another_type_is_named(pair, tmp_path, capsys, edit, problem):
+def test_a_result_with_a_value_edited_to_another_type_is_named(ran, tmp_path, capsys, edit, problem):
     """A hand-edited result.json ('32.5' in quotes, or NaN) made compare fail with a TypeError or a
     ValueError writing compare.json: internal errors (exit 5)."""
     import re
-    a, b, _, _ = pair
-    assert main(["run", str(a), str(b), "--out", str(tmp_path / "r")]) == 0
-    capsys.readouterr()
-    edited = tmp_path / "r/b/result.json"
-    edited.write_text(re.sub(r'"mfu_pct_wall": [0-9.]+', edit, edited.read_text(), count=1))
-    assert main(["compare", str(tmp_path / "r/a"), str(edited), "--out", str(tmp_path / "c")]) == 3
+    a, b, _, _ = ran
+    edited = tmp_path / "result.json"
+    edited.write_text(re.sub(r'"mfu_pct_wall": [0-9.]+', edit, (b / "result.json").read_text(), count=1))
+    assert main(["compare", str(a), str(edited), "--out", str(tmp_path / "c")]) == 3
     assert capsys.readouterr().err == f"error: {edited}: {problem}\n"
     assert not (tmp_path / "c").exists()
 
