@@ -18,6 +18,9 @@ Phases (each second counts in exactly one: a timer nested in another takes its t
   publish      report folders swapped in, status records
   index        the output folder's index (rendered and written), rebuilt once per command
   other        the rest: result assembly, checks, glue
+Each statement is timed too (statement_s: "file#n table", wall and CPU seconds of the whole process, its
+rows' fetching and a unions file's numpy pass included), so a phase's time can be traced to the statement
+that takes it under load as well (CPU), e.g. attribute_launch.sql's launch and kernel statements.
 SQL files are timed by name (sql_s); a name not listed below counts in the phase of the
 function that ran it (attribution inside build_window, analyses elsewhere), so a renamed or
 new query lands in a sensible phase. Functions are wrapped by name wherever a module bound
@@ -29,6 +32,7 @@ so the benchmark keeps running while the code moves. A batch runs in this proces
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections import defaultdict
@@ -66,6 +70,7 @@ JOB = [("pipeline.run", "run_to_folder"), ("pipeline.run", "run_job")]   # the o
 
 totals: dict[str, dict[str, float]] = {k: defaultdict(float) for k in ("process", "shared", "per_job")}
 sql_s: dict[str, float] = defaultdict(float)
+statement_s: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])      # "file#n table" -> [wall, CPU]
 job_s: list[float] = []
 stack: list[list] = []                 # [phase, start, seconds taken by nested timers]
 
@@ -119,6 +124,23 @@ def timed_sql(fn):
     return wrapper
 
 
+def timed_statements(executed):
+    """queries._executed with each statement's wall and CPU time, until its caller asks for the next one."""
+    def wrapper(con, query, params):
+        inner = executed(con, query, params)
+        for n, stmt in enumerate(queries.statements(query), start=1):
+            made = re.search(r"(?:TABLE|VIEW|MACRO)\s+(\w+)", stmt[:200])
+            key = f"{query}#{n}" + (f" {made.group(1)}" if made else "")
+            wall, cpu = time.perf_counter(), time.process_time()
+            item = next(inner)               # executes statement n
+            try:
+                yield item
+            finally:
+                statement_s[key][0] += time.perf_counter() - wall
+                statement_s[key][1] += time.process_time() - cpu
+    return wrapper
+
+
 def patch(module: str, name: str, phase: str) -> bool:
     """Wrap module.name, and every binding of the same function in pipeline's loaded modules."""
     mod = sys.modules.get(module)
@@ -139,6 +161,7 @@ def patch(module: str, name: str, phase: str) -> bool:
 
 def main(argv: list[str]) -> None:
     queries.run = timed_sql(queries.run)
+    queries._executed = timed_statements(queries._executed)
     for module, name, phase in WRAPPED:
         patch(module, name, phase)
     patch(*GROUP, "<group>")
@@ -156,7 +179,8 @@ def main(argv: list[str]) -> None:
     for t in totals.values():
         for k, v in t.items():
             phases[k] += v
-    print(json.dumps({"total_s": total, "phases_s": dict(phases), "sql_s": dict(sql_s), "jobs": len(job_s),
+    print(json.dumps({"total_s": total, "phases_s": dict(phases), "sql_s": dict(sql_s),
+                      "statement_s": {k: v for k, v in statement_s.items() if max(v) >= 0.01}, "jobs": len(job_s),
                       "job_s": job_s, **{f"{k}_s": dict(v) for k, v in totals.items()}}))
 
 

@@ -220,6 +220,11 @@ def report(rows: list[dict], sel: dict | None, multi: dict | None, repeat: int) 
             p = r[key]["phases_s"]
             lines.append(f"| {r['millions']:g} M | " + " | ".join(f"{p.get(k, 0.0):.3f}" for k in PHASES)
                          + f" | {r[key]['total_s']:.3f} |")
+    lines += ["", "The cold run's statements over 0.05 s (bench/phases.py: `file#n table`, wall / CPU s of the process, "
+              "rows fetched and a unions file's numpy pass included; CPU compares under load):"]
+    for r in rows:
+        top = sorted(r["phases"].get("statement_s", {}).items(), key=lambda kv: -kv[1][1])
+        lines.append(f"{r['millions']:g} M: " + "; ".join(f"{k} {w:.2f} / {c:.2f}" for k, (w, c) in top if c >= 0.05))
     batches = [r for r in rows if "batch_phases" in r]
     if batches:
         lines += ["", f"The {JOBS}-job batch in one process (seconds): `once` = start-up, job files and index; "
