@@ -49,7 +49,7 @@ def test_broken_job_does_not_stop_the_others(batch, tmp_path, workers):
 def test_a_shared_trace_is_attached_once(batch, tmp_path, monkeypatch):
     calls: list[Path] = []
     real = ranks.attach
-    monkeypatch.setattr(ranks, "attach", lambda con, path: calls.append(Path(path)) or real(con, path))
+    monkeypatch.setattr(ranks, "attach", lambda con, path, **kw: calls.append(Path(path)) or real(con, path, **kw))
     run_batch(batch[:2], tmp_path / "o", workers=1, progress=io.StringIO())
     assert len(calls) == 1
 

@@ -179,7 +179,7 @@ def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, tmp_path,
     copies, attached = [], []
     real_build, real_attach = cache._build, ranks.attach
     monkeypatch.setattr(cache, "_build", lambda *a: copies.append(a[0]) or real_build(*a))
-    monkeypatch.setattr(ranks, "attach", lambda *a: attached.append(a[1]) or real_attach(*a))
+    monkeypatch.setattr(ranks, "attach", lambda *a, **kw: attached.append(a[1]) or real_attach(*a, **kw))
     direct = run_batch(one_window, tmp_path / "direct", workers=1, progress=io.StringIO(), cache_dir=cached)
     assert copies == [] and len(attached) == 1 and not list(cached.glob("*/manifest.json"))
     run_batch(files[:1], tmp_path / "lone", workers=1, progress=io.StringIO(), cache_dir=cached)   # builds one

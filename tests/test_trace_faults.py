@@ -254,8 +254,8 @@ def test_a_trace_cut_short_while_the_run_reads_it_is_a_trace_error(synth_trace, 
     size = moving.stat().st_size
     checked = integrity.check
 
-    def check_then_cut(t):
-        checked(t)
+    def check_then_cut(t, *suffix):
+        checked(t, *suffix)
         with open(moving, "r+b") as fh:
             fh.truncate(size // 2)
     monkeypatch.setattr(integrity, "check", check_then_cut)
@@ -325,8 +325,8 @@ def test_a_trace_rewritten_while_the_run_reads_it_is_refused(synth_trace, tmp_pa
     moving = Path(shutil.copyfile(trace, tmp_path / "moving.sqlite"))
     checked = integrity.check
 
-    def check_then_rewrite(t):
-        checked(t)
+    def check_then_rewrite(t, *suffix):
+        checked(t, *suffix)
         with open(moving, "r+b") as fh:
             data = fh.read()
             fh.seek(0)
@@ -350,8 +350,8 @@ def test_a_trace_rewritten_with_its_modification_time_put_back_is_refused(synth_
     moving = Path(shutil.copyfile(trace, tmp_path / "moving.sqlite"))
     checked = integrity.check
 
-    def check_then_rewrite_keeping_times(t):
-        checked(t)
+    def check_then_rewrite_keeping_times(t, *suffix):
+        checked(t, *suffix)
         before = moving.stat()
         past_change_time(moving)                          # past the file system's clock step
         with open(moving, "r+b") as fh:

@@ -63,7 +63,7 @@ def build(ts: TraceSet, job: Job, params: dict[str, Any],
                    for t in ts.traces)):
         return None
     try:
-        with _one_thread(ts.con):
+        with one_thread(ts.con):
             return _build(ts, job, params, labels)
     except Exception:  # noqa: BLE001 - whatever failed here, building the files one by one says it as it should
         interrupts.reraise_if_pending()
@@ -131,9 +131,9 @@ class NotAsOne(Exception):
 
 
 @contextmanager
-def _one_thread(con: Any) -> Iterator[None]:
-    """Small files' window on one DuckDB thread, as ranks builds each small file's (its statements are many
-    and short: a second thread only adds CPU)."""
+def one_thread(con: Any) -> Iterator[None]:
+    """Small files' window on one DuckDB thread, as ranks builds each small file's, and read on one (ranks.open_set):
+    their statements are many and short, and a second thread only adds CPU."""
     before = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
     con.execute("SET threads = 1")
     try:

@@ -50,8 +50,9 @@ TIME_LIMIT_NS = 2 ** 62
 _BIG = ("raw_kernel", "raw_graph_trace", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
 
 
-def check(trace: Trace) -> None:
-    """Refuse NULL starts and ends where the schema has none (exit 4), right after attaching."""
+def check(trace: Trace, suffix: str = "") -> None:
+    """Refuse NULL starts and ends where the schema has none (exit 4), right after attaching; in the raw views, or
+    in their copies `raw_*<suffix>` (open.attach's copy_as)."""
     nullable = set(trace.con.execute(
         "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = 'nsys' AND is_nullable "
         "AND column_name IN ('start', 'end')").fetchall())
@@ -61,10 +62,10 @@ def check(trace: Trace) -> None:
             cols = [c for c in ("start", "end") if (table, c) in nullable]
             if cols:                            # one scan of the table for both columns
                 counts = trace.con.execute("SELECT " + ", ".join(f'count(*) FILTER (WHERE "{c}" IS NULL)' for c in cols)
-                                           + f" FROM {raw}").fetchall()[0]      # an aggregate: one row
+                                           + f" FROM {raw}{suffix}").fetchall()[0]      # an aggregate: one row
                 found += [f"{table}.{c}: {n:,} rows are NULL" for c, n in zip(cols, counts) if n]
         if "raw_nvtx" in trace.tables:          # a NULL end is a push never popped: the views skip it
-            n = trace.con.execute("SELECT count(*) FROM raw_nvtx WHERE start IS NULL").fetchall()[0][0]
+            n = trace.con.execute(f"SELECT count(*) FROM raw_nvtx{suffix} WHERE start IS NULL").fetchall()[0][0]
             if n:
                 found.append(f"{trace.tables['raw_nvtx']}.start: {n:,} rows are NULL")
     except duckdb.Error as exc:

@@ -320,8 +320,13 @@ def open_trace(path: str | Path) -> Trace:
         raise
 
 
-def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
-    """Attach `path` as `nsys` on an existing connection (several files share one, in turn)."""
+def attach(con: duckdb.DuckDBPyConnection, path: str | Path, copy_as: str | None = None) -> Trace:
+    """Attach `path` as `nsys` on an existing connection (several files share one, in turn).
+
+    `copy_as` (a suffix): the raw rows are copied into temp tables `raw_*<suffix>` instead of read through views,
+    and checked there (integrity.check); the caller detaches the file and points the raw views at them
+    (ranks.open_set, several files). One statement per table, not a view and then its copy: with 64 small files
+    the views were a sixth of opening them (issue 34)."""
     path = Path(path)
     files.check_file(path)
     source = files.rollback_copy(path) if files.wal_header(path) else path
@@ -343,10 +348,10 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path) -> Trace:
     if source != path:                            # the private copy lives as long as the trace using it
         weakref.finalize(trace, shutil.rmtree, source.parent, True)
     for raw, (table, cols) in RAW_TABLES.items():
-        _make_raw_view(trace, present, raw, table, cols)
+        _make_raw_view(trace, present, raw, table, cols, copy_as)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
     from pipeline.trace import integrity          # it names tables with open's resolve_table
-    integrity.check(trace)
+    integrity.check(trace, copy_as or "")
     return trace
 
 
@@ -382,8 +387,9 @@ def _quote(identifier: str) -> str:
 
 
 def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: str,
-                   cols: list[tuple[str, str]]) -> None:
-    """Map an export table onto fixed columns; identifiers only, never values, are spliced."""
+                   cols: list[tuple[str, str]], copy_as: str | None = None) -> None:
+    """Map an export table onto fixed columns; identifiers only, never values, are spliced. `copy_as`: into a temp
+    table `raw` + copy_as instead of the view `raw` (attach)."""
     actual = resolve_table(present, table)
     have = present.get(actual, set()) if actual else set()
     names = NAMES.get(raw, set())
@@ -398,7 +404,8 @@ def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: 
     select = ", ".join(
         f"{_column(c, t)} AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}" for c, t in cols)
     source = f"nsys.{_quote(actual)}" if actual else "(SELECT 1) AS empty WHERE false"
-    trace.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT {select} FROM {source}")
+    made = f"TEMP TABLE {raw}{copy_as}" if copy_as is not None else f"TEMP VIEW {raw}"
+    trace.con.execute(f"CREATE OR REPLACE {made} AS SELECT {select} FROM {source}")
     if actual:
         trace.tables[raw] = actual
         trace.columns[raw] = {c for c, _ in cols if c in have}
