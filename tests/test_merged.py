@@ -87,11 +87,13 @@ def test_a_file_without_the_region_is_built_one_by_one(files, tmp_path, monkeypa
     assert "other.sqlite: no NVTX range matches 'train_step'" in one[0]["reason"]
 
 
-def test_big_files_are_not_small(files):
+def test_big_files_are_not_small(files, monkeypatch):
     from pipeline.analysis.ranks import open_set
     ts = open_set([files / "rank0.sqlite", files / "rank2.sqlite"])
     try:
         assert merged.small(ts.paths)
         assert not merged.small(ts.paths[:1])                   # one file: nothing to merge
+        monkeypatch.setattr(merged, "MOST_BYTES", ts.paths[0].stat().st_size)
+        assert not merged.small(ts.paths)                       # together too big: held twice while built as one
     finally:
         ts.close()

@@ -10,8 +10,8 @@ back, as rank_collect.sql and classify_collect.sql leave the files built one by 
 classify_combine.sql then combine them the same way, so the reports are the same bytes.
 
 Only where that is sure to hold (`build` returns None otherwise, and ranks.build_set builds the files one by
-one, whatever went wrong here): small files (SMALL_BYTES each; a big file's statements are not the cost, and its
-window can be built by a worker of its own, ranks.build_files), all with the same tables and columns, an NVTX
+one, whatever went wrong here): small files (SMALL_BYTES each, MOST_BYTES in all; a big file's statements are not
+the cost, and its window can be built by a worker of its own, ranks.build_files), all with the same tables and columns, an NVTX
 region, one host per file, ids that fit, every file holding the region, and a window that raised no error and
 no warning (a warning is worded per file, an error names its file: building the files one by one says them as
 before), and files that all place kernels in counted-FLOPs operators or none do (merged_place.sql).
@@ -37,8 +37,11 @@ if TYPE_CHECKING:
 
 # A file below this is small: its window's ~100 statements cost more than its rows (bench/RESULTS.md, issue 34).
 SMALL_BYTES = 8 << 20
-# At most this many files in one UNION ALL per raw view: beyond, the files are built one by one.
+# At most this many files in one UNION ALL per raw view, and this many bytes in all (their rows are held twice while
+# built as one: each file's copy, kept for building them one by one should this fail, and the merged tables):
+# beyond, the files are built one by one.
 MOST_FILES = 512
+MOST_BYTES = 256 << 20
 KEY_BITS = 48                         # where merge_files.sql puts the file in a process key (merge_keys.sql)
 LOW = (1 << KEY_BITS) - 1
 
@@ -48,9 +51,10 @@ def small(paths: Sequence[Path]) -> bool:
     if not 1 < len(paths) <= MOST_FILES:
         return False
     try:
-        return all(os.stat(p).st_size < SMALL_BYTES for p in paths)
+        sizes = [os.stat(p).st_size for p in paths]
     except OSError:
         return False
+    return max(sizes) < SMALL_BYTES and sum(sizes) <= MOST_BYTES
 
 
 def build(ts: TraceSet, job: Job, params: dict[str, Any],
