@@ -14,6 +14,9 @@
 -- step end and the last starting before the row's end (starts: ties in start share their numbers' span),
 -- and the numbers between are joined by equality; the join's own tests decide, as before. A join of steps
 -- with later steps paired every step with every later one (450 M pairs at 30,000 occurrences).
+-- The spilled rows are materialized (few): inlined, DuckDB 1.5's join order planned the 2 M rows of 25 steps
+-- without one (bench/run_bench.py's trace, a window of all its occurrences) into a query that never ended,
+-- waiting on no CPU.
 WITH steps AS (
     SELECT occurrence, start_ns AS lo, start_ns + step_ns AS hi
     FROM occurrence_times
@@ -38,7 +41,7 @@ numbered AS (
 starts AS (
     SELECT lo, min(n) AS first_n, max(n) AS last_n FROM numbered GROUP BY lo
 ),
-spilled AS (
+spilled AS MATERIALIZED (
     SELECT r.occurrence, r.start_ns, r.end_ns, r.grp, s.hi AS step_end_ns
     FROM grouped AS r
     JOIN steps AS s ON s.occurrence = r.occurrence AND r.end_ns > s.hi
