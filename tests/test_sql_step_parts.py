@@ -16,7 +16,7 @@ PARTS = ("gemm", "attention", "other_compute", "mixed_compute", "comm", "comm_ov
 
 def _parts(con) -> list[dict]:
     return [{"occurrence": r["occurrence"], "step_ns": r["step_ns"], **{p: r[f"{p}_ns"] for p in PARTS}}
-            for r in chain.run(con, {"step_unions", "step_parts"}, **PARAMS)["step_parts"]]
+            for r in chain.run(con, {"step_rows", "step_unions", "step_parts"}, **PARAMS)["step_parts"]]
 
 
 def test_each_instant_gets_one_part_by_what_ran_on_any_gpu():

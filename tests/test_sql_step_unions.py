@@ -13,7 +13,7 @@ PARAMS = {"comm_class": "communication", "gemm_classes": ["gemm", "convolution"]
 
 
 def _unions(con) -> dict[tuple[str, int], int]:
-    chain.run(con, {"step_unions"}, **PARAMS)
+    chain.run(con, {"step_rows", "step_unions"}, **PARAMS)
     return {(s, o): u for s, o, u in con.execute("SELECT scope, k1, union_ns FROM step_unions WHERE k2 = 1").fetchall()}
 
 
@@ -65,6 +65,7 @@ def test_tails_are_paired_with_later_steps_without_a_join_of_steps_with_steps():
     one (450 M pairs at 30,000 occurrences, a minute); now by two ASOF lookups and an equality join, so every join
     of the plan is a hash or ASOF join, whatever the number of occurrences."""
     con = _many_steps(300)
+    queries.run(con, "step_rows")
     plan = "\n".join(con.execute("EXPLAIN " + s, {k: v for k, v in PARAMS.items() if f"${k}" in s}).fetchall()[0][1]
                      for s in queries.statements("step_unions"))
     joins = set(re.findall(r"\b([A-Z_]*(?:JOIN|CROSS_PRODUCT))\b", plan))

@@ -157,12 +157,26 @@ def communication(trace: Trace, m: Measurement) -> dict[str, Any]:
     return {"class": COMM_CLASS, "devices": devices, "totals": totals}
 
 
-def step_parts(trace: Trace) -> list[dict[str, int]]:
+def step_parts(trace: Trace, m: Measurement) -> list[dict[str, int]]:
     """Each occurrence's step cut into what ran in it (docs/compare.md), integer ns that add up to the step
-    exactly, so `mfu compare` can say where a step-time change went from the results alone."""
+    exactly, so `mfu compare` can say where a step-time change went from the results alone.
+
+    On a window shared by several jobs (sharing.py), the window's steps were cut once (step_share.sql):
+    a job cuts only those of its steps that differ (step_redo.sql; its last one, usually) and takes the rest."""
+    params = step_params()
+    if "step_share" in m.made:
+        chain.run(trace.con, {"step_redo", "step_unions"}, **params)   # only the steps the window cannot give
+        queries.run(trace.con, "step_merge")
+        rows = queries.run(trace.con, "step_parts")
+    else:
+        rows = chain.run(trace.con, {"step_rows", "step_unions", "step_parts"}, **params)["step_parts"]
     return [{"occurrence": r["occurrence"], "step_ns": r["step_ns"], **{f"{p}_ns": r[f"{p}_ns"] for p in STEP_PARTS}}
-            for r in chain.run(trace.con, {"step_unions", "step_parts"}, comm_class=COMM_CLASS,
-                               gemm_classes=list(GEMM_CLASSES), attention_classes=list(ATTENTION_CLASSES))["step_parts"]]
+            for r in rows]
+
+
+def step_params() -> dict[str, Any]:
+    """step_unions.sql's parameters: which classes are communication, GEMM and attention."""
+    return {"comm_class": COMM_CLASS, "gemm_classes": list(GEMM_CLASSES), "attention_classes": list(ATTENTION_CLASSES)}
 
 
 def pattern_time(trace: Trace, pattern: str) -> dict[str, Any]:

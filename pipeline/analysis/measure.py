@@ -49,6 +49,7 @@ class Measurement:
     warnings: list[ResultWarning] = field(default_factory=list)
     # over all selected occurrences at once (occurrence_totals.sql): unions, so overlap counts once
     totals: dict[str, Any] = field(default_factory=dict)
+    made: frozenset[str] = frozenset()     # Window.made: what a shared window made for every job (sharing.py)
 
 
 def prepare(trace: Trace) -> None:
@@ -57,6 +58,8 @@ def prepare(trace: Trace) -> None:
 
 # Analyses a kept or shared window makes once with its tables, for every job it serves (kept_window.py, sharing.py).
 WINDOW_MADE = frozenset({"window_unions", "name_times"})
+# ... and what only a window shared by several jobs makes: its steps cut once for all (step_share.sql)
+SHARED_MADE = WINDOW_MADE | {"step_share"}
 
 
 @dataclass
@@ -230,7 +233,7 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
         r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)
     used = sorted({d["device_id"] for d in rows["device_times"]})
     return Measurement(window.attribution, window.first, window.last, rows["occurrence_times"], rows["rank_times"],
-                       used, window.counts_per_process, warnings, totals)
+                       used, window.counts_per_process, warnings, totals, window.made)
 
 
 def _refuse_threadless(trace: Trace, region: Region, counts: list[dict[str, Any]]) -> None:

@@ -94,7 +94,7 @@ ANALYSES: tuple[Analysis, ...] = (
          Column("count", "kernels", "int"), Column("comm_s", "union", "s"), Column("exposed_s", "exposed", "s"),
          Column("hidden_s", "hidden", "s")),
         "no communicator known")),
-    Analysis("step_parts", lambda trace, *_: classes.step_parts(trace), Section(
+    Analysis("step_parts", lambda trace, m, _: classes.step_parts(trace, m), Section(
         "What ran in each step", "step-parts",
         "Each occurrence's step cut into what ran in it on any GPU (docs/compare.md): communication alone "
         "(exposed), communication under compute, GEMM or convolution alone, attention alone, other compute "

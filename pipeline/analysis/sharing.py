@@ -6,7 +6,9 @@ window tables. Jobs on one trace file whose build reads the same inputs (`key`) 
 window over every occurrence any of them selects (the earliest first .. the latest last),
 and each job analyses the rows of its own occurrences (window_cut.sql), their unions cut from
 one sort of the whole window (trace/unions.py `cut`), their times per kernel name from one
-pass (name_times.sql). Occurrences are
+pass (name_times.sql), their steps' parts from the window's steps cut once (step_share.sql): a job
+cuts only the steps of its own that come out otherwise (step_redo.sql: its last, whose step is its
+wall, and one another occurrence's work ran into). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
 figures are those of its own run, byte for byte.
@@ -19,9 +21,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pipeline.analysis import classes, ranks
-from pipeline.analysis.measure import WINDOW_MADE, MissingOccurrences, build_inputs, occurrence_range
+from pipeline.analysis.measure import SHARED_MADE, Window, MissingOccurrences, build_inputs, occurrence_range
 from pipeline.job.config import Job, Region
-from pipeline.trace import queries
+from pipeline.trace import chain, queries
 
 if TYPE_CHECKING:
     from pipeline.trace.unions import Sorted    # numpy: imported where unions are computed (trace/queries.py)
@@ -80,7 +82,7 @@ class SharedWindow:
         first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
         queries.run(self.ts.con, "window_cut", first=first, last=last)
         queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
-        own = replace(window, first=first, last=last, made=WINDOW_MADE,
+        own = replace(window, first=first, last=last, made=SHARED_MADE,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
@@ -104,9 +106,18 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
             raise
         built = ranks.build_set(ts, replace(jobs[0], region=_spanning(fit)), rules)
     unions = queries.sort_unions(ts.con, "window_unions", "occurrence", comm_class=classes.COMM_CLASS)
+    _share_steps(ts, built.window, unions)
     queries.run(ts.con, "name_times")
     queries.run(ts.con, "window_share")
     return SharedWindow(ts, built, unions)
+
+
+def _share_steps(ts: ranks.TraceSet, window: Window, unions: Sorted) -> None:
+    """Every step of the window cut once (step_share.sql, over the window's own occurrence_times.sql), so
+    that each job cuts only the steps of its own that differ (classes.step_parts)."""
+    queries.store_cut(ts.con, "window_unions", unions, window.first, window.last)
+    chain.run(ts.con, {"kernel_union", "occurrence_times", "step_rows", "step_unions", "step_share"},
+              **classes.step_params())
 
 
 def _spanning(jobs: list[Job]) -> Region:

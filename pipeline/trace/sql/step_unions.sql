@@ -1,8 +1,9 @@
--- reads: classified, kernel_names, occurrence_times
+-- reads: step_rows, kernel_names, occurrence_times
 -- creates: step_unions
 -- unions (step_unions): any = occurrence, any_part; kernels = occurrence, kernel; compute = occurrence, compute; comm = occurrence, comm; no_gemm = occurrence, no_gemm; no_attention = occurrence, no_attention; no_other = occurrence, no_other
 -- The unions step_parts.sql cuts each step from (docs/compare.md), per occurrence, by one sorted pass
--- (trace/unions.py; a key value 1 marks the rows of the union, 0 the rest). Each classified row is clipped
+-- (trace/unions.py; a key value 1 marks the rows of the union, 0 the rest). Each row (step_rows.sql: the window's
+-- classified rows; step_redo.sql: those of the steps a job of a shared window redoes) is clipped
 -- to its own step [start_ns, start_ns + step_ns) of occurrence_times.sql, and to any later step it runs
 -- into (a step starts no earlier than the previous one's end), so GPU work running past the next
 -- occurrence's start (CPU ahead, docs/figures.md §6) counts in the step it runs in, once. Groups of a row:
@@ -32,7 +33,7 @@ groups AS (
 ),
 grouped AS (
     SELECT c.occurrence, c.start_ns, c.end_ns, g.grp
-    FROM classified AS c
+    FROM step_rows AS c
     JOIN groups AS g ON g.name_id = c.name_id
 ),
 numbered AS (
