@@ -50,12 +50,10 @@ TIME_LIMIT_NS = 2 ** 62
 _BIG = ("raw_kernel", "raw_graph_trace", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
 
 
-def check(trace: Trace, suffix: str = "") -> None:
+def check(trace: Trace, suffix: str, nullable: set[tuple[str, str]]) -> None:
     """Refuse NULL starts and ends where the schema has none (exit 4), right after attaching; in the raw views, or
-    in their copies `raw_*<suffix>` (open.attach's copy_as)."""
-    nullable = set(trace.con.execute(
-        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = 'nsys' AND is_nullable "
-        "AND column_name IN ('start', 'end')").fetchall())
+    in their copies `raw_*<suffix>` (open.attach's copy_as). `nullable`: the (export table, start or end) pairs the
+    file's own table definitions allow NULL in, as open.attach listed them."""
     found = []
     try:
         for raw, table in [(r, trace.tables[r]) for r in _BIG if r in trace.tables]:

@@ -332,7 +332,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path, copy_as: str | None
     source = files.rollback_copy(path) if files.wal_header(path) else path
     try:
         con.execute(f"ATTACH {literal(source)} AS nsys (TYPE sqlite, READ_ONLY)")
-        present = _export_columns(con)
+        present, nullable = _export_columns(con)
     except duckdb.Error as exc:
         if environment_error(exc) is not None:         # out of memory: the machine's limit, not the trace (exit 2)
             raise
@@ -351,7 +351,7 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path, copy_as: str | None
         _make_raw_view(trace, present, raw, table, cols, copy_as)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
     from pipeline.trace import integrity          # it names tables with open's resolve_table
-    integrity.check(trace, copy_as or "")
+    integrity.check(trace, copy_as or "", nullable)
     return trace
 
 
@@ -364,13 +364,16 @@ _ATTACH_HINTS = {
 }
 
 
-def _export_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
-    rows = con.execute("SELECT table_name, column_name FROM duckdb_columns() "
+def _export_columns(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
+    """The attached file's columns by table, and its (table, time column) pairs that allow NULL (integrity.check):
+    one listing of the catalog, which lists every table of the connection (each small file's copies too, so with 64
+    files the 64th listing took 3.5x the first), not one here and one for the check (issue 34)."""
+    rows = con.execute("SELECT table_name, column_name, is_nullable FROM duckdb_columns() "
                        "WHERE database_name = 'nsys'").fetchall()
     out: dict[str, set[str]] = {}
-    for table, column in rows:
+    for table, column, _ in rows:
         out.setdefault(table, set()).add(column)
-    return out
+    return out, {(table, column) for table, column, null in rows if null and column in ("start", "end")}
 
 
 def resolve_table(present: Collection[str], name: str) -> str | None:
