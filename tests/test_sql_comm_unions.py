@@ -31,3 +31,39 @@ def test_no_communicator_no_rows():
     con = classified([(1, 0, "nccl", "communication", 0, 10), (1, 0, "gemm", "gemm", 0, 10)])
     queries.run(con, "comm_unions", comm_class="communication")
     assert con.execute("SELECT count(*) FROM comm_unions").fetchall() == [(0,)]
+
+
+def _comm_times(rows: list[tuple], comms: list[int | None], first: int, last: int, shared: bool) -> list[dict]:
+    """comm_times.sql's rows for occurrences first..last: of the job's own window (`shared` False), or cut from
+    the sorted rows of a window of all the occurrences (analysis/sharing.py)."""
+    kept = [(r, c) for r, c in zip(rows, comms) if shared or first <= r[0] <= last]
+    con = classified([r for r, _ in kept], comms=[c for _, c in kept])
+    if shared:
+        done = queries.sort_unions(con, "comm_unions", "occurrence", comm_class="communication")
+        queries.store_cut(con, "comm_unions", done, first, last)
+    else:
+        queries.run(con, "comm_unions", comm_class="communication")
+    return queries.run(con, "comm_times")
+
+
+def test_a_shared_window_cut_gives_each_job_its_own_figures():
+    """Occurrence k (1..4) spans [100 k, 100 k + 100): device 0 runs communicator 5 [100 k + 10, 100 k + 40) under a
+    gemm [100 k, 100 k + 20); communicator 7 runs on device 1 only in occurrence 3, [310, 330), with device 1's gemm
+    [100 k + 15, 100 k + 25) in every occurrence; in occurrence 2 communicator 5 also runs on device 1, [250, 290),
+    and its kernel of occurrence 4 runs on to [480, 520), past the next start. The window's communicators of
+    device 1 are 5 and 7, a job's may be neither: its figures are still its own window's."""
+    rows, comms = [], []
+    for k in range(1, 5):
+        rows += [(k, 0, "nccl", "communication", 100 * k + 10, 100 * k + 40),
+                 (k, 0, "gemm", "gemm", 100 * k, 100 * k + 20), (k, 1, "gemm", "gemm", 100 * k + 15, 100 * k + 25)]
+        comms += [5, None, None]
+    rows += [(3, 1, "nccl", "communication", 310, 330), (2, 1, "nccl", "communication", 250, 290),
+             (4, 0, "nccl", "communication", 480, 520)]
+    comms += [7, 5, 5]
+    for first, last in ((1, 4), (1, 1), (2, 3), (3, 4), (4, 4)):
+        own = _comm_times(rows, comms, first, last, shared=False)
+        assert _comm_times(rows, comms, first, last, shared=True) == own, (first, last)
+    # by hand, occurrence 4 alone: device 0, communicator 5: [410, 440) and [480, 520), 70 ns, of which [410, 420)
+    # under the gemm [400, 420): exposed 60, hidden 10
+    assert [(r["device_id"], r["comm_key"], r["comm_ns"], r["exposed_ns"]) for r in
+            _comm_times(rows, comms, 4, 4, shared=True)] == [(0, 5, 70, 60)]

@@ -75,7 +75,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("timeline", lambda trace, m, _: timeline.one_step(trace, m, classes.COMM_CLASS), "_timeline"),
     # the counted sums; run_job sets them beside the declared numerator and the peak (model/counted.py)
     Analysis("counted_flops", lambda trace, *_: counted.measure(trace), "_counted"),
-    Analysis("stream_times", lambda trace, *_: streams.stream_times(trace), Section(
+    Analysis("stream_times", lambda trace, m, _: streams.stream_times(trace, m.made), Section(
         "Time per CUDA stream", "streams",
         "Attributed kernels per device and CUDA stream (the export's `streamId`), over all selected occurrences: "
         "union is the time at least one of the stream's kernels ran, sum their durations added up. Memory "
@@ -83,7 +83,8 @@ ANALYSES: tuple[Analysis, ...] = (
         (Column("device_id", "device", "device"), Column("stream_id", "stream", "int"),
          Column("count", "kernels", "int"), Column("sum_s", "sum", "s"), Column("union_s", "union", "s")),
         "no attributed kernels")),
-    Analysis("communicator_times", lambda trace, *_: communicators.communicator_times(trace, classes.COMM_CLASS),
+    Analysis("communicator_times",
+             lambda trace, m, _: communicators.communicator_times(trace, classes.COMM_CLASS, m.made),
              Section(
         "Exposed communication per NCCL communicator", "communicators",
         "Communication kernels per device and NCCL communicator (the `NCCL communicator ID` of the NCCL call that "

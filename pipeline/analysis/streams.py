@@ -17,8 +17,10 @@ from pipeline.trace import chain
 from pipeline.trace.open import Trace
 
 
-def stream_times(trace: Trace) -> list[dict[str, Any]]:
-    """Per device and stream, busiest first: kernel count, summed duration and union, in seconds."""
-    rows = chain.run(trace.con, {"stream_unions", "stream_times"})["stream_times"]
+def stream_times(trace: Trace, made: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Per device and stream, busiest first: kernel count, summed duration and union, in seconds. `made`
+    (Measurement.made): a shared window already cut the job's stream_unions (analysis/sharing.py)."""
+    files = {"stream_times"} if "stream_unions" in made else {"stream_unions", "stream_times"}
+    rows = chain.run(trace.con, files)["stream_times"]
     return [{"device_id": r["device_id"], "stream_id": r["stream_id"], "count": r["kernel_count"],
              "sum_s": r["sum_ns"] / NS, "union_s": r["union_ns"] / NS} for r in rows]

@@ -10,7 +10,10 @@
 --   alone, comm = 0     the union of the device's compute kernels
 --   with_compute        the union of both
 -- Communicator keys are unsigned 64-bit; the unions take int64 keys, so each gets a dense id (comm_ids).
--- A missing device is -1.
+-- A missing device is -1. Each row's occurrence comes along: a window shared by several jobs (analysis/sharing.py)
+-- sorts its rows once and cuts each job's occurrences from them (trace/unions.py `cut`); its communicators'
+-- compute rows are then those of every device a communicator ran on in the window, which adds groups no
+-- communicator's own row joins in comm_times.sql, and changes none that one does.
 CREATE OR REPLACE TEMP TABLE comm_ids AS
 SELECT comm_key, CAST(row_number() OVER (ORDER BY comm_key) AS BIGINT) AS comm_id
 FROM (SELECT DISTINCT comm_key FROM classified WHERE comm_key IS NOT NULL);
@@ -19,7 +22,7 @@ WITH names AS (
     SELECT name_id, CAST(class = $comm_class AS UTINYINT) AS comm FROM kernel_names WHERE kind = 'kernel'
 ),
 comm_rows AS (
-    SELECT coalesce(c.device_id, -1) AS device_id, i.comm_id, c.start_ns, c.end_ns
+    SELECT coalesce(c.device_id, -1) AS device_id, i.comm_id, c.occurrence, c.start_ns, c.end_ns
     FROM classified AS c
     JOIN names AS n ON n.name_id = c.name_id AND n.comm = 1
     JOIN comm_ids AS i ON i.comm_key = c.comm_key
@@ -27,9 +30,9 @@ comm_rows AS (
 device_comms AS (
     SELECT DISTINCT device_id, comm_id FROM comm_rows
 )
-SELECT CAST(1 AS UTINYINT) AS comm, device_id, comm_id, start_ns, end_ns FROM comm_rows
+SELECT CAST(1 AS UTINYINT) AS comm, device_id, comm_id, occurrence, start_ns, end_ns FROM comm_rows
 UNION ALL
-SELECT CAST(0 AS UTINYINT), d.device_id, d.comm_id, c.start_ns, c.end_ns
+SELECT CAST(0 AS UTINYINT), d.device_id, d.comm_id, c.occurrence, c.start_ns, c.end_ns
 FROM classified AS c
 JOIN names AS n ON n.name_id = c.name_id AND n.comm = 0
 JOIN device_comms AS d ON d.device_id = coalesce(c.device_id, -1);
