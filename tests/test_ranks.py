@@ -486,3 +486,29 @@ def test_small_rank_files_are_built_on_one_duckdb_thread(tmp_path, monkeypatch, 
             assert ts.con.execute("SELECT current_setting('threads')").fetchone()[0] == before
         finally:
             ts.close()
+
+
+def test_small_rank_files_without_a_cache_are_read_into_one_table_per_raw_view(tmp_path):
+    """Issue 34: several small files' rows go into raw_*__all with their index in `file` (open.attach pool), not
+    nine temp tables per file, which made every listing of the catalog slower with each file read; each file's
+    raw views read its rows there as they read the file opened alone, and a table a file lacks adds no rows."""
+    from pipeline.analysis import ranks
+    from pipeline.trace.open import RAW_TABLES, open_trace
+    rank_files(tmp_path, [{"first_pid": 4000}, {"first_pid": 4001, "seed": 3}])
+    paths = sorted(tmp_path.glob("r*.sqlite"))
+    ts = ranks.open_set(paths)
+    try:
+        temp = {name for (name,) in ts.con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+        assert temp == {f"{raw}__all" for raw in RAW_TABLES}
+        for i, path in enumerate(paths):
+            ts.use(i)
+            alone = open_trace(path)
+            try:
+                for raw in RAW_TABLES:
+                    assert ts.con.execute(f"SELECT * FROM {raw}").fetchall() == \
+                        alone.con.execute(f"SELECT * FROM {raw}").fetchall(), (i, raw)
+            finally:
+                alone.con.close()
+        assert ts.con.execute("SELECT count(*) FROM raw_memcpy__all").fetchone()[0] == 0
+    finally:
+        ts.close()

@@ -87,6 +87,18 @@ def test_contents_the_schema_does_not_allow_are_trace_errors(synth_trace, tmp_pa
     assert code == 4 and message in err and "Traceback" not in err
 
 
+def test_null_times_in_one_of_several_small_rank_files_name_that_file(synth_trace, tmp_path, capsys):
+    """Several small files' rows share one table per raw view (issue 34, open.attach pool): the NULL check reads
+    each file's own rows there, so NULL ends in the second file are found and said of it, not of the first."""
+    trace, _ = synth_trace()
+    good = Path(shutil.copyfile(trace, tmp_path / "good.sqlite"))
+    bad = copy_with(trace, tmp_path, 'UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = NULL WHERE rowid IN (3, 4)')
+    (tmp_path / "job.yaml").write_text(json.dumps({**JOB, "trace": [str(good), str(bad)]}))
+    code, err = run(tmp_path / "job.yaml", capsys, "--no-cache")
+    assert code == 4 and f"{bad}: CUPTI_ACTIVITY_KIND_KERNEL.end: 2 rows are NULL" in err, err
+    assert f"{good}:" not in err
+
+
 def test_marks_without_an_end_are_fine(synth_trace, tmp_path, capsys):
     trace, _ = synth_trace()
     marked = copy_with(trace, tmp_path, "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, text, globalTid) "

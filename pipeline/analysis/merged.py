@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 # A file below this is small: its window's ~100 statements cost more than its rows (bench/RESULTS.md, issue 34).
 SMALL_BYTES = 8 << 20
 # At most this many files in one UNION ALL per raw view, and this many bytes in all (their rows are held twice while
-# built as one: each file's copy, kept for building them one by one should this fail, and the merged tables):
-# beyond, the files are built one by one.
+# built as one: the files' rows as read (raw_*__all, ranks.open_set), kept for building them one by one should this
+# fail, and the merged tables): beyond, the files are built one by one.
 MOST_FILES = 512
 MOST_BYTES = 256 << 20
 KEY_BITS = 48                         # where merge_files.sql puts the file in a process key (merge_keys.sql)
@@ -77,7 +77,8 @@ def build(ts: TraceSet, job: Job, params: dict[str, Any],
 def _build(ts: TraceSet, job: Job, params: dict[str, Any],
            labels: list[str]) -> tuple[list[Window], list[list[dict[str, Any]]]] | None:
     con, n = ts.con, len(ts.traces)
-    for raw in RAW_TABLES:      # the files' rows with their index: plumbing, every id is changed in merge_files.sql
+    # the files' rows with their index, every id changed in merge_files.sql; pooled files are in such tables already
+    for raw in RAW_TABLES if not ts.pooled else ():
         con.execute(f"CREATE OR REPLACE TEMP VIEW {raw}__all AS "
                     + " UNION ALL ".join(f"SELECT {i} AS file, * FROM {raw}__f{i}" for i in range(n)))
     fits = queries.run(con, "merge_keys")[0]

@@ -35,7 +35,7 @@ from pipeline.trace import cache
 from pipeline.trace import chain, files, queries
 from pipeline.job.config import FigureRow, Job
 from pipeline.analysis.measure import Measurement, Window, analyse, build_window, occurrence_range_of, prepare
-from pipeline.trace.open import RAW_TABLES, Trace, attach, connect
+from pipeline.trace.open import RAW_TABLES, Trace, attach, connect, pool_tables
 
 T = TypeVar("T")
 
@@ -52,10 +52,15 @@ class TraceSet:
     traces: list[Trace] = field(default_factory=list)
     materialized: bool = False
     keep_windows: bool = False                   # one file, one job, a cache: its built window is kept there
+    pooled: bool = False                         # small files, no cache: all rows in raw_*__all (open.attach pool)
 
     def use(self, i: int) -> Trace:
         """Point the raw_* views at file i (a no-op for a single, unmaterialized file)."""
-        if self.materialized:
+        if self.pooled:
+            for raw in RAW_TABLES:
+                self.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT * EXCLUDE (file) FROM {raw}__all "
+                                 f"WHERE file = {i:d}")
+        elif self.materialized:
             for raw in RAW_TABLES:
                 self.con.execute(f"CREATE OR REPLACE TEMP VIEW {raw} AS SELECT * FROM {raw}__f{i}")
         return self.traces[i]
@@ -88,6 +93,9 @@ def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | Non
         # small files read on one DuckDB thread (as they are built, merged.py): each copy is a few thousand rows, and
         # a second thread only added CPU (64 rank files of 12,500 kernels: 2.3-2.7 CPU s against 2.9-3.2)
         with merged.one_thread(ts.con) if merged.small(ts.paths) else nullcontext():
+            if cache_dir is None and merged.small(ts.paths):    # no copies per file: nine tables, not nine per file
+                pool_tables(ts.con)
+                ts.pooled = True
             for i, path in enumerate(ts.paths):
                 _attach_file(ts, i, path, cache_dir, materialize, copy)
     except BaseException:
@@ -105,7 +113,7 @@ def _attach_file(ts: TraceSet, i: int, path: Path, cache_dir: Path | None, mater
             ts.traces.append(cached)
             return
         ts.materialized = materialize          # one file, no entry, none built: read the file itself
-    trace = attach(ts.con, path, copy_as=f"__f{i}" if ts.materialized else None)
+    trace = attach(ts.con, path, copy_as=f"__f{i}" if ts.materialized else None, pool=i if ts.pooled else None)
     if ts.materialized:
         ts.con.execute("DETACH nsys")
     ts.traces.append(trace)

@@ -22,6 +22,7 @@ import re
 import sqlite3
 import urllib.parse
 from pathlib import Path
+from collections.abc import Callable
 from typing import TypeVar
 
 import duckdb
@@ -50,20 +51,20 @@ TIME_LIMIT_NS = 2 ** 62
 _BIG = ("raw_kernel", "raw_graph_trace", "raw_runtime", "raw_memcpy", "raw_memset")    # trace.tables names their export tables
 
 
-def check(trace: Trace, suffix: str, nullable: set[tuple[str, str]]) -> None:
-    """Refuse NULL starts and ends where the schema has none (exit 4), right after attaching; in the raw views, or
-    in their copies `raw_*<suffix>` (open.attach's copy_as). `nullable`: the (export table, start or end) pairs the
-    file's own table definitions allow NULL in, as open.attach listed them."""
+def check(trace: Trace, nullable: set[tuple[str, str]], rows: Callable[[str], str] = str) -> None:
+    """Refuse NULL starts and ends where the schema has none (exit 4), right after attaching. `nullable`: the
+    (export table, start or end) pairs the file's own table definitions allow NULL in, as open.attach listed them;
+    `rows(raw view)`: where the file's rows of that view are (the view itself, or open.attach's copy of them)."""
     found = []
     try:
         for raw, table in [(r, trace.tables[r]) for r in _BIG if r in trace.tables]:
             cols = [c for c in ("start", "end") if (table, c) in nullable]
             if cols:                            # one scan of the table for both columns
                 counts = trace.con.execute("SELECT " + ", ".join(f'count(*) FILTER (WHERE "{c}" IS NULL)' for c in cols)
-                                           + f" FROM {raw}{suffix}").fetchall()[0]      # an aggregate: one row
+                                           + f" FROM {rows(raw)}").fetchall()[0]      # an aggregate: one row
                 found += [f"{table}.{c}: {n:,} rows are NULL" for c, n in zip(cols, counts) if n]
         if "raw_nvtx" in trace.tables:          # a NULL end is a push never popped: the views skip it
-            n = trace.con.execute(f"SELECT count(*) FROM raw_nvtx{suffix} WHERE start IS NULL").fetchall()[0][0]
+            n = trace.con.execute(f"SELECT count(*) FROM {rows('raw_nvtx')} WHERE start IS NULL").fetchall()[0][0]
             if n:
                 found.append(f"{trace.tables['raw_nvtx']}.start: {n:,} rows are NULL")
     except duckdb.Error as exc:

@@ -320,13 +320,16 @@ def open_trace(path: str | Path) -> Trace:
         raise
 
 
-def attach(con: duckdb.DuckDBPyConnection, path: str | Path, copy_as: str | None = None) -> Trace:
+def attach(con: duckdb.DuckDBPyConnection, path: str | Path, copy_as: str | None = None,
+           pool: int | None = None) -> Trace:
     """Attach `path` as `nsys` on an existing connection (several files share one, in turn).
 
     `copy_as` (a suffix): the raw rows are copied into temp tables `raw_*<suffix>` instead of read through views,
     and checked there (integrity.check); the caller detaches the file and points the raw views at them
     (ranks.open_set, several files). One statement per table, not a view and then its copy: with 64 small files
-    the views were a sixth of opening them (issue 34)."""
+    the views were a sixth of opening them (issue 34). `pool` (the file's index among several small ones): its rows
+    are appended to the tables `raw_*__all` (pool_tables) with that index in their `file` column instead, so the
+    catalog holds nine tables, not nine per file, and nothing is copied for a table the file lacks."""
     path = Path(path)
     files.check_file(path)
     source = files.rollback_copy(path) if files.wal_header(path) else path
@@ -348,11 +351,20 @@ def attach(con: duckdb.DuckDBPyConnection, path: str | Path, copy_as: str | None
     if source != path:                            # the private copy lives as long as the trace using it
         weakref.finalize(trace, shutil.rmtree, source.parent, True)
     for raw, (table, cols) in RAW_TABLES.items():
-        _make_raw_view(trace, present, raw, table, cols, copy_as)
+        _make_raw_view(trace, present, raw, table, cols, copy_as, pool)
     trace.nsys_version, trace.export_schema_version = _versions(con, present)
     from pipeline.trace import integrity          # it names tables with open's resolve_table
-    integrity.check(trace, copy_as or "", nullable)
+    integrity.check(trace, nullable, lambda raw: raw + (copy_as or "") if pool is None
+                    else f"(SELECT * FROM {raw}__all WHERE file = {pool:d})")
     return trace
+
+
+def pool_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The empty tables `raw_*__all` that attach(pool=i) appends each small file's rows to: a `file` column, then
+    the raw view's columns (what analysis/merged.py builds as one, and ranks.TraceSet.use reads one file of)."""
+    for raw, (_, cols) in RAW_TABLES.items():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {raw}__all (file INTEGER, "
+                    + ", ".join(f"{_quote(c)} {t}" for c, t in cols) + ")")
 
 
 # What to do about what SQLite says when the file cannot even be attached.
@@ -390,9 +402,9 @@ def _quote(identifier: str) -> str:
 
 
 def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: str,
-                   cols: list[tuple[str, str]], copy_as: str | None = None) -> None:
+                   cols: list[tuple[str, str]], copy_as: str | None = None, pool: int | None = None) -> None:
     """Map an export table onto fixed columns; identifiers only, never values, are spliced. `copy_as`: into a temp
-    table `raw` + copy_as instead of the view `raw` (attach)."""
+    table `raw` + copy_as instead of the view `raw`; `pool`: appended to `raw`__all with that file index (attach)."""
     actual = resolve_table(present, table)
     have = present.get(actual, set()) if actual else set()
     names = NAMES.get(raw, set())
@@ -407,8 +419,12 @@ def _make_raw_view(trace: Trace, present: dict[str, set[str]], raw: str, table: 
     select = ", ".join(
         f"{_column(c, t)} AS {_quote(c)}" if c in have else f"CAST(NULL AS {t}) AS {_quote(c)}" for c, t in cols)
     source = f"nsys.{_quote(actual)}" if actual else "(SELECT 1) AS empty WHERE false"
-    made = f"TEMP TABLE {raw}{copy_as}" if copy_as is not None else f"TEMP VIEW {raw}"
-    trace.con.execute(f"CREATE OR REPLACE {made} AS SELECT {select} FROM {source}")
+    if pool is not None:
+        if actual:                              # a table the file lacks adds no rows
+            trace.con.execute(f"INSERT INTO {raw}__all SELECT {pool:d} AS file, {select} FROM {source}")
+    else:
+        made = f"TEMP TABLE {raw}{copy_as}" if copy_as is not None else f"TEMP VIEW {raw}"
+        trace.con.execute(f"CREATE OR REPLACE {made} AS SELECT {select} FROM {source}")
     if actual:
         trace.tables[raw] = actual
         trace.columns[raw] = {c for c, _ in cols if c in have}
