@@ -274,17 +274,29 @@ def _text(capsys, path: Path) -> str:
     return capsys.readouterr().out
 
 
+@pytest.fixture(scope="module")
+def inspect_text(real_trace):
+    """`mfu inspect`'s text for each trace, run once per module: several tests read it, and the shared traces do
+    not change (issue #35)."""
+    seen: dict[str, str] = {}
+
+    def get(name: str, capsys) -> str:
+        if name not in seen:
+            seen[name] = _text(capsys, real_trace(name))
+        return seen[name]
+    return get
+
+
 @pytest.mark.parametrize("name", sweep(ALL_TRACES))
-def test_devices_are_shown_with_their_cuda_number(real_trace, capsys, name):
+def test_devices_are_shown_with_their_cuda_number(inspected, inspect_text, capsys, name):
     """Kernels name their device by TARGET_INFO_GPU id; the program knew it as CUDA device cuDevice (cloverleaf:
     id 0 is CUDA device 3; balinski: id 0 is CUDA device 1). Each line says both, and a note says they differ."""
-    path = real_trace(name)
-    ref = Reference(path)
+    _, ref = inspected(name)
     cuda = {g["id"]: g["cuDevice"] for g in ref.gpus or []}
     used = defaultdict(int)
     for k in ref.kernels:
         used[k["deviceId"]] += 1
-    lines = _text(capsys, path).splitlines()
+    lines = inspect_text(name, capsys).splitlines()
     block = lines[lines.index("devices that ran kernels") + 1:lines.index("processes") - 1]
     assert block[:len(used) or 1] == [
         f"  device {d}{'' if cuda.get(d) is None else f' (CUDA device {cuda[d]})'}: {n:,} kernels"
@@ -296,14 +308,12 @@ def test_devices_are_shown_with_their_cuda_number(real_trace, capsys, name):
 
 
 @pytest.mark.parametrize("name", sweep(ALL_TRACES))
-def test_a_trace_without_ranges_or_kernels_says_what_to_capture(real_trace, capsys, name):
+def test_a_trace_without_ranges_or_kernels_says_what_to_capture(inspected, inspect_text, capsys, name):
     """No NVTX range and no kernel: nothing is being guessed, the user must mark the step and capture NVTX and
     CUDA. No range but kernels: the GPU-active window is what can be measured, not a guess. No kernel: the share of
     a kernel time that does not exist is '—', not 0.0 %, and the user must capture CUDA."""
-    path = real_trace(name)
-    ref = Reference(path)
-    found = inspect_trace(path)["region_discovery"]
-    text = _text(capsys, path)
+    info, ref = inspected(name)
+    found, text = info["region_discovery"], inspect_text(name, capsys)
     if not ref.ranges:
         assert "guessing" not in found["message"] and not found["guessing"]
         assert "NVTX range names: none" in text and "NVTX regions by the GPU work they launch: none" in text
@@ -323,12 +333,11 @@ def test_a_trace_without_ranges_or_kernels_says_what_to_capture(real_trace, caps
         assert not found["message"].startswith("this trace"), found["message"]
 
 
-def test_kernels_without_a_process_are_not_called_no_process(real_trace, capsys):
+def test_kernels_without_a_process_are_not_called_no_process(inspected, inspect_text, capsys):
     """healthy_1pct: 400 kernels, no globalPid column: the processes section must not say plainly 'none'."""
-    path = real_trace("nsysai__healthy_1pct.sqlite")
-    ref = Reference(path)
+    _, ref = inspected("nsysai__healthy_1pct.sqlite")
     assert ref.kernels and all(k["globalPid"] is None for k in ref.kernels)
-    lines = _text(capsys, path).splitlines()
+    lines = inspect_text("nsysai__healthy_1pct.sqlite", capsys).splitlines()
     assert lines[lines.index("processes") + 1] == f"  none identified: the {len(ref.kernels):,} kernels carry no globalPid"
 
 
