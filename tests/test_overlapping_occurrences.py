@@ -6,6 +6,9 @@ Every expected figure is worked out by hand from the planted ranges and kernels
 
 from __future__ import annotations
 
+import copy
+import json
+
 import pytest
 
 from nsys_export import Export, gpid, gtid, overlapping_steps
@@ -26,8 +29,22 @@ def _run(tmp_path, export: Export, **region):
     return run_job(load_job(job))
 
 
-def test_totals_are_unions_and_mfu_uses_the_span(tmp_path):
-    res = _run(tmp_path, overlapping_steps())
+@pytest.fixture(scope="module")
+def overlapping(tmp_path_factory):
+    """The result of the job on overlapping_steps(), by region settings, run once per module: most tests here read
+    the same run (issue #35)."""
+    seen: dict[str, dict] = {}
+
+    def get(**region) -> dict:
+        key = json.dumps(region, sort_keys=True)
+        if key not in seen:
+            seen[key] = _run(tmp_path_factory.mktemp("overlapping"), overlapping_steps(), **region)
+        return copy.deepcopy(seen[key])
+    return get
+
+
+def test_totals_are_unions_and_mfu_uses_the_span(overlapping):
+    res = overlapping()
     t = res["totals"]
     assert round(t["wall_time_s"] * NS) == 3500                 # envelopes 0..1800, 1000..2600, 2000..3500
     assert round(t["wall_time_sum_s"] * NS) == 1800 + 1600 + 1500
@@ -49,22 +66,22 @@ def test_totals_are_unions_and_mfu_uses_the_span(tmp_path):
     assert gemm["share_of_wall"] == pytest.approx(3300 / 3500)
 
 
-def test_overlap_warning_gives_both_figures_and_the_share(tmp_path):
-    res = _run(tmp_path, overlapping_steps())
+def test_overlap_warning_gives_both_figures_and_the_share(overlapping):
+    res = overlapping()
     (w,) = [w for w in res["warnings"] if w["code"] == "occurrences_overlap"]
     assert "4.9e-06 s" in w["message"] and "3.5e-06 s" in w["message"]
     assert f"{100 * (1 - 3500 / 4900):.1f} %" in w["message"]
 
 
-def test_step_time_is_the_period_under_overlap(tmp_path):
-    res = _run(tmp_path, overlapping_steps())
+def test_step_time_is_the_period_under_overlap(overlapping):
+    res = overlapping()
     assert [round(o["step_time_s"] * NS) for o in res["occurrences"]] == [1000, 1000, 1500]
     assert [round(o["wall_time_s"] * NS) for o in res["occurrences"]] == [1800, 1600, 1500]   # unchanged
     assert round(res["step_time"]["median_s"] * NS) == 1000
 
 
-def test_disjoint_occurrences_have_no_overlap_warning(tmp_path):
-    res = _run(tmp_path, overlapping_steps(), occurrences={"first": 3, "last": 3})
+def test_disjoint_occurrences_have_no_overlap_warning(overlapping):
+    res = overlapping(occurrences={"first": 3, "last": 3})
     assert res["totals"]["wall_time_s"] == res["totals"]["wall_time_sum_s"]
     assert not [w for w in res["warnings"] if w["code"] == "occurrences_overlap"]
 
@@ -114,28 +131,27 @@ def test_overlap_warning_boundary(tmp_path, step: int, over: int, warned: bool) 
     assert bool([w for w in res["warnings"] if w["code"] == "occurrences_overlap"]) is warned
 
 
-def test_report_says_why_overlapping_rows_sit_below_the_total(tmp_path):
+def test_report_says_why_overlapping_rows_sit_below_the_total(overlapping):
     """Each row divides by its own envelope (1800, 1600, 1500 ns), the total by their union (3500 ns): the
     rows' MFUs are each below the total's, and the report says why, under the table, in both formats."""
     from pipeline.report.render import render_all
-    res = _run(tmp_path, overlapping_steps())
+    res = overlapping()
     rows = [100 * FLOPS / (wall * 1e-9 * 2 * PEAK * 1e12) for wall in (1800, 1600, 1500)]
     assert [o["mfu_pct_wall"] for o in res["occurrences"]] == pytest.approx(rows, rel=1e-12)
     assert max(rows) < res["metrics"]["mfu_pct_wall"]
     files = render_all(res)
     note = "a row's MFU divides by that occurrence's own envelope"
     assert note in files["report.md"] and note in files["report.html"]
-    (tmp_path / "alone").mkdir()
-    alone = render_all(_run(tmp_path / "alone", overlapping_steps(), occurrences={"first": 3, "last": 3}))
+    alone = render_all(overlapping(occurrences={"first": 3, "last": 3}))
     assert note not in alone["report.md"] and note not in alone["report.html"]
 
 
-def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(tmp_path):
+def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(overlapping):
     """docs/figures.md §5 defines each column of the occurrences table, §6 the total row (unions, not sums) and the step
     time, and asks for the sum of the envelopes beside their union: the report says so under the table, in both
     formats. Envelopes 1800, 1600 and 1500 ns add up to 4900 ns (4.900 µs), while the total wall is 3500 ns."""
     from pipeline.report.render import render_all
-    files = render_all(_run(tmp_path, overlapping_steps()))
+    files = render_all(overlapping())
     for page in (files["report.md"], files["report.html"]):
         assert "CPU range: the longest of the occurrence's ranges (one per process)" in page.replace("&#39;", "'")
         assert ("Wall: from the earliest range start to the later of the last range end and the last attributed "
@@ -145,20 +161,19 @@ def test_report_defines_the_occurrence_columns_and_gives_the_sum_of_the_walls(tm
                 "wall ends") in page.replace("&#39;", "'")
         assert ("CPU range, wall and kernel union are unions over the occurrences, time they share counted once "
                 "(the walls add up to 4.900\u00a0µs); kernel sum and kernels add up") in page
-    (tmp_path / "alone").mkdir()
-    alone = render_all(_run(tmp_path / "alone", overlapping_steps(), occurrences={"first": 3, "last": 3}))
+    alone = render_all(overlapping(occurrences={"first": 3, "last": 3}))
     assert "Kernel union: the time at least one attributed kernel ran" in alone["report.md"]
     # one occurrence: no sum of walls to give (the step-parts table's own "add up to the step" is another sentence)
     assert "the walls add up to" not in alone["report.md"] and "the walls add up to" not in alone["report.html"]
 
 
-def test_communication_table_walls_are_the_span_and_say_so(tmp_path):
+def test_communication_table_walls_are_the_span_and_say_so(overlapping):
     """docs/figures.md §6: totals are unions over the occurrences, so the overlap table's per-device wall is the span
     (3500 ns), not the envelopes' 4900 ns sum, and compute + exposed + idle adds up to it: idle is 3500 - 2500 on
     device 0 and 3500 - 1100 on device 1. result.schema.json describes the field as what it holds."""
     import json
     from pathlib import Path
-    comm = _run(tmp_path, overlapping_steps())["communication"]
+    comm = overlapping()["communication"]
     assert [(round(d["wall_s"] * NS), round(d["idle_s"] * NS)) for d in comm["devices"]] == [(3500, 1000), (3500, 2400)]
     assert round(comm["totals"]["wall_s"] * NS) == 2 * 3500
     schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "result.schema.json").read_text())
