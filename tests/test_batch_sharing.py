@@ -34,9 +34,10 @@ def write(folder: Path, name: str, trace: Path | list[str], first: int, last: in
     return path
 
 
-@pytest.fixture
-def jobs(synth_trace, tmp_path):
+@pytest.fixture(scope="module")
+def jobs(synth_trace, tmp_path_factory):
     trace, _ = synth_trace(**SPEC)
+    tmp_path = tmp_path_factory.mktemp("jobs")
     rule = {"analysis": {"kernel_classes": [{"class": "mine", "pattern": "RMSNorm"}]}}
     return trace, [
         write(tmp_path, "a", trace, 1, 3),
@@ -54,6 +55,20 @@ def _alone(files: list[Path], out: Path) -> list[dict]:
     for f in files:
         rows += run_batch([f], out, workers=1, progress=io.StringIO())
     return rows
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory):
+    """Each job file run on its own, once per module, into one folder (the jobs' names differ): four tests compare
+    their batches with the same jobs alone (issue #35). (rows, that folder)."""
+    out, seen = tmp_path_factory.mktemp("alone"), {}
+
+    def get(files: list[Path]) -> tuple[list[dict], Path]:
+        for f in files:
+            if f not in seen:
+                seen[f] = _alone([f], out)
+        return [row for f in files for row in seen[f]], out
+    return get
 
 
 def _same_reports(rows: list[dict], alone: list[dict], out: Path, out_alone: Path) -> None:
@@ -75,13 +90,13 @@ def _count_builds(monkeypatch) -> list[tuple[int, int | None]]:
     return built
 
 
-def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypatch):
+def test_a_shared_window_gives_every_job_its_own_report(jobs, alone, tmp_path, monkeypatch):
     _, files = jobs
-    alone = _alone(files, tmp_path / "alone")
+    by_itself, folder = alone(files)
     built = _count_builds(monkeypatch)
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
     assert [r["status"] for r in rows] == ["ok"] * 6 + ["error"] and rows[-1]["exit_code"] == 3
-    _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
     # one window for c and d inside it (4 to the last), one for a, b and scope (1-5), thread and rules their own
     assert sorted(built, key=repr) == sorted([(4, None), (1, 5), (2, 6), (3, 4)], key=repr)
     res = json.loads((tmp_path / "together/c/result.json").read_text())
@@ -90,15 +105,15 @@ def test_a_shared_window_gives_every_job_its_own_report(jobs, tmp_path, monkeypa
     assert {"unattributed_kernels", "occurrences_overlap"} <= codes          # the cases sharing could get wrong
 
 
-def test_a_job_asking_for_missing_occurrences_gets_its_own_error(jobs, tmp_path, monkeypatch):
+def test_a_job_asking_for_missing_occurrences_gets_its_own_error(jobs, alone, tmp_path, monkeypatch):
     trace, files = jobs
     files = [files[0], write(tmp_path, "far", trace, 6, 12), files[5], write(tmp_path, "e", trace, 5, 6)]
-    alone = _alone(files, tmp_path / "alone")
+    by_itself, folder = alone(files)
     built = _count_builds(monkeypatch)
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
     assert [r["exit_code"] for r in rows] == [0, 4, 0, 0]
     assert "fewer occurrences than asked (6..12)" in rows[1]["reason"]
-    _same_reports(rows, alone, tmp_path / "together", tmp_path / "alone")
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
     assert built == [(1, 3), (5, 12), (5, 8)]             # 5-8 and 5-6 still share one window without 6-12
 
 
@@ -156,7 +171,7 @@ def test_jobs_share_a_window_only_when_it_holds_no_more_occurrences_than_theirs(
     assert runs(*jobs) == [["open", "late", "inside"], ["early", "mid", "mid2"]]
 
 
-def test_a_group_building_one_window_reads_the_trace_where_it_is(jobs, tmp_path, monkeypatch):
+def test_a_group_building_one_window_reads_the_trace_where_it_is(jobs, alone, tmp_path, monkeypatch):
     """Copying the trace into DuckDB pays only when several windows read it; one shared build reads it once anyway."""
     _, files = jobs
     real, asked = ranks.open_set, []
@@ -166,11 +181,12 @@ def test_a_group_building_one_window_reads_the_trace_where_it_is(jobs, tmp_path,
     several = run_batch(files, tmp_path / "several", workers=1, progress=io.StringIO())
     assert asked == [False, True]
     monkeypatch.setattr(ranks, "open_set", real)
-    _same_reports(rows, _alone(one_window, tmp_path / "alone"), tmp_path / "together", tmp_path / "alone")
+    by_itself, folder = alone(one_window)
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
     assert [r["status"] for r in several].count("ok") == 6
 
 
-def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, tmp_path, monkeypatch):
+def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, alone, tmp_path, monkeypatch):
     """With a cache, one shared build reads the trace itself: a Parquet copy made for it would read the file
     once more. An entry some earlier run built is read instead of the file, and is neither rebuilt nor damaged."""
     from pipeline.trace import cache
@@ -188,7 +204,8 @@ def test_one_window_builds_no_cache_entry_but_reads_one_there_is(jobs, tmp_path,
     warm = run_batch(one_window, tmp_path / "warm", workers=1, progress=io.StringIO(), cache_dir=cached)
     assert len(copies) == 1 and attached == []
     _same_reports(direct, warm, tmp_path / "direct", tmp_path / "warm")
-    _same_reports(direct, _alone(one_window, tmp_path / "alone"), tmp_path / "direct", tmp_path / "alone")
+    by_itself, folder = alone(one_window)
+    _same_reports(direct, by_itself, tmp_path / "direct", folder)
 
 
 def _warned_together_as_alone(a: Path, b: Path, tmp_path: Path, code: str,
