@@ -1,4 +1,4 @@
-"""merge_files.sql: the files' rows in one table per raw view, process keys, devices and strings unique per file."""
+"""merge_files.sql: the files' rows seen as one trace, process keys, devices and strings unique per file."""
 
 from __future__ import annotations
 

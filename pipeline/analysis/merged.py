@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 
 # A file below this is small: its window's ~100 statements cost more than its rows (bench/RESULTS.md, issue 34).
 SMALL_BYTES = 8 << 20
-# At most this many files in one UNION ALL per raw view, and this many bytes in all (their rows are held twice while
-# built as one: the files' rows as read (raw_*__all, ranks.open_set), kept for building them one by one should this
-# fail, and the merged tables): beyond, the files are built one by one.
+# At most this many files in one UNION ALL per raw view, and this many bytes in all (their rows are held in DuckDB
+# while built as one: raw_*__all, and with a cache each file's Parquet copy too, kept for building them one by one
+# should this fail): beyond, the files are built one by one.
 MOST_FILES = 512
 MOST_BYTES = 256 << 20
 KEY_BITS = 48                         # where merge_files.sql puts the file in a process key (merge_keys.sql)
@@ -77,9 +77,10 @@ def build(ts: TraceSet, job: Job, params: dict[str, Any],
 def _build(ts: TraceSet, job: Job, params: dict[str, Any],
            labels: list[str]) -> tuple[list[Window], list[list[dict[str, Any]]]] | None:
     con, n = ts.con, len(ts.traces)
-    # the files' rows with their index, every id changed in merge_files.sql; pooled files are in such tables already
+    # the files' rows with their index in one table per raw view (pooled files are in such tables already), which
+    # merge_files.sql's views read: copied once, not read through a union of every file's copy at each statement
     for raw in RAW_TABLES if not ts.pooled else ():
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {raw}__all AS "
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {raw}__all AS "
                     + " UNION ALL ".join(f"SELECT {i} AS file, * FROM {raw}__f{i}" for i in range(n)))
     fits = queries.run(con, "merge_keys")[0]
     if not (fits["files"] == n and fits["one_host_each"] and fits["devices_fit"] and fits["strings_fit"]):
