@@ -11,8 +11,8 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.errors import SHOWN_PROBLEMS, ConfigError
-from pipeline.job import documents
-from pipeline.job.documents import parse_yaml
+from pipeline.job import parsing
+from pipeline.job.parsing import parse_yaml
 from tests.test_hostile_input import JOB
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ DOCUMENTS = [
     JOB + "x:\n\t- 1\n",
     JOB + "x:\n  - 1\n - 2\n",
     JOB + "x: *nowhere\n",
-    JOB + "x: " + "[" * (documents.MAX_DEPTH + 2) + "]" * (documents.MAX_DEPTH + 2) + "\n",
+    JOB + "x: " + "[" * (parsing.MAX_DEPTH + 2) + "]" * (parsing.MAX_DEPTH + 2) + "\n",
     JOB + "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcde", "bcdef")),
     JOB + "? [1, 2]\n: x\n",
@@ -52,18 +52,18 @@ def _parsed(text: str) -> tuple:
 def test_libyaml_reads_every_document_as_the_pure_loader_does(monkeypatch, text):
     """The same data, positions and problems (or the same error) with the fast path taken for every length."""
     before = _parsed(text)
-    monkeypatch.setattr(documents, "FAST_PARSE_CHARS", 0)
+    monkeypatch.setattr(parsing, "FAST_PARSE_CHARS", 0)
     assert _parsed(text) == before
 
 
 def test_a_large_file_is_not_read_by_the_pure_loader(monkeypatch):
     """40,000 keys (about 0.9 MB): one pass of the fast loader, no _Loader (the pure-Python scanner, 5 s)."""
     text = JOB + "".join(f"unknown_{i}: {i}\n" for i in range(40_000))
-    assert len(text) > documents.FAST_PARSE_CHARS
+    assert len(text) > parsing.FAST_PARSE_CHARS
 
     def refused(_text: str) -> None:
         raise AssertionError("the pure-Python loader read a large valid file")
-    monkeypatch.setattr(documents, "_Loader", refused)
+    monkeypatch.setattr(parsing, "_Loader", refused)
     data, positions, problems = parse_yaml(text, "job.yaml")
     assert data["unknown_39999"] == 39_999 and positions["/unknown_39999"] == (40_006, 16) and problems == []
 

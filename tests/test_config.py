@@ -13,7 +13,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.job.config import Region, load_job
 from pipeline.run import load_checked
-from pipeline.job.documents import parse_yaml
+from pipeline.job.parsing import parse_yaml
 from pipeline.errors import ConfigError
 
 GOOD = """\

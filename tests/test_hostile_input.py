@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.job.documents import MAX_DEPTH, MAX_NODES
+from pipeline.job.parsing import MAX_DEPTH, MAX_NODES
 
 JOB = """name: hostile
 trace: missing.sqlite

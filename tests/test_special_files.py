@@ -88,10 +88,10 @@ def test_a_glob_of_empty_files_is_refused_before_any_task(tmp_path):
 def test_a_job_file_is_parsed_once_by_validate(tmp_path, monkeypatch, capsys):
     """`mfu validate` asked whether each file is a base by parsing it whole, then parsed it again to load it: a
     job file of 40,000 keys paid the pure-Python YAML parse twice. A file without `kind` is no base, unparsed."""
-    from pipeline.job import config, documents
+    from pipeline.job import config, parsing
     calls = []
-    real = documents.parse_yaml
-    for module in (documents, config):         # extends imports it from documents, load_job has its own name
+    real = parsing.parse_yaml
+    for module in (parsing, config):           # extends imports it from parsing, load_job has its own name
         monkeypatch.setattr(module, "parse_yaml", lambda *a, **k: calls.append(1) or real(*a, **k))
     (tmp_path / "job.yaml").write_text(JOB)
     main(["validate", str(tmp_path / "job.yaml")])

@@ -43,7 +43,7 @@ class Rule:
 
 @lru_cache(maxsize=4)
 def _document(path: Path) -> dict[str, Any]:
-    """Read like the catalog and the presets (job/documents.py: positions, duplicate keys), checked against
+    """Read like the catalog and the presets (job/parsing.py: positions, duplicate keys), checked against
     schemas/kernel_classes.schema.json and every pattern by RE2: a mistake in this human-edited file is a
     located config problem (exit 3), not a failing query."""
     data, positions, label = read_config(path, "kernel_classes.schema.json", "kernel classes")

@@ -112,7 +112,7 @@ def load_catalog(path: Path | None = None) -> Catalog:
 
 @lru_cache(maxsize=8)
 def _load_catalog(path: Path) -> Catalog:
-    """Read like a job file (documents.py: positions, duplicate keys, 989e12 as a number), then the schema."""
+    """Read like a job file (job/parsing.py: positions, duplicate keys, 989e12 as a number), then the schema."""
     data, positions, label = read_config(path, "hardware.schema.json", "catalog")
     problems = [locate(p, positions) for p in _sparse_problems(data["gpus"], label)]
     if problems:

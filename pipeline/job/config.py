@@ -18,7 +18,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypedDict
 
-from pipeline.job.documents import MAX_BYTES, ValueProblem, locate, parse_yaml, schema_problems, with_defaults
+from pipeline.job.documents import locate, schema_problems, with_defaults
+from pipeline.job.parsing import MAX_BYTES, ValueProblem, parse_yaml
 from pipeline.job.reading import NotRegular, TooLarge, read_regular
 from pipeline.job.todo import covered, todo_problems
 from pipeline.errors import ConfigError, Problem, TraceError, UsageError, from_current_folder

@@ -20,7 +20,7 @@ Positions = dict[str, tuple[int, int]]
 def merge(path: Path, data: dict[str, Any], positions: Positions) -> tuple[dict[str, Any], str, Positions, bytes]:
     """The job merged over its base; returns (data, base file, base positions, base bytes)."""
     from pipeline.job.config import read_job_text
-    from pipeline.job.documents import parse_yaml
+    from pipeline.job.parsing import parse_yaml
     ref = data["extends"]
     if not isinstance(ref, str) or not ref:
         raise ConfigError([Problem("extends must be the path of a base job file", "/extends", str(path),
@@ -57,7 +57,7 @@ def is_base(path: Path) -> bool:
 
     Unreadable or broken files are not bases: loading them as jobs reports the problem.
     """
-    from pipeline.job.documents import MAX_BYTES, parse_yaml
+    from pipeline.job.parsing import MAX_BYTES, parse_yaml
     from pipeline.job.reading import read_regular
     try:
         raw = read_regular(path, MAX_BYTES)

@@ -32,7 +32,7 @@ MAX_FLOPS = 1e30                   # a float: `flops_per_step: 1e30` reads as 1e
 def presets() -> dict[str, dict]:
     """All presets by name: {source, published_params, params_tolerance, model}.
 
-    Read like a job file (documents.py: positions, duplicate keys, 989e12 as a number) and checked
+    Read like a job file (job/parsing.py: positions, duplicate keys, 989e12 as a number) and checked
     against schemas/models.schema.json, so a mistake in a preset names its line in configs/models.yaml.
     """
     return read_config(PRESETS_FILE, "models.schema.json", "model presets")[0]["presets"]
