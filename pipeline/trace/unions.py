@@ -250,7 +250,13 @@ def cut(done: Sorted, first: int, last: int) -> dict[str, np.ndarray]:
 
 def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], also: str | None = None) -> _Window:
     """The rows in start order as a _Window, with codes of the key columns (and of `also`); each
-    column is popped. Any order among equal starts: no figure depends on it."""
+    column is popped. Any order among equal starts: no figure depends on it.
+
+    The sort is numpy's stable one (timsort for 8-byte words), not its default: the rows come in
+    runs (a trace's kernel table is in start order per export, and a join keeps its input's order
+    in stretches), which timsort merges in linear time. On an export's window (a few descents in
+    thousands of rows) and on bench/run_bench.py's 2 M-kernel window (800 k rows in short runs) it
+    takes 0.012-0.02 s where the default took 0.04-0.05; on rows in random order about 15 % longer."""
     start = np.asarray(rows.pop("start_ns"), dtype=np.int64)
     end = np.asarray(rows.pop("end_ns"), dtype=np.int64)
     n = len(start)
@@ -262,7 +268,7 @@ def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], also: str 
     if span <= 1 << (64 - index):                         # offset and row index in one word: a plain sort,
         s <<= np.uint64(index)                            # twice as fast as an argsort
         s |= np.arange(n, dtype=np.uint64)
-        s.sort()
+        s.sort(kind="stable")
         order = (s & np.uint64((1 << index) - 1)).view(np.int64)
         s >>= np.uint64(index)
     else:
