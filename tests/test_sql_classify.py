@@ -70,7 +70,7 @@ def test_rows_carry_an_integer_name_id_and_each_name_is_spelled_once():
 
 
 def test_each_row_keeps_its_stream():
-    """Kernels (stream 7 in _con) and the memcpy (stream 3) keep the export's streamId (stream_unions.sql reads it)."""
+    """Kernels (stream 7 in _con) and the memcpy (stream 3) keep the export's streamId (window_unions.sql reads it)."""
     con = _con(["a", "b"])
     _classes(con, [], [])
     assert con.execute(f"SELECT name, stream_id FROM ({RESOLVED}) ORDER BY name").fetchall() == [

@@ -59,8 +59,8 @@ def prepare(trace: Trace) -> None:
 # Analyses a kept or shared window makes once with its tables, for every job it serves (kept_window.py, sharing.py).
 WINDOW_MADE = frozenset({"window_unions", "name_times"})
 # ... and what only a window shared by several jobs makes: its steps cut once for all (step_share.sql), and the
-# unions per stream and per communicator, cut from one sort (analysis/sharing.py)
-SHARED_MADE = WINDOW_MADE | {"step_share", "stream_unions", "comm_unions"}
+# unions per communicator, cut from one sort (analysis/sharing.py; those per stream are window_unions')
+SHARED_MADE = WINDOW_MADE | {"step_share", "comm_unions"}
 
 
 @dataclass

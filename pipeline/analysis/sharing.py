@@ -75,8 +75,7 @@ class SharedWindow:
     ts: ranks.TraceSet
     built: ranks.SetWindow
     unions: Sorted                         # window_unions.sql's intervals, sorted once for every job
-    streams: Sorted                        # stream_unions.sql's, and comm_unions.sql's
-    comms: Sorted
+    comms: Sorted                          # comm_unions.sql's
 
     def cut(self, job: Job) -> ranks.SetWindow:
         """The job's own window: its occurrences checked as its own build would, their rows as the window tables."""
@@ -84,7 +83,6 @@ class SharedWindow:
         first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
         queries.run(self.ts.con, "window_cut", first=first, last=last)
         queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
-        queries.store_cut(self.ts.con, "stream_unions", self.streams, first, last)
         queries.store_cut(self.ts.con, "comm_unions", self.comms, first, last)
         own = replace(window, first=first, last=last, made=SHARED_MADE,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
@@ -110,12 +108,11 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
             raise
         built = ranks.build_set(ts, replace(jobs[0], region=_spanning(fit)), rules)
     unions = queries.sort_unions(ts.con, "window_unions", "occurrence", comm_class=classes.COMM_CLASS)
-    streams = queries.sort_unions(ts.con, "stream_unions", "occurrence")
     comms = queries.sort_unions(ts.con, "comm_unions", "occurrence", comm_class=classes.COMM_CLASS)
     _share_steps(ts, built.window, unions)
     queries.run(ts.con, "name_times")
     queries.run(ts.con, "window_share")
-    return SharedWindow(ts, built, unions, streams, comms)
+    return SharedWindow(ts, built, unions, comms)
 
 
 def _share_steps(ts: ranks.TraceSet, window: Window, unions: Sorted) -> None:

@@ -20,7 +20,7 @@
 -- print or match a name join (top_kernels, precision_times, pattern_unions, ...). Kernel rows
 -- reach their name_id through the integer ids of the trace, never through the name strings.
 -- stream_id: the row's CUDA stream (streamId of the kernel, graph, memcpy or memset table), within its
--- device; NULL where the export has none (stream_unions.sql). comm_key: the NCCL communicator of the NCCL
+-- device; NULL where the export has none (window_unions.sql). comm_key: the NCCL communicator of the NCCL
 -- call that launched the kernel (attribute_launch.sql, nccl_ranges.sql); NULL where the export does not say
 -- (no NCCL range with a communicator ID around the launch, window attribution, memory operations).
 CREATE OR REPLACE TEMP TABLE judged_keys AS
