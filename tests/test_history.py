@@ -642,6 +642,24 @@ def test_concurrent_appends_to_a_duckdb_file_lose_no_row(tmp_path):
     assert rows == [(f"w{w}", 3) for w in range(4)]
 
 
+def test_a_new_duckdb_history_file_appears_whole(tmp_path, monkeypatch):
+    """Four runs creating one history file at once: one opened it while another's DuckDB was still writing its
+    header and stopped with "not a valid DuckDB database file" (4 in 150 tries). The file is now made under
+    another name and linked into place: whenever a connection opens the history path, a whole database is there."""
+    db = tmp_path / "h.duckdb"
+    real, seen = history.duckdb_connect, []
+
+    def connect(path: str, **kw):
+        if Path(path) == db:                 # DuckDB's file header: its magic bytes "DUCK" at offset 8
+            seen.append(db.is_file() and db.read_bytes()[8:12] == b"DUCK")
+        return real(path, **kw)
+    monkeypatch.setattr(history, "duckdb_connect", connect)
+    assert append(db, [fake("a", 40.0)]) == 1
+    assert seen == [True]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.duckdb"]      # no temporary file left beside it
+    assert append(db, [fake("a", 41.0)]) == 2
+
+
 def test_a_long_history_gives_the_latest_runs_and_summarises_the_older(tmp_path, monkeypatch):
     """Issue #33: a job's latest RECENT_RUNS runs in full (here 2), the older ones summarised: job a's runs 1-5 at
     MFU 40, 41, 39, 42, 38: runs 4 and 5 listed (run 4 compared with run 3, left out), runs 1-3 summarised, MFU 39
