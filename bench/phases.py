@@ -71,6 +71,7 @@ JOB = [("pipeline.run", "run_to_folder"), ("pipeline.run", "run_job")]   # the o
 totals: dict[str, dict[str, float]] = {k: defaultdict(float) for k in ("process", "shared", "per_job")}
 sql_s: dict[str, float] = defaultdict(float)
 statement_s: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])      # "file#n table" -> [wall, CPU]
+last_intervals = ["?"]                     # the unions file whose rows were fetched last (timed_intervals)
 job_s: list[float] = []
 stack: list[list] = []                 # [phase, start, seconds taken by nested timers]
 
@@ -141,6 +142,33 @@ def timed_statements(executed):
     return wrapper
 
 
+def timed_intervals(intervals):
+    """queries._intervals (a unions file's statements, its last one's rows fetched) timed as its last statement,
+    which then takes the numpy pass over those rows too (`timed_pass`)."""
+    def wrapper(con, query, params):
+        key = f"{query}#{len(queries.statements(query))}"
+        last_intervals[0] = key
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return intervals(con, query, params)
+        finally:
+            statement_s[key][0] += time.perf_counter() - wall
+            statement_s[key][1] += time.process_time() - cpu
+    return wrapper
+
+
+def timed_pass(fn):
+    """A unions pass (trace/unions.py compute, islands, sort), in the time of the statement that fetched its rows."""
+    def wrapper(*args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            statement_s[last_intervals[0]][0] += time.perf_counter() - wall
+            statement_s[last_intervals[0]][1] += time.process_time() - cpu
+    return wrapper
+
+
 def patch(module: str, name: str, phase: str) -> bool:
     """Wrap module.name, and every binding of the same function in pipeline's loaded modules."""
     mod = sys.modules.get(module)
@@ -162,6 +190,11 @@ def patch(module: str, name: str, phase: str) -> bool:
 def main(argv: list[str]) -> None:
     queries.run = timed_sql(queries.run)
     queries._executed = timed_statements(queries._executed)
+    if hasattr(queries, "_intervals"):
+        from pipeline.trace import unions
+        queries._intervals = timed_intervals(queries._intervals)
+        for name in ("compute", "islands", "sort"):
+            setattr(unions, name, timed_pass(getattr(unions, name)))
     for module, name, phase in WRAPPED:
         patch(module, name, phase)
     patch(*GROUP, "<group>")

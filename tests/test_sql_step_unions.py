@@ -70,3 +70,16 @@ def test_tails_are_paired_with_later_steps_without_a_join_of_steps_with_steps():
                      for s in queries.statements("step_unions"))
     joins = set(re.findall(r"\b([A-Z_]*(?:JOIN|CROSS_PRODUCT))\b", plan))
     assert joins and joins <= {"HASH_JOIN", "ASOF_JOIN"}, joins
+
+
+def test_parameters_reach_the_fetched_statement_and_leave_no_variable():
+    """The rows of a unions file come through a relation, its parameters as DuckDB variables (queries._intervals):
+    the same unions as the classes say, an empty list of classes too (a cursor then: a variable would type [] as
+    INTEGER[] and fail to compare classes), and no variable left behind."""
+    rows = [(1, 0, "gemm", "gemm", 10, 30), (1, 0, "flash", "attention", 20, 50)]
+    con = with_ranges(rows, [(1, 100, 0, 60)])
+    assert _unions(con)[("compute", 1)] == 40 and _unions(con)[("no_gemm", 1)] == 30     # attention [20,50)
+    chain.run(con, {"step_rows", "step_unions"}, **{**PARAMS, "gemm_classes": []})
+    got = dict(con.execute("SELECT scope, union_ns FROM step_unions WHERE k1 = 1 AND k2 = 1").fetchall())
+    assert got["no_gemm"] == 40 and got["no_other"] == 30        # no class is GEMM: the gemm kernel is "other"
+    assert con.execute("SELECT count(*) FROM duckdb_variables() WHERE name LIKE 'mfu_param_%'").fetchone() == (0,)
