@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,15 @@ from pipeline.trace import open as trace_open
 from pipeline.trace.open import Trace, open_trace
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The test workers and every `mfu` a test starts run as an installed package does, with bytecode, whatever
+    PYTHONDONTWRITEBYTECODE says (some machines, this project's among them, set it): each of them compiled the
+    package again, 305 CPU s for the quick tier against 253 with bytecode (issue #35). Tests of what mfu does
+    under that variable set it themselves (test_compiled_templates, test_schema_verdicts)."""
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:    # before pytest-xdist starts its workers
+        sys.dont_write_bytecode = False
 
 
 def traces_dir() -> Path | None:
