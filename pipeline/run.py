@@ -109,7 +109,8 @@ def _measure(job: Job, shared: ranks.TraceSet | None, cache_dir: Path | None,
     try:
         if spread is None:
             built = window.cut(job) if window else ranks.build_set(ts, job, class_rules(job))
-        sm, where = ranks.analyse_set(ts, built, job.analysis.get("figures", []))
+        figures = job.analysis.get("figures", [])
+        sm, where = window.analyse(built, figures) if window else ranks.analyse_set(ts, built, figures)
         return sm, where, ts.sha256()
     finally:
         if shared is None and window is None:

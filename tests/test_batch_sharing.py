@@ -117,6 +117,26 @@ def test_a_job_asking_for_missing_occurrences_gets_its_own_error(jobs, alone, tm
     assert built == [(1, 3), (5, 12), (5, 8)]             # 5-8 and 5-6 still share one window without 6-12
 
 
+def test_jobs_selecting_the_same_occurrences_are_analysed_once(jobs, alone, tmp_path, monkeypatch):
+    """Two models judged on the same steps: one analysis of those steps, a copy for the second job, and each
+    report as alone; other figures asked are another analysis."""
+    trace, files = jobs
+    files = [files[0], write(tmp_path, "a_other_model", trace, 1, 3, model={"flops_per_step": 8.0e+13}),
+             files[1], write(tmp_path, "b_no_figures", trace, 2, 5)]
+    by_itself, folder = alone(files)
+    analysed: list[tuple[int, int, int]] = []
+    real = ranks.analyse_set
+    monkeypatch.setattr(ranks, "analyse_set", lambda ts, built, figures: analysed.append(
+        (built.window.first, built.window.last, len(figures))) or real(ts, built, figures))
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    assert [r["status"] for r in rows] == ["ok"] * 4
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
+    assert analysed == [(1, 3, 0), (2, 5, 1), (2, 5, 0)]
+    metrics = [json.loads((tmp_path / "together" / n / "result.json").read_text())["metrics"]
+               for n in ("a", "a_other_model")]
+    assert metrics[0] != metrics[1]              # the copy is the measurement, not the other job's report
+
+
 def _key(folder: Path, trace: Path, name: str = "k", **over):
     job = load_checked(write(folder, name, trace, 1, 2, **over))
     return sharing.key(job, class_rules(job))

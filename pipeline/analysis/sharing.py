@@ -8,7 +8,8 @@ and each job analyses the rows of its own occurrences (window_cut.sql), their un
 one sort of the whole window (trace/unions.py `cut`), their times per kernel name from one
 pass (name_times.sql), their steps' parts from the window's steps cut once (step_share.sql): a job
 cuts only the steps of its own that come out otherwise (step_redo.sql: its last, whose step is its
-wall, and one another occurrence's work ran into). Occurrences are
+wall, and one another occurrence's work ran into); jobs selecting the same occurrences (other
+models or GPUs on the same steps) are analysed once (SharedWindow.analyse). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
 figures are those of its own run, byte for byte.
@@ -16,13 +17,15 @@ figures are those of its own run, byte for byte.
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from pipeline.analysis import classes, ranks
 from pipeline.analysis.measure import SHARED_MADE, Window, MissingOccurrences, build_inputs, occurrence_range
-from pipeline.job.config import Job, Region
+from pipeline.job.config import FigureRow, Job, Region
 from pipeline.trace import chain, queries
 
 if TYPE_CHECKING:
@@ -76,6 +79,7 @@ class SharedWindow:
     built: ranks.SetWindow
     unions: Sorted                         # window_unions.sql's intervals, sorted once for every job
     comms: Sorted                          # comm_unions.sql's
+    done: dict[tuple[int, int, str], tuple[ranks.SetMeasurement, dict[str, Any]]] = field(default_factory=dict)
 
     def cut(self, job: Job) -> ranks.SetWindow:
         """The job's own window: its occurrences checked as its own build would, their rows as the window tables."""
@@ -88,6 +92,24 @@ class SharedWindow:
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
+
+    def analyse(self, built: ranks.SetWindow,
+                figures: list[FigureRow]) -> tuple[ranks.SetMeasurement, dict[str, Any]]:
+        """ranks.analyse_set of a cut window, once per occurrence range, file entries and figures asked.
+
+        Jobs selecting the same occurrences (the same steps judged against other models or GPUs) analyse
+        the same rows: the analyses read only the cut's tables, its Window and those inputs, so a later
+        job gets a copy of the first one's figures (a copy: the run goes on to fill them in per job).
+        """
+        if built.kept is not None:
+            return ranks.analyse_set(self.ts, built, figures)
+        key = (built.window.first, built.window.last,
+               json.dumps([built.files, built.labels, figures], sort_keys=True, default=str))
+        if key in self.done:
+            return copy.deepcopy(self.done[key])
+        found = ranks.analyse_set(self.ts, built, figures)
+        self.done[key] = copy.deepcopy(found)
+        return found
 
     def close(self) -> None:
         """Drop the shared tables and the job views: the connection's next job builds its own window."""
