@@ -16,6 +16,7 @@ import pytest
 from pipeline.analysis import classes, ranks, sharing
 from pipeline.batch import run_batch
 from pipeline.run import class_rules, load_checked
+from pipeline.trace import queries
 
 # 8 steps, back to back (no gap) with GPU work running 1.5 ms past each range: occurrences overlap
 # in time, kernels launched in one step run inside the next; every 7th launch row is missing.
@@ -135,6 +136,20 @@ def test_jobs_selecting_the_same_occurrences_are_analysed_once(jobs, alone, tmp_
     metrics = [json.loads((tmp_path / "together" / n / "result.json").read_text())["metrics"]
                for n in ("a", "a_other_model")]
     assert metrics[0] != metrics[1]              # the copy is the measurement, not the other job's report
+
+
+def test_rows_ending_before_they_start_are_looked_for_once_per_shared_window(jobs, alone, tmp_path, monkeypatch):
+    """backwards_kernels.sql scans the shared window once; each job keeps the rows of its own occurrences
+    (test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job: the warning stays with its job)."""
+    _, files = jobs
+    files = [files[0], files[1], files[5]]                     # 1-3, 2-5, 5-8: one window
+    by_itself, folder = alone(files)
+    asked: list[str] = []
+    real = queries.run
+    monkeypatch.setattr(queries, "run", lambda con, name, /, **kw: asked.append(name) or real(con, name, **kw))
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
+    assert asked.count("backwards_kernels") == 1 and asked.count("window_cut") == 3
 
 
 def _key(folder: Path, trace: Path, name: str = "k", **over):

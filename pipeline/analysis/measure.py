@@ -87,6 +87,8 @@ class Window:
     # hosts of the selected ranges' processes: above 1, analyse names the device ids they share, over its
     # occurrences (a combined window of several files: 1, each file's build named its own)
     hosts: int = 1
+    # backwards_kernels.sql's rows (per occurrence), when a shared window ran it once for its jobs (sharing.py)
+    backwards: list[dict[str, Any]] | None = None
 
 
 def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
@@ -216,12 +218,13 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     steps = {"window_unions", "name_times", "kernel_union", "occurrence_times", "occurrence_spans",
              "occurrence_totals", "device_times", "rank_times", "rank_union", "backwards_kernels"}
     with progress.phase("measuring the window", con=con):
-        rows = chain.run(con, steps - window.made, comm_class=comm_class)
+        rows = chain.run(con, steps - window.made - ({"backwards_kernels"} if window.backwards is not None else set()),
+                         comm_class=comm_class)
     # worded here, over the occurrences analysed: a shared window holds other jobs' too
     warnings = list(window.warnings)
     if window.hosts > 1:
         warnings += hosts_warning(queries.run(con, "host_devices"))
-    warnings += backwards_warning(rows["backwards_kernels"])
+    warnings += backwards_warning(rows["backwards_kernels"] if window.backwards is None else window.backwards)
     totals = rows["occurrence_totals"][0]
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)

@@ -8,7 +8,8 @@ and each job analyses the rows of its own occurrences (window_cut.sql), their un
 one sort of the whole window (trace/unions.py `cut`), their times per kernel name from one
 pass (name_times.sql), their steps' parts from the window's steps cut once (step_share.sql): a job
 cuts only the steps of its own that come out otherwise (step_redo.sql: its last, whose step is its
-wall, and one another occurrence's work ran into); jobs selecting the same occurrences (other
+wall, and one another occurrence's work ran into), their rows that end before they start from one
+scan (backwards_kernels.sql, per occurrence); jobs selecting the same occurrences (other
 models or GPUs on the same steps) are analysed once (SharedWindow.analyse). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
@@ -89,7 +90,8 @@ class SharedWindow:
         queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
         queries.store_cut(self.ts.con, "comm_unions", self.comms, first, last)
         own = replace(window, first=first, last=last, made=SHARED_MADE,
-                      unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last})
+                      unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last},
+                      backwards=[r for r in window.backwards or [] if first <= r["occurrence"] <= last])
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
 
@@ -132,6 +134,7 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
     unions = queries.sort_unions(ts.con, "window_unions", "occurrence", comm_class=classes.COMM_CLASS)
     comms = queries.sort_unions(ts.con, "comm_unions", "occurrence", comm_class=classes.COMM_CLASS)
     _share_steps(ts, built.window, unions)
+    built = replace(built, window=replace(built.window, backwards=queries.run(ts.con, "backwards_kernels")))
     queries.run(ts.con, "name_times")
     queries.run(ts.con, "window_share")
     return SharedWindow(ts, built, unions, comms)
