@@ -21,8 +21,7 @@ def communicator_times(trace: Trace, comm_class: str, made: frozenset[str] = fro
     """Per device and communicator, most exposed first: kernels, their union, exposed and hidden, in seconds.
     The communicator is written as the export writes its ID (a decimal unsigned 64-bit integer), as text.
     `made` (Measurement.made): a shared window already cut the job's comm_unions (analysis/sharing.py)."""
-    files = {"comm_times"} if "comm_unions" in made else {"comm_unions", "comm_times"}
-    rows = chain.run(trace.con, files, comm_class=comm_class)["comm_times"]
+    rows = chain.run(trace.con, {"comm_unions", "comm_times"} - made, comm_class=comm_class)["comm_times"]
     return [{"device_id": r["device_id"], "communicator": str(r["comm_key"]), "count": r["kernel_count"],
              "comm_s": r["comm_ns"] / NS, "exposed_s": r["exposed_ns"] / NS, "hidden_s": r["hidden_ns"] / NS}
             for r in rows]
