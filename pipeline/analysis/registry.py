@@ -75,7 +75,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("timeline", lambda trace, m, _: timeline.one_step(trace, m, classes.COMM_CLASS), "_timeline"),
     # the counted sums; run_job sets them beside the declared numerator and the peak (model/counted.py)
     Analysis("counted_flops", lambda trace, *_: counted.measure(trace), "_counted"),
-    Analysis("stream_times", lambda trace, m, _: streams.stream_times(trace), Section(
+    Analysis("stream_times", lambda trace, *_: streams.stream_times(trace), Section(
         "Time per CUDA stream", "streams",
         "Attributed kernels per device and CUDA stream (the export's `streamId`), over all selected occurrences: "
         "union is the time at least one of the stream's kernels ran, sum their durations added up. Memory "
