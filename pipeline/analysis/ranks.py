@@ -20,8 +20,8 @@ its own connection, the same queries) and collects the tables the tasks hand bac
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -184,22 +184,13 @@ def built_as_one(ts: TraceSet, job: Job, params: dict[str, Any], labels: list[st
 ONE_THREAD_BYTES = 8 << 20
 
 
-@contextmanager
-def _small_on_one_thread(ts: TraceSet, i: int) -> Iterator[None]:
-    """While file i of several is built: one DuckDB thread if it is small (ONE_THREAD_BYTES), then as before."""
+def _small_on_one_thread(ts: TraceSet, i: int) -> AbstractContextManager[None]:
+    """While file i of several is built: one DuckDB thread if it is small (ONE_THREAD_BYTES, merged.one_thread)."""
     try:
         small = len(ts.paths) > 1 and ts.paths[i].stat().st_size < ONE_THREAD_BYTES
     except OSError:
         small = False
-    if not small:
-        yield
-        return
-    before = int(ts.con.execute("SELECT current_setting('threads')").fetchone()[0])
-    ts.con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        ts.con.execute(f"SET threads = {before}")
+    return merged.one_thread(ts.con) if small else nullcontext()
 
 
 def _file_builder(ts: TraceSet, job: Job, params: dict[str, Any], label: str
