@@ -92,8 +92,9 @@ def open_set(paths: list[Path], materialize: bool = False, cache_dir: Path | Non
     try:
         # small files read on one DuckDB thread (as they are built, merged.py): each copy is a few thousand rows, and
         # a second thread only added CPU (64 rank files of 12,500 kernels: 2.3-2.7 CPU s against 2.9-3.2)
-        with merged.one_thread(ts.con) if merged.small(ts.paths) else nullcontext():
-            if cache_dir is None and merged.small(ts.paths):    # no copies per file: nine tables, not nine per file
+        small = merged.small(ts.paths)
+        with merged.one_thread(ts.con) if small else nullcontext():
+            if cache_dir is None and small:     # no copies per file: nine tables, not nine per file
                 pool_tables(ts.con)
                 ts.pooled = True
             for i, path in enumerate(ts.paths):
