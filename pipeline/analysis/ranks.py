@@ -230,10 +230,12 @@ def check_occurrences(job: Job, per: list[Window], labels: list[str]) -> None:
 def _file_entry(trace: Trace, label: str, gpu_rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """What result.json's files list says of a file (its devices once analysed); `gpu_rows`: its gpu_rows.sql rows
     when already read (merged.py reads every file's at once)."""
-    rows = gpu_rows if gpu_rows is not None else queries.run(trace.con, "gpu_rows") if trace.has("raw_gpu") else None
+    if not trace.has("raw_gpu"):
+        gpu_rows = None
+    elif gpu_rows is None:
+        gpu_rows = queries.run(trace.con, "gpu_rows")
     return {"label": label, "sha256": trace.sha256, "nsys_version": trace.nsys_version,
-            "export_schema_version": trace.export_schema_version, "devices": None,
-            "gpu_rows": rows if trace.has("raw_gpu") else None,
+            "export_schema_version": trace.export_schema_version, "devices": None, "gpu_rows": gpu_rows,
             "gpu_lacking": trace.lacks("GPU identification")}
 
 
