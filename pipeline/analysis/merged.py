@@ -93,11 +93,14 @@ def _build(ts: TraceSet, job: Job, params: dict[str, Any],
 
     def counted(rows: list[dict[str, Any]]) -> dict[str, int]:
         """Each file's processes counted as its own window counts them (measure.process_counts), on its keys."""
-        for i in range(n):
-            mine = [{**r, "global_pid": r["global_pid"] & LOW | hosts[i] << KEY_BITS} for r in rows
-                    if r["global_pid"] is not None and r["global_pid"] >> KEY_BITS == i]
-            per_file[i] = process_counts(mine)
+        mine: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+        for r in rows:                          # one pass, each row to its file (bits 48+), on its own key
+            if r["global_pid"] is not None:
+                i = r["global_pid"] >> KEY_BITS
+                mine[i].append({**r, "global_pid": r["global_pid"] & LOW | hosts[i] << KEY_BITS})
+        per_file[:] = [process_counts(m) for m in mine]
         return {f"{labels[i]}:{k}": v for i, counts in enumerate(per_file) for k, v in counts.items()}
+
     def placing(place: bool) -> None:
         """Every file's own window would place kernels in operators as this one does (merged_place.sql), or none:
         operator_work.sql's rows are then the files' rows summed, which counted_flops.sql sums anyway."""
