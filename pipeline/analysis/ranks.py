@@ -182,7 +182,7 @@ def built_as_one(ts: TraceSet, job: Job, params: dict[str, Any], labels: list[st
 # Below this size, one of several files is built on one DuckDB thread (issue 34). Its window's statements (about
 # 100 per file) cost a few ms of CPU each whatever their size, and a second thread only adds to that: on rank files
 # of 12,500 kernels (1.1 MB) one thread took about a quarter less CPU (bench/RESULTS.md); the same reports.
-ONE_THREAD_BYTES = 8 << 20
+ONE_THREAD_BYTES = merged.SMALL_BYTES    # the same cut as small files built as one: a copy, which tests move apart
 
 
 def _small_on_one_thread(ts: TraceSet, i: int) -> AbstractContextManager[None]:
