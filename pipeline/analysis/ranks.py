@@ -114,7 +114,8 @@ def _attach_file(ts: TraceSet, i: int, path: Path, cache_dir: Path | None, mater
             ts.traces.append(cached)
             return
         ts.materialized = materialize          # one file, no entry, none built: read the file itself
-    trace = attach(ts.con, path, copy_as=f"__f{i}" if ts.materialized else None, pool=i if ts.pooled else None)
+    trace = attach(ts.con, path, copy_as=f"__f{i}" if ts.materialized and not ts.pooled else None,
+                   pool=i if ts.pooled else None)
     if ts.materialized:
         ts.con.execute("DETACH nsys")
     ts.traces.append(trace)
