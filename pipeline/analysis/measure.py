@@ -217,14 +217,15 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
     """Times per occurrence, device and rank, and over all occurrences, from the window tables alone."""
     steps = {"window_unions", "name_times", "kernel_union", "occurrence_times", "occurrence_spans",
              "occurrence_totals", "device_times", "rank_times", "rank_union", "backwards_kernels"}
+    if window.backwards is not None:             # a shared window scanned for them once (sharing.py)
+        steps.remove("backwards_kernels")
     with progress.phase("measuring the window", con=con):
-        rows = chain.run(con, steps - window.made - ({"backwards_kernels"} if window.backwards is not None else set()),
-                         comm_class=comm_class)
+        rows = chain.run(con, steps - window.made, comm_class=comm_class)
     # worded here, over the occurrences analysed: a shared window holds other jobs' too
     warnings = list(window.warnings)
     if window.hosts > 1:
         warnings += hosts_warning(queries.run(con, "host_devices"))
-    warnings += backwards_warning(rows["backwards_kernels"] if window.backwards is None else window.backwards)
+    warnings += backwards_warning(rows.get("backwards_kernels", window.backwards or []))
     totals = rows["occurrence_totals"][0]
     assemble_occurrences(rows["occurrence_times"], rows["device_times"], rows["rank_times"], window.unattributed,
                          window.counts_per_process, warnings, totals)
