@@ -97,16 +97,19 @@ def _lazy_cluster() -> Iterator[tuple[Submit, Gather]]:
             remove_orphaned_spills()
 
 
+DASK_LOCAL_WORKERS = 2       # dask-local's worker processes: the cluster's size and the share of cores each takes
+
+
 def _start_cluster(stack: ExitStack) -> tuple[Submit, Gather]:
-    """A LocalCluster of 2 forked worker processes and its client, closed with `stack`."""
+    """A LocalCluster of DASK_LOCAL_WORKERS forked worker processes and its client, closed with `stack`."""
     import logging
     import dask
     from distributed import Client, LocalCluster, as_completed as dask_completed
     with interrupts.children_ignore_sigint(), dask.config.set(DASK_LOCAL_CONFIG):   # we stop them on Ctrl-C
-        set_worker_threads(_threads_each(2))                    # inherited by the forked workers, not kept here
+        set_worker_threads(_threads_each(DASK_LOCAL_WORKERS))   # inherited by the forked workers, not kept here
         try:
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR, memory_limit=0)
+            cluster = LocalCluster(n_workers=DASK_LOCAL_WORKERS, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR, memory_limit=0)
         finally:
             set_worker_threads(None)
     stack.enter_context(cluster)
