@@ -47,3 +47,17 @@ def test_as_name_times_over_every_kernel(open_export) -> None:
     assert con.execute("SELECT count(*) FROM classified").fetchone() == (5,)
     queries.run(con, "name_times")
     assert _per_name(con) == keyed
+
+
+def test_a_row_ending_before_it_starts_has_no_time(open_export) -> None:
+    """A bf16 GEMM of 100 ns and an fp32 one recorded ending 50 ns before it starts: summed as they were, fp32 had
+    -50 ns and bf16 a share of 100 / 50 = 200 % in `mfu inspect`'s precision table. The backwards row has no time:
+    bf16 100 %, fp32 0 %, its kernel still counted."""
+    from pipeline.trace.inspect import _precision
+    e = Export()
+    e.kernel(0, 100, P, 1, name="sm90_xmma_gemm_bf16bf16_bf16f32")
+    e.kernel(200, 150, P, 2, name="sm80_xmma_gemm_f32f32_f32f32")
+    con = open_export(e).con
+    queries.run(con, "inspect_read")
+    shares = {r["precision"]: (r["kernels"], r["kernel_ns"], r["share"]) for r in _precision(con)}
+    assert shares == {"bf16": (1, 100, 1.0), "fp32": (1, 0, 0.0)}

@@ -102,11 +102,12 @@ def _precision(con: Any) -> list[dict[str, Any]]:
     (zero-length rows, or rows ending before they start) suggest nothing either: there is no share to take."""
     chain.run(con, {"inspect_all_kernels", "classify", "inspect_name_times"}, **classify_params(load_rules()))
     rows = queries.run(con, "precision_times", names=1)
-    total = sum(r["sum_ns"] for r in rows)
+    times = [max(r["sum_ns"], 0) for r in rows]     # rows ending before they start summed below 0: no time
+    total = sum(times)
     if total <= 0:
         return []
-    return [{"precision": r["precision"], "kernel_ns": r["sum_ns"], "kernels": r["kernel_count"],
-             "share": r["sum_ns"] / total} for r in rows if r["precision"] != UNKNOWN]
+    return [{"precision": r["precision"], "kernel_ns": t, "kernels": r["kernel_count"], "share": t / total}
+            for r, t in zip(rows, times) if r["precision"] != UNKNOWN]
 
 
 def graph_mode(counts: dict[str, int]) -> str:
