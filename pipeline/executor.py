@@ -150,6 +150,12 @@ def _local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         for proc in procs:
             proc.join(timeout=10)
         ex.shutdown(wait=False, cancel_futures=True)
+        # Python 3.11's exit hook wakes each pool's manager thread, unguarded: if that thread is closing its wake-up
+        # pipe meanwhile, "Exception ignored ... Bad file descriptor" is printed after the run's last line. Once the
+        # manager has ended (its workers are stopped, so at once) there is nothing left to wake.
+        manager = getattr(ex, "_executor_manager_thread", None)           # no public handle either
+        if manager is not None:
+            manager.join(timeout=10)
         raise
     else:
         ex.shutdown(wait=True)
