@@ -98,6 +98,13 @@ def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
             tuple((name, tuple(values)) for name, values in sorted(classify_params.items())))
 
 
+def places(found: dict[str, Any]) -> bool:
+    """Whether a window places kernels in operators and parts of the step (operator_ranges.sql's counts): only where
+    there are some (an operator range, or more labels than the region's own); elsewhere the three sorts of the
+    placement would cost every run for nothing."""
+    return bool(found["operators"] > 0 or found["labels"] > 1)
+
+
 def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], several: bool = False,
                  counted: Callable[[list[dict[str, Any]]], dict[str, int]] | None = None,
                  placing: Callable[[bool], None] | None = None) -> Window:
@@ -131,10 +138,7 @@ def build_window(trace: Trace, region: Region, classify_params: dict[str, Any], 
     with progress.phase("attributing kernels to occurrences", con=trace.con):
         rows = chain.run(trace.con, steps, first=region.first, last=last, same_thread=attribution == "thread",
                          mode=attribution, **classify_params)
-    # kernels are placed in operators and parts of the step only where there are some (more labels than the
-    # region's own): elsewhere the three sorts of the placement would cost every run for nothing
-    found = rows["operator_ranges"][0]
-    place = found["operators"] > 0 or found["labels"] > 1
+    place = places(rows["operator_ranges"][0])
     if placing is not None:
         placing(place)
     queries.run(trace.con, "operator_work", coverage_classes=COVERAGE_CLASSES, place=place)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import interrupts
-from pipeline.analysis.measure import Window, build_window, prepare, process_counts
+from pipeline.analysis.measure import Window, build_window, places, prepare, process_counts
 from pipeline.job.config import Job
 from pipeline.trace import queries
 from pipeline.trace.open import RAW_TABLES
@@ -104,7 +104,7 @@ def _build(ts: TraceSet, job: Job, params: dict[str, Any],
     def placing(place: bool) -> None:
         """Every file's own window would place kernels in operators as this one does (merged_place.sql), or none:
         operator_work.sql's rows are then the files' rows summed, which counted_flops.sql sums anyway."""
-        mine = dict((r["file"], r["place"]) for r in queries.run(con, "merged_place"))
+        mine = {r["file"]: places(r) for r in queries.run(con, "merged_place")}
         if any(mine.get(i, False) != place for i in range(n)):
             raise NotAsOne("the files differ in whether kernels are placed in operators")
     window = build_window(trace, job.region, params, several=True, counted=counted, placing=placing)
