@@ -97,3 +97,26 @@ def test_big_files_are_not_small(files, monkeypatch):
         assert not merged.small(ts.paths)                       # together too big: held twice while built as one
     finally:
         ts.close()
+
+
+def test_a_failed_build_drops_its_copies(files, tmp_path, monkeypatch):
+    """With a cache each file keeps its own Parquet copy, and building as one copies the rows once more: when that
+    fails, the copies are dropped before the files are built one by one (they could hold MOST_BYTES)."""
+    from pipeline.analysis.classes import classify_params, load_rules
+    from pipeline.analysis.ranks import open_set
+    from pipeline.job.config import load_job
+    job = _job(files, "drop", ["rank0.sqlite", "rank2.sqlite"], {"name": "train_step"})
+    build = merged._build
+
+    def failing(ts, *args):
+        build(ts, *args)                        # the copies made (and the window built) ...
+        raise merged.NotAsOne("as if the files differed")   # ... then a failure
+    monkeypatch.setattr(merged, "_build", failing)
+    ts = open_set([files / "rank0.sqlite", files / "rank2.sqlite"], cache_dir=tmp_path / "cache")
+    try:
+        assert not ts.pooled
+        assert merged.build(ts, load_job(job), classify_params(load_rules()), ["a", "b"]) is None
+        left = ts.con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'raw%__all'").fetchall()
+        assert left == []
+    finally:
+        ts.close()

@@ -68,10 +68,14 @@ def build(ts: TraceSet, job: Job, params: dict[str, Any],
         return None
     try:
         with one_thread(ts.con):
-            return _build(ts, job, params, labels)
+            built = _build(ts, job, params, labels)
     except Exception:  # noqa: BLE001 - whatever failed here, building the files one by one says it as it should
         interrupts.reraise_if_pending()
-        return None
+        built = None
+    if built is None and not ts.pooled:   # the copies _build made (up to MOST_BYTES) are not held while one by one
+        for raw in RAW_TABLES:
+            ts.con.execute(f"DROP TABLE IF EXISTS {raw}__all")
+    return built
 
 
 def _build(ts: TraceSet, job: Job, params: dict[str, Any],
