@@ -7,20 +7,19 @@
 -- and classify_combine.sql numbers names by what they are, not by id. The counted FLOPs have no process key: the
 -- merged window's rows are the files' rows summed (merged_place.sql: the files all placed kernels, or none), which
 -- counted_flops.sql, their one reader once combined, sums anyway (every call's FLOPs are even, so its halves too).
+-- Rows are not sorted by file: rank_combine.sql and classify_combine.sql key them by (file, id) through joins.
 CREATE OR REPLACE TEMP TABLE all_ranges AS
 SELECT CAST(r.global_pid >> 48 AS INTEGER) AS file,
        r.* REPLACE ((r.global_pid & 281474976710655) | (CAST(k.host AS BIGINT) << 48) AS global_pid,
                     (r.global_tid & 281474976710655) | (CAST(k.host AS BIGINT) << 48) AS global_tid)
 FROM selected_ranges AS r
-JOIN merged_keys AS k ON k.file = r.global_pid >> 48
-ORDER BY file;
+JOIN merged_keys AS k ON k.file = r.global_pid >> 48;
 CREATE OR REPLACE TEMP TABLE all_classified AS
 SELECT CAST(c.global_pid >> 48 AS INTEGER) AS file,
        c.* REPLACE ((c.global_pid & 281474976710655) | (CAST(k.host AS BIGINT) << 48) AS global_pid,
                     c.device_id & 4294967295 AS device_id)
 FROM classified AS c
-JOIN merged_keys AS k ON k.file = c.global_pid >> 48
-ORDER BY file;
+JOIN merged_keys AS k ON k.file = c.global_pid >> 48;
 CREATE OR REPLACE TEMP TABLE all_kernel_names AS
 SELECT CAST(k.file AS INTEGER) AS file, n.*
 FROM merged_keys AS k, kernel_names AS n
