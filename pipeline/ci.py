@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from pipeline.compare import failure_kind
+from pipeline.gate import failure_kind
 from pipeline.report import render
 
 

@@ -111,9 +111,6 @@ METRICS: list[tuple[str, str, str, Getter, str, tuple[str, ...] | None]] = [
     ("num_gpus", "GPUs", "", lambda r: r["hardware"]["num_gpus"], "none", None),
     ("peak_tflops", "peak TFLOP/s per GPU", "TFLOP/s", lambda r: r["hardware"]["peak_tflops"], "none", None),
 ]
-# Gated figures and their per-occurrence samples (the one source: gate.step_samples).
-GATED: dict[str, Getter] = {"mfu_pct_wall": gate.mfu_samples,
-                            "step_time_median_s": lambda r: gate.step_samples(r)[1]}
 # The fields read by key, not by .get (a result lacking one of the others compares it as unknown): a result
 # without one is refused by name (exit 3), not failed on with a KeyError.
 READS = ("/job/name", "/job/config_sha256", "/trace/sha256", "/status", "/metrics/mfu_pct_wall",
@@ -222,7 +219,7 @@ def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] =
                for i, ((src, r), label) in enumerate(zip(inputs, labels))]
     rows = [_row(m, results, columns, baselines) for m in METRICS]
     for b in baselines[1:]:
-        bad = [f for f in columns[b]["figures"] if f["metric"] in GATED and f["comparable"] is False]
+        bad = [f for f in columns[b]["figures"] if f["metric"] in gate.GATED and f["comparable"] is False]
         if bad:
             raise UsageError(f"baseline {labels[b]} is not comparable with baseline {labels[baselines[0]]}: "
                              + "; ".join(bad[0]["reasons"]))
@@ -233,25 +230,18 @@ def compare(inputs: list[tuple[str, dict[str, Any]]], baselines: Sequence[int] =
         if c["available"]:
             c["waterfall_svg"] = f"what-changed-{n}.svg"
     gates = ([] if max_regression_pct is None else
-             _gates(rows, columns, results, baselines, max_regression_pct, strict, allow_incomparable))
+             gate.judge(rows, columns, results, baselines, max_regression_pct, strict, allow_incomparable))
     return {"baseline": labels[baselines[0]], "baselines": [labels[b] for b in baselines],
             "max_regression_pct": max_regression_pct, "alpha": gate.ALPHA, "min_samples": gate.MIN_SAMPLES,
             "strict": strict, "allow_incomparable": allow_incomparable, "columns": columns,
             "scope": [{"name": n, "values": [_text(_input_value(n, r)) for r in results]} for n in SHOWN],
-            "rows": rows, "changes": changes, "gates": gates, "passed": all(g["passed"] for g in gates), "gate": gate_word(gates)}
+            "rows": rows, "changes": changes, "gates": gates, "passed": all(g["passed"] for g in gates),
+            "gate": gate.gate_word(gates)}
 
 
 def changes_of(base: dict[str, Any], r: dict[str, Any], step_figure: dict[str, Any]) -> dict[str, Any]:
     """What changed in `r` against the baseline (changes.decompose), where its step time is comparable."""
     return changes.decompose(base, r, step_figure["reasons"] if step_figure["comparable"] is False else [])
-
-
-def gate_word(gates: list[dict[str, Any]]) -> str:
-    """The gate in one word for stdout and the pages: 'FAILED', 'undecided' (none failed but one had too few
-    samples to test: not failed without --strict, yet nothing showed it within the limit), 'passed', or 'none'."""
-    outcomes = {g["outcome"] for g in gates}
-    return "none" if not gates else "FAILED" if "fail" in outcomes else "undecided" if "undecided" in outcomes \
-        else "passed"
 
 
 def _input_value(name: str, r: dict[str, Any]) -> Any:
@@ -390,72 +380,3 @@ def _row(metric: tuple, results: list[dict], columns: list[dict], baselines: Seq
     comparable = [next(f["comparable"] for f in c["figures"] if f["metric"] == key) for c in columns]
     return {"metric": key, "label": label, "unit": unit, "better": better, "values": values,
             "reference": ref, "deltas": deltas, "comparable": comparable}
-
-
-def _gates(rows: list[dict], columns: list[dict], results: list[dict], baselines: Sequence[int], limit: float,
-           strict: bool, allow: bool) -> list[dict[str, Any]]:
-    """Per non-baseline column and gated figure: pass, fail or undecided, with the reason."""
-    out = []
-    for row in (r for r in rows if r["metric"] in GATED):
-        samples = GATED[row["metric"]]
-        pooled = [v for b in baselines for v in samples(results[b])]
-        base_values = [row["values"][b] for b in baselines]
-        for i, col in enumerate(columns):
-            if i in baselines:
-                continue
-            fig = next(f for f in col["figures"] if f["metric"] == row["metric"])
-            d = row["deltas"][i]
-            change = None if d is None else d["pct"]
-            entry = {"column": col["label"], "job_file": col["job_file"], "metric": row["metric"],
-                     "label": row["label"], "better": row["better"], "baseline": row["reference"],
-                     "value": row["values"][i], "change_pct": change, "verdict": gate.verdict(change, row["better"]),
-                     "limit_pct": limit, "comparable": fig["comparable"], "reasons": fig["reasons"],
-                     "samples": {"field": col["samples"]["field"], "n_value": len(samples(results[i])),
-                                 "n_baseline": len(pooled)},
-                     "baseline_runs": len(baselines), "run_to_run_pct": _spread(base_values, row["reference"]),
-                     "test": None}
-            out.append(_judge(entry, samples(results[i]), pooled, base_values, strict, allow))
-    return out
-
-
-def _spread(values: list[Any], ref: Any) -> float | None:
-    """Largest deviation of a baseline run from the reference, in percent; None with one baseline."""
-    if len(values) < 2 or ref in (None, 0) or any(v is None for v in values):
-        return None
-    return max(abs(v - ref) for v in values) / abs(ref) * 100.0
-
-
-def _judge(e: dict[str, Any], x: list[float], y: list[float], base_values: list[Any], strict: bool,
-           allow: bool) -> dict[str, Any]:
-    if e["comparable"] is False and not allow:
-        e.update(outcome="fail", detail="not comparable with the baseline: " + "; ".join(e["reasons"])
-                 + " (--allow-incomparable gates it anyway)")
-    elif e["change_pct"] is None:
-        e.update(outcome="fail", detail="no value to compare" + (": " + "; ".join(e["reasons"]) if e["reasons"]
-                                                                   else ""))
-    else:
-        d = gate.decide(e["change_pct"], e["better"], e["limit_pct"], x, y, strict, value=e["value"],
-                        base_values=base_values)
-        e.update(outcome=d["outcome"], test=d["test"], detail=gate.describe(e, d))
-        if e["comparable"] is False:
-            e["detail"] += "; gated although not comparable (--allow-incomparable): " + "; ".join(e["reasons"])
-    e["passed"] = e["outcome"] != "fail"
-    return e
-
-
-def failure_kind(g: dict[str, Any], allow_incomparable: bool) -> str:
-    """What a failed gated figure is: 'not comparable' (refused, nothing measured) or 'regression'.
-    The one word for the log line and the JUnit failure's type."""
-    return "not comparable" if g["comparable"] is False and not allow_incomparable else "regression"
-
-
-def gate_lines(doc: dict[str, Any]) -> list[str]:
-    """Failing and undecided figures, for stderr in CI logs (same names, signs and words as compare.md)."""
-    return [f"{failure_kind(g, doc['allow_incomparable']) if g['outcome'] == 'fail' else 'undecided'}: "
-            f"{g['column']} {g['label']}: "
-            f"{_g(g['value'])} vs baseline {_g(g['baseline'])} — {g['detail']}"
-            for g in doc["gates"] if g["outcome"] != "pass"]
-
-
-def _g(v: float | None) -> str:
-    return "—" if v is None else f"{v:.6g}"

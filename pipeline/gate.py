@@ -15,7 +15,7 @@ range the baseline runs span is never called a regression.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -240,3 +240,86 @@ def describe(e: dict[str, Any], d: dict[str, Any]) -> str:
     if d["reason"] == "clear":
         return head + f": statistically clear ({stat} < {t['alpha']:g})"
     return head + f", but not statistically clear ({stat} ≥ {t['alpha']:g})"
+
+
+# The figures `mfu compare` gates and their per-occurrence samples (the one source: step_samples).
+GATED: dict[str, Callable[[dict[str, Any]], list[float]]] = {
+    "mfu_pct_wall": mfu_samples, "step_time_median_s": lambda r: step_samples(r)[1]}
+
+
+def gate_word(gates: list[dict[str, Any]]) -> str:
+    """The gate in one word for stdout and the pages: 'FAILED', 'undecided' (none failed but one had too few
+    samples to test: not failed without --strict, yet nothing showed it within the limit), 'passed', or 'none'."""
+    outcomes = {g["outcome"] for g in gates}
+    return "none" if not gates else "FAILED" if "fail" in outcomes else "undecided" if "undecided" in outcomes \
+        else "passed"
+
+
+def judge(rows: list[dict], columns: list[dict], results: list[dict], baselines: Sequence[int], limit: float,
+          strict: bool, allow: bool) -> list[dict[str, Any]]:
+    """Per non-baseline column and gated figure of `mfu compare` (compare.json's rows and columns): pass, fail or
+    undecided, with the reason."""
+    out = []
+    for row in (r for r in rows if r["metric"] in GATED):
+        samples = GATED[row["metric"]]
+        pooled = [v for b in baselines for v in samples(results[b])]
+        base_values = [row["values"][b] for b in baselines]
+        for i, col in enumerate(columns):
+            if i in baselines:
+                continue
+            fig = next(f for f in col["figures"] if f["metric"] == row["metric"])
+            d = row["deltas"][i]
+            change = None if d is None else d["pct"]
+            entry = {"column": col["label"], "job_file": col["job_file"], "metric": row["metric"],
+                     "label": row["label"], "better": row["better"], "baseline": row["reference"],
+                     "value": row["values"][i], "change_pct": change, "verdict": verdict(change, row["better"]),
+                     "limit_pct": limit, "comparable": fig["comparable"], "reasons": fig["reasons"],
+                     "samples": {"field": col["samples"]["field"], "n_value": len(samples(results[i])),
+                                 "n_baseline": len(pooled)},
+                     "baseline_runs": len(baselines), "run_to_run_pct": _spread(base_values, row["reference"]),
+                     "test": None}
+            out.append(_judge(entry, samples(results[i]), pooled, base_values, strict, allow))
+    return out
+
+
+def _spread(values: list[Any], ref: Any) -> float | None:
+    """Largest deviation of a baseline run from the reference, in percent; None with one baseline."""
+    if len(values) < 2 or ref in (None, 0) or any(v is None for v in values):
+        return None
+    return max(abs(v - ref) for v in values) / abs(ref) * 100.0
+
+
+def _judge(e: dict[str, Any], x: list[float], y: list[float], base_values: list[Any], strict: bool,
+           allow: bool) -> dict[str, Any]:
+    if e["comparable"] is False and not allow:
+        e.update(outcome="fail", detail="not comparable with the baseline: " + "; ".join(e["reasons"])
+                 + " (--allow-incomparable gates it anyway)")
+    elif e["change_pct"] is None:
+        e.update(outcome="fail", detail="no value to compare" + (": " + "; ".join(e["reasons"]) if e["reasons"]
+                                                                   else ""))
+    else:
+        d = decide(e["change_pct"], e["better"], e["limit_pct"], x, y, strict, value=e["value"],
+                        base_values=base_values)
+        e.update(outcome=d["outcome"], test=d["test"], detail=describe(e, d))
+        if e["comparable"] is False:
+            e["detail"] += "; gated although not comparable (--allow-incomparable): " + "; ".join(e["reasons"])
+    e["passed"] = e["outcome"] != "fail"
+    return e
+
+
+def failure_kind(g: dict[str, Any], allow_incomparable: bool) -> str:
+    """What a failed gated figure is: 'not comparable' (refused, nothing measured) or 'regression'.
+    The one word for the log line and the JUnit failure's type."""
+    return "not comparable" if g["comparable"] is False and not allow_incomparable else "regression"
+
+
+def gate_lines(doc: dict[str, Any]) -> list[str]:
+    """Failing and undecided figures, for stderr in CI logs (same names, signs and words as compare.md)."""
+    return [f"{failure_kind(g, doc['allow_incomparable']) if g['outcome'] == 'fail' else 'undecided'}: "
+            f"{g['column']} {g['label']}: "
+            f"{_g(g['value'])} vs baseline {_g(g['baseline'])} — {g['detail']}"
+            for g in doc["gates"] if g["outcome"] != "pass"]
+
+
+def _g(v: float | None) -> str:
+    return "—" if v is None else f"{v:.6g}"

@@ -109,7 +109,8 @@ def _pct(v: float | None) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pipeline.compare import compare, gate_lines, gather
+    from pipeline.compare import compare, gather
+    from pipeline.gate import gate_lines
     from pipeline.report.render import render_all, write_files
     from pipeline import ci
     args.out = locations.folder(args.out, "--out")
