@@ -20,7 +20,8 @@ Phases (each second counts in exactly one: a timer nested in another takes its t
   other        the rest: result assembly, checks, glue
 Each statement is timed too (statement_s: "file#n table", wall and CPU seconds of the whole process, its
 rows' fetching and a unions file's numpy pass included), so a phase's time can be traced to the statement
-that takes it under load as well (CPU), e.g. attribute_launch.sql's launch and kernel statements.
+that takes it under load as well (CPU), e.g. attribute_launch.sql's launch and kernel statements;
+job_statement_s has those run inside the jobs (a batch's per-job part), every one, summed over the jobs.
 SQL files are timed by name (sql_s); a name not listed below counts in the phase of the
 function that ran it (attribution inside build_window, analyses elsewhere), so a renamed or
 new query lands in a sensible phase. Functions are wrapped by name wherever a module bound
@@ -71,6 +72,7 @@ JOB = [("pipeline.run", "run_to_folder"), ("pipeline.run", "run_job")]   # the o
 totals: dict[str, dict[str, float]] = {k: defaultdict(float) for k in ("process", "shared", "per_job")}
 sql_s: dict[str, float] = defaultdict(float)
 statement_s: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])      # "file#n table" -> [wall, CPU]
+job_statement_s: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # the same, inside the jobs only
 last_intervals = ["?"]                     # the unions file whose rows were fetched last (timed_intervals)
 job_s: list[float] = []
 stack: list[list] = []                 # [phase, start, seconds taken by nested timers]
@@ -137,9 +139,15 @@ def timed_statements(executed):
             try:
                 yield item
             finally:
-                statement_s[key][0] += time.perf_counter() - wall
-                statement_s[key][1] += time.process_time() - cpu
+                _count(key, time.perf_counter() - wall, time.process_time() - cpu)
     return wrapper
+
+
+def _count(key: str, wall: float, cpu: float) -> None:
+    """A statement's time, in statement_s and, when a job's own, in job_statement_s too."""
+    for times in (statement_s, job_statement_s) if _where() == "per_job" else (statement_s,):
+        times[key][0] += wall
+        times[key][1] += cpu
 
 
 def timed_intervals(intervals):
@@ -152,8 +160,7 @@ def timed_intervals(intervals):
         try:
             return intervals(con, query, params)
         finally:
-            statement_s[key][0] += time.perf_counter() - wall
-            statement_s[key][1] += time.process_time() - cpu
+            _count(key, time.perf_counter() - wall, time.process_time() - cpu)
     return wrapper
 
 
@@ -164,8 +171,7 @@ def timed_pass(fn):
         try:
             return fn(*args, **kwargs)
         finally:
-            statement_s[last_intervals[0]][0] += time.perf_counter() - wall
-            statement_s[last_intervals[0]][1] += time.process_time() - cpu
+            _count(last_intervals[0], time.perf_counter() - wall, time.process_time() - cpu)
     return wrapper
 
 
@@ -213,7 +219,8 @@ def main(argv: list[str]) -> None:
         for k, v in t.items():
             phases[k] += v
     print(json.dumps({"total_s": total, "phases_s": dict(phases), "sql_s": dict(sql_s),
-                      "statement_s": {k: v for k, v in statement_s.items() if max(v) >= 0.01}, "jobs": len(job_s),
+                      "statement_s": {k: v for k, v in statement_s.items() if max(v) >= 0.01},
+                      "job_statement_s": dict(job_statement_s), "jobs": len(job_s),
                       "job_s": job_s, **{f"{k}_s": dict(v) for k, v in totals.items()}}))
 
 
