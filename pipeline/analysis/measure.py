@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -28,6 +28,9 @@ from pipeline.job.config import Region
 from pipeline import progress
 from pipeline.errors import ResultWarning, TraceError
 from pipeline.trace.open import Trace, memory_limit
+
+if TYPE_CHECKING:
+    from pipeline.trace.unions import Sorted    # numpy: imported where unions are computed (trace/queries.py)
 
 NS = 1_000_000_000
 # Kernel classes whose time counted FLOPs should cover (operator_work.sql, issue #31): matrix products and attention.
@@ -50,6 +53,19 @@ class Measurement:
     # over all selected occurrences at once (occurrence_totals.sql): unions, so overlap counts once
     totals: dict[str, Any] = field(default_factory=dict)
     made: frozenset[str] = frozenset()     # Window.made: what a shared window made for every job (sharing.py)
+    rows: SortedRows | None = None         # Window.rows
+
+
+@dataclass(frozen=True, eq=False)
+class SortedRows:
+    """A shared window's rows as window_unions.sql fetched and sorted them once (sharing.py), from which a job's
+    timeline takes its step's rows (timeline.py) instead of scanning the window again. Read-only: a deep copy
+    (SharedWindow.analyse copies a job's results for a job selecting the same steps) shares it."""
+
+    sorted: Sorted
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SortedRows:
+        return self
 
 
 def prepare(trace: Trace) -> None:
@@ -89,6 +105,7 @@ class Window:
     hosts: int = 1
     # backwards_kernels.sql's rows (per occurrence), when a shared window ran it once for its jobs (sharing.py)
     backwards: list[dict[str, Any]] | None = None
+    rows: SortedRows | None = None         # the window's rows sorted once, when shared by several jobs (sharing.py)
 
 
 def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
@@ -242,7 +259,7 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
         r["union_ns"] = union.get((r["occurrence"], r["global_pid"]), 0)
     used = sorted({d["device_id"] for d in rows["device_times"]})
     return Measurement(window.attribution, window.first, window.last, rows["occurrence_times"], rows["rank_times"],
-                       used, window.counts_per_process, warnings, totals, window.made)
+                       used, window.counts_per_process, warnings, totals, window.made, window.rows)
 
 
 def _refuse_threadless(trace: Trace, region: Region, counts: list[dict[str, Any]]) -> None:

@@ -9,7 +9,8 @@ one sort of the whole window (trace/unions.py `cut`), their times per kernel nam
 pass (name_times.sql), their steps' parts from the window's steps cut once (step_share.sql): a job
 cuts only the steps of its own that come out otherwise (step_redo.sql: its last, whose step is its
 wall, and one another occurrence's work ran into), their rows that end before they start from one
-scan (backwards_kernels.sql, per occurrence); jobs selecting the same occurrences (other
+scan (backwards_kernels.sql, per occurrence), their timeline step's rows from window_unions' sort
+(measure.SortedRows, timeline.py); jobs selecting the same occurrences (other
 models or GPUs on the same steps) are analysed once (SharedWindow.analyse). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
@@ -25,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pipeline.analysis import classes, ranks
-from pipeline.analysis.measure import SHARED_MADE, Window, MissingOccurrences, build_inputs, occurrence_range
+from pipeline.analysis.measure import (SHARED_MADE, MissingOccurrences, SortedRows, Window, build_inputs,
+                                      occurrence_range)
 from pipeline.job.config import FigureRow, Job, Region
 from pipeline.trace import chain, queries
 
@@ -91,7 +93,8 @@ class SharedWindow:
         queries.store_cut(self.ts.con, "comm_unions", self.comms, first, last)
         own = replace(window, first=first, last=last, made=SHARED_MADE,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last},
-                      backwards=[r for r in window.backwards or [] if first <= r["occurrence"] <= last])
+                      backwards=[r for r in window.backwards or [] if first <= r["occurrence"] <= last],
+                      rows=SortedRows(self.unions))
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
 

@@ -91,6 +91,17 @@ def store_cut(con: duckdb.DuckDBPyConnection, query: str, done: unions.Sorted, f
     _store(con, spec[0], unions.cut(done, first, last))
 
 
+def store_given(con: duckdb.DuckDBPyConnection, query: str, rows: dict[str, Any]) -> None:
+    """The table a `-- unions:` or `-- islands:` file creates, from `rows` (the columns its last statement
+    selects) given by the caller instead of fetched: a shared window's job takes them from rows sorted once
+    (unions.occurrence_rows), where its own query would scan the window again."""
+    from pipeline.trace import unions
+    recorded.not_replayable(query)
+    spec = union_spec(query)
+    assert spec is not None, f"{query}.sql declares no unions"
+    _store(con, spec[0], (unions.compute if spec[2] == "unions" else unions.islands)(rows, spec[1]))
+
+
 def _intervals(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any]) -> dict[str, Any]:
     """A unions (or islands) file run: its last statement's rows as numpy arrays, the others executed.
 

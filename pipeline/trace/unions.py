@@ -248,6 +248,21 @@ def cut(done: Sorted, first: int, last: int) -> dict[str, np.ndarray]:
     return _table(parts)
 
 
+def occurrence_rows(done: Sorted, occurrence: int, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The rows of one occurrence as the sorted query returned them (start_ns, end_ns and the key `columns`),
+    in start order: a job of a shared window takes them here rather than scanning the window's rows again
+    (analysis/timeline.py: its median step's 80 k rows of a 2 M-row window, about 3 ms against 40)."""
+    w = done.window
+    distinct, code = w.codes[done.by]
+    at = int(np.searchsorted(distinct, occurrence))
+    rows = np.flatnonzero(code == at) if at < len(distinct) and distinct[at] == occurrence else np.zeros(0, np.int64)
+    out = {"start_ns": _ns(w.s[rows], w.low), "end_ns": _ns(w.e[rows], w.low)}
+    for c in columns:
+        values, codes = w.codes[c]
+        out[c] = values[codes[rows]]
+    return out
+
+
 def _by_start(rows: dict[str, np.ndarray], groupings: list[Grouping], also: str | None = None) -> _Window:
     """The rows in start order as a _Window, with codes of the key columns (and of `also`); each
     column is popped. Any order among equal starts: no figure depends on it.
