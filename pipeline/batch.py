@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, TextIO
@@ -142,7 +143,8 @@ def _run_sharing(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule] 
         except Exception:  # noqa: BLE001 - each job then builds its own window and meets its own error there
             interrupts.reraise_if_pending()
     try:
-        return [_job_row(job, out_root, shared=ts, window=window) for job in jobs]
+        with window.serving() if window is not None else nullcontext():
+            return [_job_row(job, out_root, shared=ts, window=window) for job in jobs]
     finally:
         if window is not None:
             window.close()

@@ -152,6 +152,32 @@ def test_rows_ending_before_they_start_are_looked_for_once_per_shared_window(job
     assert asked.count("backwards_kernels") == 1 and asked.count("window_cut") == 3
 
 
+def test_the_jobs_of_a_shared_window_are_analysed_on_one_thread(jobs, alone, tmp_path, monkeypatch):
+    """A job's own statements on a shared window are small (SharedWindow.serving): one DuckDB thread while the jobs
+    run, the connection's own count again for the window's build before and its close after."""
+    _, files = jobs
+    files = [files[0], files[1], files[5]]                     # 1-3, 2-5, 5-8: one window
+    by_itself, folder = alone(files)
+    seen: dict[str, list[int]] = {"build": [], "analyse": [], "close": []}
+
+    def threads(con) -> int:
+        return int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+    real_build, real_analyse, real_close = sharing.build, ranks.analyse_set, sharing.SharedWindow.close
+
+    def build(ts, *a):
+        seen["build"].append(threads(ts.con))
+        return real_build(ts, *a)
+    monkeypatch.setattr(sharing, "build", build)
+    monkeypatch.setattr(ranks, "analyse_set", lambda ts, *a: seen["analyse"].append(threads(ts.con)) or real_analyse(ts, *a))
+    monkeypatch.setattr(sharing.SharedWindow, "close",
+                        lambda self: seen["close"].append(threads(self.ts.con)) or real_close(self))
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
+    own = seen["build"][0]
+    assert own > 1, "the test needs a connection with more than one thread"
+    assert seen == {"build": [own], "analyse": [1, 1, 1], "close": [own]}
+
+
 def _key(folder: Path, trace: Path, name: str = "k", **over):
     job = load_checked(write(folder, name, trace, 1, 2, **over))
     return sharing.key(job, class_rules(job))
