@@ -2,6 +2,6 @@
 
 import sys
 
-from pipeline.cli import main
+from pipeline.cli import console
 
-sys.exit(main())
+sys.exit(console())
