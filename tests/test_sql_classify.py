@@ -333,3 +333,24 @@ def test_a_broken_job_pattern_is_a_located_config_error(bad):
     with pytest.raises(ConfigError) as exc:
         load_rules([{"class": "x", "pattern": bad}])
     assert exc.value.problems[0].pointer == "/analysis/kernel_classes/0/pattern"
+
+
+def test_name_classes_give_each_short_name_id_every_class_its_name_has():
+    """name_classes (operator_work.sql's lookup by id): per short-name id, the classes kernel_names gives that id's
+    name string, as operator_work's join on the spelled name gave them. A generic short name (Kernel2) judged by two
+    demangled names has both classes; a kernel without a name is '[unnamed kernel]' under id -1; a graph row has none."""
+    strings = ["gemm_a", "Kernel2", "void cutlass::Kernel2<sgemm_128x128>(T1::Params)", "void cutlass::Kernel2<x>(P)",
+               "relu_kernel"]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE raw_strings (id BIGINT, value VARCHAR)")
+    con.executemany("INSERT INTO raw_strings VALUES (?, ?)", list(enumerate(strings, start=1)))
+    con.execute("CREATE TABLE attributed (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, stream_id BIGINT, "
+                "name_id BIGINT, start_ns BIGINT, end_ns BIGINT, graph_id BIGINT, detail_id BIGINT, comm_key UBIGINT)")
+    con.executemany("INSERT INTO attributed VALUES (1, 7, 0, 7, ?, ?, ?, ?, ?, NULL)",
+                    [(1, 0, 5, None, None), (2, 10, 15, None, 3), (2, 20, 25, None, 4), (5, 30, 35, None, None),
+                     (None, 40, 45, None, None), (None, 50, 55, 9, None)])
+    con.execute("CREATE TABLE attributed_memops (occurrence BIGINT, global_pid BIGINT, device_id BIGINT, "
+                "stream_id BIGINT, name VARCHAR, start_ns BIGINT, end_ns BIGINT)")
+    queries.run(con, "classify", **classify_params([Rule("gemm", "gemm")], NO_PRECISIONS))
+    got = sorted(con.execute("SELECT name_key, class FROM name_classes").fetchall())
+    assert got == [(-1, "other"), (1, "gemm"), (2, "gemm"), (2, "other"), (5, "other")]

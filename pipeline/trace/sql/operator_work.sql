@@ -1,4 +1,4 @@
--- reads: operator_ranges, label_spans, attributed, kernel_names, raw_strings
+-- reads: operator_ranges, label_spans, attributed, name_classes
 -- creates: operator_work
 -- The window's one table of counted FLOPs (issue #31), kept with it (kept_window.py, window_share.sql,
 -- rank_collect.sql): operator_ranges.sql's leaves by occurrence, operator, shapes, label, pass and status,
@@ -17,19 +17,16 @@
 -- joins stream them). Kernels are then grouped once (grouped) for the three kinds of rows.
 -- Its launch's start and thread are the ones attribute_launch.sql kept with it (the launch table is not
 -- read again); under window attribution there are none, and no kernel is placed. A kernel's class is its
--- name's, as classify.sql gave it (kernel_names: the class depends on the name alone); gemm_ns sums the
+-- name's, as classify.sql gave it (kernel_names: the class depends on the name alone), looked up by the
+-- short-name id in name_classes (classify.sql); gemm_ns sums the
 -- kernels of $coverage_classes. $place false (measure.build_window: no operator range and no named range
 -- but the region's) places nothing: the table is then empty.
 CREATE OR REPLACE TEMP TABLE operator_work AS
-WITH classes AS (
-    SELECT DISTINCT name, class FROM kernel_names WHERE kind = 'kernel'
-),
-kernels AS (
+WITH kernels AS (
     SELECT a.occurrence, a.launch_tid AS global_tid, a.launch_ns, a.end_ns - a.start_ns AS dur_ns,
            list_contains($coverage_classes, c.class) AS coverage_class
     FROM attributed AS a
-    LEFT JOIN raw_strings AS s ON s.id = a.name_id
-    LEFT JOIN classes AS c ON c.name = coalesce(s.value, '[unnamed kernel]')
+    LEFT JOIN name_classes AS c ON c.name_key = coalesce(a.name_id, -1)
     WHERE $place AND a.graph_id IS NULL
 ),
 op_spans AS (

@@ -1,4 +1,4 @@
--- reads: attributed, launched, comm_launches, nccl_ranges, unlaunched, negative_kernels, candidate_launches, range_buckets, attributed_memops, kernel_copies, memop_copies
+-- reads: attributed, launched, comm_launches, nccl_ranges, unlaunched, negative_kernels, candidate_launches, range_buckets, attributed_memops, kernel_copies, memop_copies, name_classes
 -- creates: -
 -- The end of building a window (measure.build_window): what only the build read goes, so the
 -- memory DuckDB holds through the analyses is the window the analyses read (selected_ranges,
@@ -16,6 +16,7 @@ DROP TABLE IF EXISTS range_buckets;
 DROP TABLE IF EXISTS attributed_memops;
 DROP TABLE IF EXISTS kernel_copies;
 DROP TABLE IF EXISTS memop_copies;
+DROP TABLE IF EXISTS name_classes;
 -- Re-setting DuckDB's memory limit to the value it has ($memory_limit, trace/open.py) makes it
 -- hand the memory of what was dropped back to the system now, not after the next big query:
 -- at 8 M kernels the process goes from 0.63 to 0.30 GB before the union pass allocates.
