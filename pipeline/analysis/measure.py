@@ -106,6 +106,13 @@ class Window:
     # backwards_kernels.sql's rows (per occurrence), when a shared window ran it once for its jobs (sharing.py)
     backwards: list[dict[str, Any]] | None = None
     rows: SortedRows | None = None         # the window's rows sorted once, when shared by several jobs (sharing.py)
+    # a shared window's per-occurrence rows of OCCURRENCE_ROWS, cut per job (sharing.py): `analyse` takes them here
+    occurrence_rows: dict[str, list[dict[str, Any]]] | None = None
+
+
+# Analyses whose rows are per occurrence, the same whichever others were selected: a shared window runs them once
+# (sharing.py) and each job takes its occurrences' rows; its occurrence_times from the window's (occurrence_cut.sql).
+OCCURRENCE_ROWS = ("device_times", "rank_times", "rank_union")
 
 
 def build_inputs(region: Region, classify_params: dict[str, Any]) -> tuple:
@@ -240,8 +247,14 @@ def analyse(con: duckdb.DuckDBPyConnection, window: Window, comm_class: str) -> 
              "occurrence_totals", "device_times", "rank_times", "rank_union", "backwards_kernels"}
     if window.backwards is not None:             # a shared window scanned for them once (sharing.py)
         steps.remove("backwards_kernels")
+    shared = window.occurrence_rows
     with progress.phase("measuring the window", con=con):
+        if shared is not None:
+            steps -= {"kernel_union", "occurrence_times", *OCCURRENCE_ROWS}
+            cut = queries.run(con, "occurrence_cut", first=window.first, last=window.last)
         rows = chain.run(con, steps - window.made, comm_class=comm_class)
+    if shared is not None:                       # copies: the rows are filled in below
+        rows.update({name: [dict(r) for r in shared[name]] for name in OCCURRENCE_ROWS}, occurrence_times=cut)
     # worded here, over the occurrences analysed: a shared window holds other jobs' too
     warnings = list(window.warnings)
     if window.hosts > 1:

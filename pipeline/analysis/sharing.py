@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pipeline.analysis import classes, merged, ranks
-from pipeline.analysis.measure import (SHARED_MADE, MissingOccurrences, SortedRows, Window, build_inputs,
-                                      occurrence_range)
+from pipeline.analysis.measure import (OCCURRENCE_ROWS, SHARED_MADE, MissingOccurrences, SortedRows, Window,
+                                      build_inputs, occurrence_range)
 from pipeline.job.config import FigureRow, Job, Region
 from pipeline.trace import chain, queries
 
@@ -95,7 +95,10 @@ class SharedWindow:
         own = replace(window, first=first, last=last, made=SHARED_MADE,
                       unattributed={k: u for k, u in window.unattributed.items() if first <= k <= last},
                       backwards=[r for r in window.backwards or [] if first <= r["occurrence"] <= last],
-                      rows=SortedRows(self.unions))
+                      rows=SortedRows(self.unions),
+                      occurrence_rows=None if window.occurrence_rows is None else {
+                          name: [r for r in found if first <= r["occurrence"] <= last]
+                          for name, found in window.occurrence_rows.items()})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
 
@@ -145,7 +148,9 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
     unions = queries.sort_unions(ts.con, "window_unions", "occurrence", comm_class=classes.COMM_CLASS)
     comms = queries.sort_unions(ts.con, "comm_unions", "occurrence", comm_class=classes.COMM_CLASS)
     _share_steps(ts, built.window, unions)
-    built = replace(built, window=replace(built.window, backwards=queries.run(ts.con, "backwards_kernels")))
+    per = {name: queries.run(ts.con, name) for name in OCCURRENCE_ROWS}      # the whole window's, as _share_steps left it
+    built = replace(built, window=replace(built.window, backwards=queries.run(ts.con, "backwards_kernels"),
+                                          occurrence_rows=per))
     queries.run(ts.con, "name_times")
     queries.run(ts.con, "window_share")
     return SharedWindow(ts, built, unions, comms)

@@ -1,4 +1,4 @@
--- reads: shared_ranges, shared_classified, shared_name_times, shared_operator_work, shared_step_unions, shared_step_times, shared_step_spills
+-- reads: shared_ranges, shared_classified, shared_name_times, shared_operator_work, shared_step_unions, shared_step_times, shared_step_spills, shared_occurrence_times
 -- creates: -
 -- End a shared window (window_share.sql, step_share.sql): its views, tables and bounds (window_cut.sql) go, and
 -- the tables its jobs' steps were cut with (step_redo.sql), so the next job on the connection builds its own
@@ -14,6 +14,7 @@ DROP TABLE IF EXISTS shared_operator_work;
 DROP TABLE IF EXISTS shared_step_unions;
 DROP TABLE IF EXISTS shared_step_times;
 DROP TABLE IF EXISTS shared_step_spills;
+DROP TABLE IF EXISTS shared_occurrence_times;
 DROP VIEW IF EXISTS step_rows;
 DROP TABLE IF EXISTS step_redo_rows;
 DROP TABLE IF EXISTS step_targets;
