@@ -310,6 +310,24 @@ def test_mfu_ends_with_its_objects_frozen_out_of_the_collector(monkeypatch):
             gc.unfreeze()                        # this test process goes on collecting
 
 
+def test_a_cold_run_imports_no_module_it_does_not_use(synth_trace, tmp_path):
+    """A cold `mfu run` spends its start-up on modules it uses: difflib only names close GPUs or presets for a name
+    it does not know (2 ms), numpy.ma only answered np.unique whether an array was masked (10-15 ms)."""
+    trace, _ = synth_trace()
+    path = job(tmp_path, trace)
+    text = path.read_text(encoding="utf-8").replace("flops_per_step: 2.0e+13", "preset: llama-3-8b")
+    path.write_text(text.replace("seq_len: 2048", "seq_len: 128").replace("global_batch: 8", "global_batch: 1"),
+                    encoding="utf-8")
+    script = ("import sys\n"
+              "from pipeline.cli import main\n"
+              "code = main(['run', '--no-cache', '--out', sys.argv[1], sys.argv[2]])\n"
+              "print(code, [m for m in ('difflib', 'numpy.ma', 'numpy') if m in sys.modules])\n")
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out"), str(path)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
+    assert done.stdout.split("\n")[-2] == "0 ['numpy']", done.stdout + done.stderr
+
+
 def test_flops_architecture_flags_reproduce_semantics_11(capsys):
     code, out, _ = run_cli(capsys, "flops", "--hidden", 4096, "--layers", 32, "--heads", 32, "--ffn", 16384,
                            "--mlp", "gelu", "--attention", "full", "--no-lm-head", "--seq-len", 8192,

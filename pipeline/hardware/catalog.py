@@ -7,7 +7,6 @@ cannot reach an MFU denominator. Detection and peak choice live in hardware/dete
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -84,6 +83,7 @@ class Catalog:
         typed = _letters_digits(name)
         holding = [e.key for e in self.entries.values() if len(typed) >= 2
                    and any(typed in _letters_digits(a) for a in (e.key, e.display_name, *e.names))]
+        import difflib                      # a name not in the catalog only: 2 ms of every run's start-up else
         alike = difflib.get_close_matches(_norm(name), list(self._index), n=len(self._index), cutoff=0.5)
         return list(dict.fromkeys(holding + [k for alias in alike for k in self._index[alias]]))[:n]
 

@@ -8,7 +8,6 @@ schemas/model.schema.json and turns numeric strings into exact integers.
 
 from __future__ import annotations
 
-import difflib
 import re
 from decimal import Decimal
 from functools import lru_cache
@@ -48,6 +47,7 @@ def resolve_model(model: Mapping[str, Any]) -> dict:
     if name is not None:
         table = presets()
         if name not in table:
+            import difflib                  # an unknown preset only: 2 ms of every run's start-up else
             close = difflib.get_close_matches(str(name), table, n=3, cutoff=0.4)
             hint = f"did you mean {', '.join(close)}?" if close else "`mfu models` lists the presets"
             raise ConfigError([Problem(message=f"unknown model preset {name!r}",
