@@ -5,12 +5,13 @@ classification) is the part of a job that reads the trace; analysing it reads on
 window tables. Jobs on one trace file whose build reads the same inputs (`key`) get one
 window over every occurrence any of them selects (the earliest first .. the latest last),
 and each job analyses the rows of its own occurrences (window_cut.sql), their unions cut from
-one sort of the whole window (trace/unions.py `cut`), their times per kernel name from one
-pass (name_times.sql), their steps' parts from the window's steps cut once (step_share.sql): a job
-cuts only the steps of its own that come out otherwise (step_redo.sql: its last, whose step is its
-wall, and one another occurrence's work ran into), their rows that end before they start from one
-scan (backwards_kernels.sql, per occurrence), their timeline step's rows from window_unions' sort
-(measure.SortedRows, timeline.py); jobs selecting the same occurrences (other
+one sort of the whole window (trace/unions.py `cut`), their times per kernel name from one pass
+(name_times.sql), their steps' parts from the window's steps cut once
+(step_share.sql): a job cuts only the steps of its own that come out otherwise (step_redo.sql: its
+last, whose step is its wall, and one another occurrence's work ran into), their rows that end before
+they start from one scan (backwards_kernels.sql, per occurrence), their timeline step's rows from
+window_unions' sort (measure.SortedRows, timeline.py), their figures per occurrence, device and rank
+from the window's (occurrence_cut.sql, measure.OCCURRENCE_ROWS); jobs selecting the same occurrences (other
 models or GPUs on the same steps) are analysed once (SharedWindow.analyse). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
