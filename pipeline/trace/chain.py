@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import duckdb
@@ -27,9 +26,8 @@ from pipeline.trace import queries
 @cache
 def header(name: str) -> tuple[frozenset[str], frozenset[str]]:
     """(reads, creates) declared by `name`.sql; a file without both lines is a bug in the package."""
-    text = (resources.files("pipeline.trace") / "sql" / f"{name}.sql").read_text(encoding="utf-8")
     found: dict[str, frozenset[str]] = {}
-    for line in text.splitlines()[:2]:
+    for line in queries.sql_text(name).splitlines()[:2]:
         key, _, names = line.removeprefix("--").partition(":")
         found[key.strip()] = frozenset(n.strip() for n in names.split(",") if n.strip() not in ("", "-"))
     if set(found) != {"reads", "creates"}:
