@@ -9,7 +9,8 @@ erased when the phase ends, so the output that follows is the same as without it
 
 Shown only when `configure(True)` was called: the command line does that when stderr is a terminal, not
 under `--format json` and not in CI (the CI variable set), unless --progress / --no-progress says otherwise
-(cli/__init__.py). Worker processes never draw (executor.py): the command's own process counts their files.
+(cli/__init__.py). Worker processes never draw (executor.py), nor does a thread other than the main one: the
+command's own process counts their files.
 
 Why DuckDB's own progress and no library: the long phases are single DuckDB statements, and only DuckDB
 knows how far one is (`query_progress()`, which it keeps current when its progress bar is enabled, with the
@@ -73,9 +74,11 @@ def _query_share(con: Any) -> str | None:
 @contextlib.contextmanager
 def phase(name: str, total: int | None = None, unit: str = "", con: Any = None) -> Iterator[Phase]:
     """A phase of long work; `con`, a DuckDB connection whose statements make up the phase (their progress
-    is shown). Does nothing visible unless progress is on."""
+    is shown). Does nothing visible unless progress is on, and nothing outside the main thread: a task on another
+    thread draws no line over the command's (a dask-local worker runs its tasks on a thread, in a process forked
+    from the command with its setting; a long file's phases drew over the command's line)."""
     p = Phase(name, total, unit, con)
-    if not _on[0]:
+    if not _on[0] or threading.current_thread() is not threading.main_thread():
         yield p
         return
     if con is not None:

@@ -11,6 +11,7 @@ import os
 import pty
 import select
 import sys
+import threading
 
 import pytest
 
@@ -104,4 +105,19 @@ def test_nothing_is_drawn_when_off(terminal) -> None:
     progress.configure(False)
     with progress.phase("trace files", total=2, unit="files") as files:
         files.advance(2)
+    assert drawn() == ""
+
+
+def test_a_phase_outside_the_main_thread_draws_nothing(terminal) -> None:
+    """A dask-local worker is forked from the command, progress on, and runs each task on a thread of its own: a
+    long file's phases there drew over the command's line. Only the main thread draws."""
+    drawn = terminal()
+    progress.configure(True)
+
+    def task() -> None:
+        with progress.phase("attributing kernels to occurrences"):
+            pass
+    thread = threading.Thread(target=task)
+    thread.start()
+    thread.join()
     assert drawn() == ""
