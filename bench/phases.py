@@ -28,6 +28,8 @@ new query lands in a sensible phase. Functions are wrapped by name wherever a mo
 them; a name that no longer exists is skipped (its time then counts in the enclosing phase),
 so the benchmark keeps running while the code moves. A batch runs in this process: pass -j 1.
   python bench/phases.py --no-cache --out DIR JOB.yaml [JOB.yaml ...]
+  python bench/phases.py inspect TRACE     `mfu inspect`'s statements (issue 34: its CPU against a cold run's);
+                                            its text comes first, then the JSON line; its SQL counts as analyses
 """
 
 from __future__ import annotations
@@ -208,7 +210,7 @@ def main(argv: list[str]) -> None:
         patch(module, name, "<job>")
     totals["process"]["startup"] = time.perf_counter() - START
     try:
-        pipeline.cli.main(["run", *argv])
+        pipeline.cli.main(argv if argv[:1] == ["inspect"] else ["run", *argv])
     except SystemExit:
         pass
     total = time.perf_counter() - START
