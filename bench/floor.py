@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.trace.open import connect, literal
+from pipeline.trace.open import literal
+from pipeline.trace.connection import connect
 
 
 def main(trace: str, query: str = "floor.sql") -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:                  # imported where a pool starts: a one-worker 
 
 from pipeline import interrupts, nopandas, progress
 from pipeline.errors import UsageError
-from pipeline.trace.open import remove_orphaned_spills, set_worker_threads
+from pipeline.trace.connection import remove_orphaned_spills, set_worker_threads
 
 Submit = Callable[..., Any]                       # submit(fn, *args) -> a future
 Gather = Callable[[Iterable[Any]], Iterator[Any]]  # results in completion order
@@ -122,7 +122,7 @@ def _start_cluster(stack: ExitStack) -> tuple[Submit, Gather]:
 # which made dask-local 1.8x the CPU of `-j 2` on 8 rank files (bench/RESULTS.md); forked, 0.4 s.
 # Its housekeeping runs less often: the event loops' 20 ms tick (a watchdog that only logs a blocked loop), the
 # system monitor's 0.5 s samples and the stack profiler (both for a dashboard mfu does not start), and no memory
-# limit (the nanny's 0.1 s polls; DuckDB keeps its own, trace/open.py). Idle, these took 0.13 CPU s per second
+# limit (the nanny's 0.1 s polls; DuckDB keeps its own, trace/connection.py). Idle, these took 0.13 CPU s per second
 # over the parent and two workers, 0.03 after; a 64-file job runs long enough on a loaded machine that they were
 # most of dask-local's extra CPU (bench/RESULTS.md).
 DASK_LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "fork", "distributed.worker.profile.enabled": False,

@@ -58,7 +58,7 @@ import duckdb
 
 from pipeline import changes, compare, gate
 from pipeline.trace import queries
-from pipeline.trace.open import duckdb_connect
+from pipeline.trace.connection import duckdb_connect
 from pipeline.report import publish, render
 from pipeline.errors import ExitCode, UsageError, io_reason
 

@@ -55,7 +55,7 @@ def _raise(signum: int, frame: Any) -> None:
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """A signal that comes inside the block raises Interrupted only once the block is left, so that what it makes
-    and removes again (trace/open.py's temp folder for the scanner) is never left half done: an exception inside
+    and removes again (trace/connection.py's temp folder for the scanner) is never left half done: an exception inside
     mkdtemp or rmtree left the folder behind. Blocking the signal would not do: a process-directed signal then
     reaches another thread (DuckDB's), and Python runs the handler in the main thread all the same."""
     _deferring[0] += 1

@@ -11,7 +11,7 @@ import pytest
 from nsys_export import Export
 from pipeline.trace import queries
 from pipeline.trace.synth import SynthSpec, generate
-from pipeline.trace import open as trace_open
+from pipeline.trace import connection as trace_connection
 from pipeline.trace.open import Trace, open_trace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,14 +48,14 @@ def _duckdb_threads_per_worker():
     DuckDB threads per statement, spent about a fifth more CPU on the same runs (issue #35)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
     if workers > 1:
-        trace_open.set_worker_threads(max(1, (os.cpu_count() or 1) // workers))
+        trace_connection.set_worker_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 @pytest.fixture
 def every_core(monkeypatch):
     """DuckDB's own default, every core, as a command run alone gets it: for tests of the thread counts, and of
     results that must not depend on the order threads finish in (which one thread cannot show)."""
-    monkeypatch.setattr(trace_open, "_worker_threads", [None])
+    monkeypatch.setattr(trace_connection, "_worker_threads", [None])
 
 
 @pytest.fixture(autouse=True)

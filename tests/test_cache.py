@@ -16,7 +16,8 @@ from clock import past_change_time
 from pipeline.trace import cache
 from pipeline.job.config import load_job
 from pipeline.run import run_job
-from pipeline.trace.open import Trace, connect
+from pipeline.trace.open import Trace
+from pipeline.trace.connection import connect
 from pipeline.trace.synth import SynthSpec, generate
 
 FIGURES = ("occurrences", "ranks", "totals", "metrics", "warnings", "trace")

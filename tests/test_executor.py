@@ -277,7 +277,7 @@ def test_only_our_own_dask_workers_get_the_pandas_block(monkeypatch):
 
 
 def _duckdb_threads() -> int:
-    from pipeline.trace.open import connect
+    from pipeline.trace.connection import connect
     con = connect()
     try:
         return int(con.execute("SELECT current_setting('threads')").fetchone()[0])

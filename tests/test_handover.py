@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from pipeline.trace import handover
-from pipeline.trace.open import connect
+from pipeline.trace.connection import connect
 
 ROWS = [  # (i, small, d, b, n, s, t): NULLs in an integer and a string column, repeated strings, an empty one
     (1, 7, 0.5, True, None, "gemm", "x"),

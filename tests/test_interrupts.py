@@ -181,7 +181,7 @@ def test_ctrl_c_in_a_run_in_this_process_removes_its_spill_folder(synth_trace, t
     folder is made where DuckDB makes it and the Ctrl-C arrives while the report is written."""
     from pipeline import interrupts
     from pipeline.cli import main
-    from pipeline.trace.open import SPILL_PREFIX
+    from pipeline.trace.connection import SPILL_PREFIX
     trace, _ = synth_trace()
     job = tmp_path / "job.yaml"
     job.write_text(JOB.format(name="inline", trace=trace))
@@ -270,16 +270,16 @@ def test_ctrl_c_while_the_scanners_folder_is_removed_leaves_no_folder(tmp_path, 
     """1 run in 40 of the multi-file Ctrl-C test left an mfu-duckdb-ext-* folder: the signal raised inside the
     scanner's temp-folder removal. Here it comes just as the removal starts; it is raised once the folder is gone."""
     from pipeline import interrupts
-    from pipeline.trace import open as trace_open
+    from pipeline.trace import connection as trace_connection
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     real_rmtree = shutil.rmtree
 
     def signalled_rmtree(path, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)      # the handler runs here, before the folder is removed
         real_rmtree(path, **kwargs)
-    monkeypatch.setattr(trace_open.shutil, "rmtree", signalled_rmtree)
+    monkeypatch.setattr(trace_connection.shutil, "rmtree", signalled_rmtree)
     with interrupts.handled(), pytest.raises(interrupts.Interrupted):
-        with trace_open.loadable_scanner() as link:
+        with trace_connection.loadable_scanner() as link:
             assert link.parent.is_dir()
     assert list(tmp_path.iterdir()) == []
 

@@ -106,14 +106,14 @@ def test_under_a_memory_limit_threads_share_one_malloc_arena():
 def test_duckdb_takes_half_the_address_space_left_under_a_limit():
     """DuckDB took 512 MB as its own under a 400 MB limit, then failed to allocate, or aborted on std::bad_alloc
     in a thread of its own (issue 33): under a limit its memory is half of what the process has left."""
-    body = ("from pipeline.trace.open import memory_limit\n"
+    body = ("from pipeline.trace.connection import memory_limit\n"
             "left = (1 << 30) - vm(); print(memory_limit(), min(512, max(16, left >> 21)))\n")
     done = subprocess.run([sys.executable, "-c", _address_space_script(body, gigabytes=1)], capture_output=True,
                           text=True, timeout=60)
     said, expected = done.stdout.split()
     assert said.endswith("MB") and abs(int(said[:-2]) - int(expected)) <= 1 and 256 < int(expected) < 512, \
         done.stdout + done.stderr                                      # 1 MB: a page allocated between the two reads
-    from pipeline.trace.open import MEMORY_LIMIT, memory_limit
+    from pipeline.trace.connection import MEMORY_LIMIT, memory_limit
     assert memory_limit() == MEMORY_LIMIT                             # no limit here: the fixed one
 
 
@@ -121,7 +121,7 @@ def test_too_little_address_space_for_duckdb_is_refused_before_it_opens():
     """With 34 MB of a `ulimit -v` left, DuckDB loaded its SQLite scanner and the process crashed (SIGSEGV) at
     once; with less, it crashed closing the connection. Neither can be caught: connect() refuses first."""
     body = ("import duckdb\n"
-            "from pipeline.trace.open import connect\n"
+            "from pipeline.trace.connection import connect\n"
             "soft = vm() + (40 << 20); resource.setrlimit(resource.RLIMIT_AS, (soft, soft))\n"
             "try: connect()\n"
             "except MemoryError as exc: print('refused:', exc)\n")

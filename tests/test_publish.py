@@ -394,7 +394,7 @@ def test_two_runs_of_two_jobs_each_sharing_out_cache_and_history_all_appear(synt
     """Issue 33: two runs with different jobs into one --out left an index missing one of them. Each run records
     its jobs and rebuilds the index from every record on disk under the folder's lock, so whichever writes last
     lists all four; the shared cache and history lose nothing either."""
-    from pipeline.trace.open import duckdb_connect
+    from pipeline.trace.connection import duckdb_connect
     trace, _ = synth_trace()
     jobs = []
     for name in ("a1", "a2", "b1", "b2"):

@@ -1,4 +1,4 @@
-"""Nothing tries the network at run time (issue 33): every DuckDB connection is made by open.duckdb_connect, with
+"""Nothing tries the network at run time (issue 33): every DuckDB connection is made by connection.duckdb_connect, with
 extension autoloading and autoinstalling off. A `--history` file holding SQLite made DuckDB download its scanner
 and create ~/.duckdb."""
 
@@ -28,5 +28,5 @@ def test_every_connection_is_made_by_the_one_helper():
     made = [f"{p.relative_to(PACKAGE)}:{n}" for p in PACKAGE.rglob("*.py")
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             if re.search(r"duckdb\.connect\(", line)]
-    assert made == ["trace/open.py:" + str(next(n for n, line in enumerate(
-        (PACKAGE / "trace/open.py").read_text(encoding="utf-8").splitlines(), 1) if "return duckdb.connect(" in line))]
+    assert made == ["trace/connection.py:" + str(next(n for n, line in enumerate(
+        (PACKAGE / "trace/connection.py").read_text(encoding="utf-8").splitlines(), 1) if "return duckdb.connect(" in line))]

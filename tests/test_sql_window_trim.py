@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from pipeline.trace import queries
-from pipeline.trace.open import MEMORY_LIMIT, connect
+from pipeline.trace.connection import MEMORY_LIMIT, connect
 
 BUILT = ("selected_ranges", "range_buckets", "attributed", "launched", "unlaunched", "attributed_memops", "classified",
          "kernel_names", "kernel_copies", "memop_copies")

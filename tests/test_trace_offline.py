@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from nsys_export import Export, gpid, gtid
-from pipeline.trace.open import connect, loadable_scanner, sqlite_extension_path
+from pipeline.trace.connection import connect, loadable_scanner, sqlite_extension_path
 
 REPO = Path(__file__).resolve().parents[1]
 UNREACHABLE = "http://127.0.0.1:9"

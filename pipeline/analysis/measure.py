@@ -27,7 +27,8 @@ from pipeline.trace.discovery import CAPTURE
 from pipeline.job.config import Region
 from pipeline import progress
 from pipeline.errors import ResultWarning, TraceError
-from pipeline.trace.open import Trace, memory_limit
+from pipeline.trace.open import Trace
+from pipeline.trace.connection import memory_limit
 
 if TYPE_CHECKING:
     from pipeline.trace.unions import Sorted    # numpy: imported where unions are computed (trace/queries.py)

@@ -35,7 +35,8 @@ from pipeline.trace import cache
 from pipeline.trace import chain, files, queries
 from pipeline.job.config import FigureRow, Job
 from pipeline.analysis.measure import Measurement, Window, analyse, build_window, occurrence_range_of, prepare
-from pipeline.trace.open import RAW_TABLES, Trace, attach, connect, pool_tables
+from pipeline.trace.open import RAW_TABLES, Trace, attach, pool_tables
+from pipeline.trace.connection import connect
 
 T = TypeVar("T")
 

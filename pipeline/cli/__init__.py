@@ -167,7 +167,7 @@ def _stdout_to_devnull() -> None:
 def _interrupted(exc: BaseException) -> int:
     """Ctrl-C (exit 130) or SIGTERM (143): one line, no traceback; cleanup already ran on the way out,
     but for DuckDB's spill folder, which an interrupted query can leave behind."""
-    from pipeline.trace.open import remove_orphaned_spills
+    from pipeline.trace.connection import remove_orphaned_spills
     remove_orphaned_spills(own=True)
     signal_exc = interrupts.pending() or (exc if isinstance(exc, interrupts.Interrupted) else None)
     code = signal_exc.exit_code if signal_exc else 130

@@ -20,7 +20,7 @@ from pipeline.job.documents import remember
 
 @lru_cache(maxsize=1)
 def _con() -> duckdb.DuckDBPyConnection:
-    from pipeline.trace.open import duckdb_connect
+    from pipeline.trace.connection import duckdb_connect
     return duckdb_connect()
 
 

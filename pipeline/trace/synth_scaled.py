@@ -19,7 +19,8 @@ from pathlib import Path
 from pipeline import progress
 from pipeline.trace import queries
 from pipeline.trace.synth import COMPUTE_NAMES, HOST, NCCL_NAME, SynthSpec, Tables, write_export
-from pipeline.trace.open import connect, literal
+from pipeline.trace.open import literal
+from pipeline.trace.connection import connect
 
 # Kernels written per statement: DuckDB held about 60 MB per 0.3 M kernels written by one INSERT
 # into SQLite, so one statement for an 8 M-kernel trace passed the connection's 512 MB cap (out of

@@ -5,7 +5,7 @@
 -- (discovery_active.sql) read this one definition, so both see the same windows (docs/figures.md §3).
 -- GPU work is every row of table `kernel_tbl` (views.sql `kernels`: kernel rows and whole CUDA graph
 -- launch rows, or inspect's one read of it, kernel_rows) and every memory copy and set. A macro (every
--- connection defines it, open.py connect()): it reads raw_memcpy, raw_memset and `kernel_tbl` when called.
+-- connection defines it, connection.py connect()): it reads raw_memcpy, raw_memset and `kernel_tbl` when called.
 -- A row without a process id (an export whose tables lack globalPid) is the process's when the trace's GPU
 -- rows name exactly one process, and process key 0 (pid 0) when they name none; with several, nothing says
 -- whose it is and it is left out, as window attribution leaves it out (attribute_window.sql).

@@ -1,6 +1,6 @@
 -- reads: -
 -- creates: overlapping_ranges, name_matches, time_buckets, range_group, numbered_key, numbered_label
--- Macros every connection defines (pipeline/trace/open.py connect()).
+-- Macros every connection defines (pipeline/trace/connection.py connect()).
 
 -- Rows of table (or CTE) `tbl` (with start_ns and end_ns) paired with each selected range they
 -- overlap in time (start before the range's end, end after its start), each pair once, whatever

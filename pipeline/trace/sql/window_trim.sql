@@ -17,7 +17,7 @@ DROP TABLE IF EXISTS attributed_memops;
 DROP TABLE IF EXISTS kernel_copies;
 DROP TABLE IF EXISTS memop_copies;
 DROP TABLE IF EXISTS name_classes;
--- Re-setting DuckDB's memory limit to the value it has ($memory_limit, trace/open.py) makes it
+-- Re-setting DuckDB's memory limit to the value it has ($memory_limit, trace/connection.py) makes it
 -- hand the memory of what was dropped back to the system now, not after the next big query:
 -- at 8 M kernels the process goes from 0.63 to 0.30 GB before the union pass allocates.
 SET memory_limit = $memory_limit;
