@@ -325,3 +325,24 @@ def test_a_device_shared_by_hosts_in_another_jobs_occurrence_stays_with_that_job
     warned = _warned_together_as_alone(a, b, tmp_path, "devices_of_several_hosts", ["ok", "ok"])
     assert warned["b"] == []
     assert [m.split(";")[0] for m in warned["a"]] == ["device(s) 0 ran kernels of processes on 2 hosts of one file"]
+
+
+def test_a_shared_windows_jobs_take_their_occurrence_rows_and_timeline_from_the_window(jobs, alone, tmp_path,
+                                                                                        monkeypatch):
+    """The window's figures per occurrence, device and rank are computed once and cut per job (occurrence_cut.sql,
+    measure.OCCURRENCE_ROWS), and each job's timeline step comes from the window's sorted rows
+    (timeline._step_from_sorted), not from queries of its own; the reports as alone. Without this the comparisons
+    above pass as well when a job falls back to its own queries, so they would not show the cut path is right."""
+    _, files = jobs
+    files = [files[0], files[1], files[5]]                     # 1-3, 2-5, 5-8: one window
+    by_itself, folder = alone(files)
+    asked: list[str] = []
+    real = queries.run
+    monkeypatch.setattr(queries, "run", lambda con, name, /, **kw: asked.append(name) or real(con, name, **kw))
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    _same_reports(rows, by_itself, tmp_path / "together", folder)
+    assert asked.count("occurrence_cut") == 3 and asked.count("timeline") == 3
+    assert {name: asked.count(name) for name in ("kernel_union", "occurrence_times", "device_times", "rank_times",
+                                                 "rank_union", "timeline_islands", "timeline_busy")} == \
+        {"kernel_union": 1, "occurrence_times": 1, "device_times": 1, "rank_times": 1, "rank_union": 1,
+         "timeline_islands": 0, "timeline_busy": 0}
