@@ -1,5 +1,5 @@
 """DuckDB's spill folder: capped memory spills under the system temp folder, never beside the
-trace, and folders of killed processes are cleared (trace/open.py)."""
+trace, and folders of killed processes are cleared (trace/connection.py)."""
 
 from __future__ import annotations
 
