@@ -299,7 +299,7 @@ def _judge(e: dict[str, Any], x: list[float], y: list[float], base_values: list[
                                                                    else ""))
     else:
         d = decide(e["change_pct"], e["better"], e["limit_pct"], x, y, strict, value=e["value"],
-                        base_values=base_values)
+                   base_values=base_values)
         e.update(outcome=d["outcome"], test=d["test"], detail=describe(e, d))
         if e["comparable"] is False:
             e["detail"] += "; gated although not comparable (--allow-incomparable): " + "; ".join(e["reasons"])
