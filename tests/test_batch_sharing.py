@@ -7,8 +7,11 @@ Every job's result.json must equal, byte for byte, the one it gets when run on i
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -346,3 +349,29 @@ def test_a_shared_windows_jobs_take_their_occurrence_rows_and_timeline_from_the_
                                                  "rank_union", "timeline_islands", "timeline_busy")} == \
         {"kernel_union": 1, "occurrence_times": 1, "device_times": 1, "rank_times": 1, "rank_union": 1,
          "timeline_islands": 0, "timeline_busy": 0}
+
+
+def test_a_job_whose_own_window_places_no_kernels_is_not_placed_by_another_jobs_occurrence(synth_trace, tmp_path):
+    """Kernels are placed in operators only where a window has an operator range or a label besides the region's
+    (measure.places). A named range inside occurrence 1 alone made the shared window 1-3 place the kernels of the
+    job 2-3 too, whose own window places none: its counted FLOPs' GEMM coverage said 4 occurrences and their GEMM
+    time outside any counted operator where alone it says none (seen on a real capture, jsun-012's Forward)."""
+    trace, _ = synth_trace(steps=4, ranks=1, kernels_per_step=20)
+    copy = tmp_path / "trace.sqlite"
+    shutil.copyfile(trace, copy)
+    with contextlib.closing(sqlite3.connect(copy)) as con, con:
+        con.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'aten::%'")       # no operator range: nothing placed
+        con.execute("INSERT INTO StringIds VALUES ((SELECT max(id) + 1 FROM StringIds), 'data loading')")
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, domainId) "
+                    "SELECT start + 10, start + 20, eventType, (SELECT max(id) FROM StringIds), globalTid, domainId "
+                    "FROM NVTX_EVENTS WHERE textId = (SELECT id FROM StringIds WHERE value = 'train_step') "
+                    "ORDER BY start LIMIT 1")
+    files = [write(tmp_path, "first", copy, 1, 3, hardware={"num_gpus": 1}),
+             write(tmp_path, "later", copy, 2, 3, hardware={"num_gpus": 1})]
+    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
+    by_itself = _alone(files, tmp_path / "alone")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    _same_reports(rows, by_itself, tmp_path / "together", tmp_path / "alone")
+    counted = [json.loads((tmp_path / "together" / n / "result.json").read_text())["counted_flops"]
+               for n in ("first", "later")]
+    assert counted[0]["occurrences"] == 3 and counted[1]["occurrences"] == 0      # the case the test is about

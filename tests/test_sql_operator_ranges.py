@@ -25,6 +25,15 @@ def test_labels_hold_where_the_innermost_named_range_or_the_forward_of_a_node_do
         (T1, 40000, 100000, "step", False), (T2, 60000, 70000, "mlp", True), (T2, 71000, 80000, "attention", True)]
 
 
+def test_each_occurrence_keeps_the_counts_placement_is_decided_from(open_export) -> None:
+    """occurrence_places: per occurrence, its operator ranges and distinct labels (the test above's), from which a
+    shared window's job decides placement over its own occurrences as the last row decides it over the window's."""
+    trace = open_export(operator_export())
+    _leaves(trace)
+    assert trace.con.execute("SELECT occurrence, operators, labels FROM occurrence_places").fetchall() == [
+        (1, 8, ["attention", "mlp", "step"])]                       # the 8 leaves of the next test
+
+
 def test_elements_moved_follow_from_the_shapes(open_export) -> None:
     trace = open_export(operator_export())
     _leaves(trace)

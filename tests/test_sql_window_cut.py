@@ -27,9 +27,9 @@ def _seen(con) -> tuple:
 
 def test_each_cut_shows_its_occurrences_only():
     con = _shared()
-    queries.run(con, "window_cut", first=2, last=4)
+    queries.run(con, "window_cut", first=2, last=4, place=True)
     assert _seen(con) == ((6, 2, 4), (9, 2, 4), (3, 2, 4), (12, 2, 4))
-    queries.run(con, "window_cut", first=6, last=6)                    # the next job: its own rows, not 2..6
+    queries.run(con, "window_cut", first=6, last=6, place=True)       # the next job: its own rows, not 2..6
     assert _seen(con) == ((2, 6, 6), (3, 6, 6), (1, 6, 6), (4, 6, 6))
     assert con.execute("SELECT count(*) FROM shared_classified").fetchone() == (18,)     # the shared rows stay
 
@@ -37,7 +37,7 @@ def test_each_cut_shows_its_occurrences_only():
 def test_each_scan_filters_by_the_bounds_itself():
     """The bounds reach the table scan as constants (no join with a bounds table for every row)."""
     con = _shared()
-    queries.run(con, "window_cut", first=2, last=4)
+    queries.run(con, "window_cut", first=2, last=4, place=True)
     plan = con.execute("EXPLAIN SELECT count(*) FROM classified").fetchall()[0][1]
     assert "occurrence>=2" in plan.replace(" ", "") and "occurrence<=4" in plan.replace(" ", "")
     assert "JOIN" not in plan
@@ -45,5 +45,15 @@ def test_each_scan_filters_by_the_bounds_itself():
 
 def test_a_cut_of_no_rows_is_empty_not_an_error():
     con = _shared()
-    queries.run(con, "window_cut", first=7, last=9)
+    queries.run(con, "window_cut", first=7, last=9, place=True)
     assert _seen(con) == ((0, None, None),) * 4
+
+
+def test_a_job_whose_own_window_places_no_kernels_sees_no_operator_work():
+    """The window placed kernels in operators for some job's occurrences; a job whose own window would not (place
+    false, SharedWindow.cut) sees operator_work empty, as operator_work.sql leaves it then, and its other rows."""
+    con = _shared()
+    queries.run(con, "window_cut", first=2, last=4, place=False)
+    assert _seen(con) == ((6, 2, 4), (9, 2, 4), (3, 2, 4), (0, None, None))
+    queries.run(con, "window_cut", first=2, last=4, place=True)      # the next job's own decision, not this one's
+    assert _seen(con)[3] == (12, 2, 4)

@@ -11,7 +11,8 @@ one sort of the whole window (trace/unions.py `cut`), their times per kernel nam
 last, whose step is its wall, and one another occurrence's work ran into), their rows that end before
 they start from one scan (backwards_kernels.sql, per occurrence), their timeline step's rows from
 window_unions' sort (measure.SortedRows, timeline.py), their figures per occurrence, device and rank
-from the window's (occurrence_cut.sql, measure.OCCURRENCE_ROWS); jobs selecting the same occurrences (other
+from the window's (occurrence_cut.sql, measure.OCCURRENCE_ROWS), whether its kernels are placed in operators
+from its occurrences' counts (SharedWindow.places_kernels); jobs selecting the same occurrences (other
 models or GPUs on the same steps) are analysed once (SharedWindow.analyse). Occurrences are
 numbered per process over every matching range, whatever the selection, and an occurrence's
 rows do not depend on which others were selected (tests/test_shared_window.py): each job's
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.analysis import classes, merged, ranks
 from pipeline.analysis.measure import (OCCURRENCE_ROWS, SHARED_MADE, MissingOccurrences, SortedRows, Window,
-                                      build_inputs, occurrence_range)
+                                      build_inputs, occurrence_range, places)
 from pipeline.job.config import FigureRow, Job, Region
 from pipeline.trace import chain, queries
 
@@ -84,13 +85,14 @@ class SharedWindow:
     built: ranks.SetWindow
     unions: Sorted                         # window_unions.sql's intervals, sorted once for every job
     comms: Sorted                          # comm_unions.sql's
+    places: dict[int, dict[str, Any]]      # per occurrence, its operator ranges and labels (window_share.sql)
     done: dict[tuple[int, int, str], tuple[ranks.SetMeasurement, dict[str, Any]]] = field(default_factory=dict)
 
     def cut(self, job: Job) -> ranks.SetWindow:
         """The job's own window: its occurrences checked as its own build would, their rows as the window tables."""
         window = self.built.window
         first, last = occurrence_range(self.ts.traces[0], job.region, window.counts_per_process)
-        queries.run(self.ts.con, "window_cut", first=first, last=last)
+        queries.run(self.ts.con, "window_cut", first=first, last=last, place=self.places_kernels(first, last))
         queries.store_cut(self.ts.con, "window_unions", self.unions, first, last)
         queries.store_cut(self.ts.con, "comm_unions", self.comms, first, last)
         own = replace(window, first=first, last=last, made=SHARED_MADE,
@@ -102,6 +104,14 @@ class SharedWindow:
                           for name, found in window.occurrence_rows.items()})
         label = job.file_label(self.ts.paths[0])
         return replace(self.built, window=own, files=[{**self.built.files[0], "label": label}], labels=[label])
+
+    def places_kernels(self, first: int, last: int) -> bool:
+        """Whether the job's own window over first..last would place kernels in operators (measure.places, from
+        its occurrences' counts): the window decided it over every job's occurrences, and one occurrence's operator
+        range or second label placed the kernels of every job, which alone had none (counted FLOPs' coverage)."""
+        mine = [p for k, p in self.places.items() if first <= k <= last]
+        return places({"operators": sum(p["operators"] for p in mine),
+                       "labels": len({label for p in mine for label in p["labels"] or []})})
 
     def analyse(self, built: ranks.SetWindow,
                 figures: list[FigureRow]) -> tuple[ranks.SetMeasurement, dict[str, Any]]:
@@ -153,8 +163,8 @@ def build(ts: ranks.TraceSet, jobs: list[Job], rules: list[classes.Rule]) -> Sha
     built = replace(built, window=replace(built.window, backwards=queries.run(ts.con, "backwards_kernels"),
                                           occurrence_rows=per))
     queries.run(ts.con, "name_times")
-    queries.run(ts.con, "window_share")
-    return SharedWindow(ts, built, unions, comms)
+    placed = {r["occurrence"]: r for r in queries.run(ts.con, "window_share")}
+    return SharedWindow(ts, built, unions, comms, placed)
 
 
 def _share_steps(ts: ranks.TraceSet, window: Window, unions: Sorted) -> None:

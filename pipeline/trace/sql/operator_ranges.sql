@@ -1,5 +1,5 @@
 -- reads: ranges, range_buckets, overlapping_ranges
--- creates: operator_inside, label_spans, operator_ranges
+-- creates: operator_inside, label_spans, operator_ranges, occurrence_places
 -- FLOPs counted from the shapes PyTorch records in operator range names (issue #31):
 -- `torch.autograd.profiler.emit_nvtx(record_shapes=True)` names each operator's range
 --   aten::mm, seq = 10290, op_id = 88690, sizes = [[2048, 768], [768, 3072]], input_op_ids = [...]
@@ -184,5 +184,15 @@ JOIN node_of AS n USING (occurrence, global_tid, start_ns, end_ns)
 JOIN segment_of AS g USING (occurrence, global_tid, start_ns, end_ns);
 
 DROP TABLE operator_inside;
+
+-- The last statement's two counts per occurrence, its operator ranges and its distinct labels, for a window shared
+-- by several jobs (analysis/sharing.py): each job decides from its own occurrences' whether its own window would
+-- place kernels (measure.places), which the window's counts over every job's occurrences do not say.
+CREATE OR REPLACE TEMP TABLE occurrence_places AS
+SELECT occurrence, sum(operator) AS operators, list(DISTINCT label ORDER BY label) FILTER (label IS NOT NULL) AS labels
+FROM (SELECT occurrence, 1 AS operator, CAST(NULL AS VARCHAR) AS label FROM operator_ranges
+      UNION ALL
+      SELECT occurrence, 0, label FROM label_spans)
+GROUP BY occurrence;
 
 SELECT (SELECT count(*) FROM operator_ranges) AS operators, (SELECT count(DISTINCT label) FROM label_spans) AS labels

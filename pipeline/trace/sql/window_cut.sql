@@ -9,9 +9,12 @@
 -- (tests/test_shared_window.py), so these are the rows the job's own window holds. `unlaunched`
 -- is not cut: whether a kernel was launched by a selected launch depends on the selection; its
 -- one reader, unattributed.sql, ran on the shared window, its rows kept per occurrence
--- (measure.Window.unattributed).
+-- (measure.Window.unattributed). Nor is whether kernels are placed in operators (measure.places): the
+-- window decides it over every job's occurrences, a job's own window over its own; $place is the job's
+-- (SharedWindow.cut), and where it is false the job's operator_work is empty, as operator_work.sql leaves it.
 SET VARIABLE first_occurrence = $first;
 SET VARIABLE last_occurrence = $last;
+SET VARIABLE place_operators = $place;
 CREATE OR REPLACE TEMP VIEW selected_ranges AS
 SELECT * FROM shared_ranges
 WHERE occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');
@@ -23,4 +26,5 @@ SELECT * FROM shared_name_times
 WHERE occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');
 CREATE OR REPLACE TEMP VIEW operator_work AS
 SELECT * FROM shared_operator_work
-WHERE occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');
+WHERE getvariable('place_operators')
+  AND occurrence BETWEEN getvariable('first_occurrence') AND getvariable('last_occurrence');
