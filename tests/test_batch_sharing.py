@@ -142,17 +142,24 @@ def test_jobs_selecting_the_same_occurrences_are_analysed_once(jobs, alone, tmp_
     assert metrics[0] != metrics[1]              # the copy is the measurement, not the other job's report
 
 
-def test_rows_ending_before_they_start_are_looked_for_once_per_shared_window(jobs, alone, tmp_path, monkeypatch):
-    """backwards_kernels.sql scans the shared window once; each job keeps the rows of its own occurrences
-    (test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job: the warning stays with its job)."""
+def _queries_of_one_window(jobs, alone, tmp_path, monkeypatch) -> list[str]:
+    """The queries a batch of three jobs sharing one window (1-3, 2-5, 5-8) ran, in order, once its reports are
+    checked to be those of the jobs run alone."""
     _, files = jobs
-    files = [files[0], files[1], files[5]]                     # 1-3, 2-5, 5-8: one window
+    files = [files[0], files[1], files[5]]
     by_itself, folder = alone(files)
     asked: list[str] = []
     real = queries.run
     monkeypatch.setattr(queries, "run", lambda con, name, /, **kw: asked.append(name) or real(con, name, **kw))
     rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
     _same_reports(rows, by_itself, tmp_path / "together", folder)
+    return asked
+
+
+def test_rows_ending_before_they_start_are_looked_for_once_per_shared_window(jobs, alone, tmp_path, monkeypatch):
+    """backwards_kernels.sql scans the shared window once; each job keeps the rows of its own occurrences
+    (test_a_trace_warning_of_another_jobs_occurrence_stays_with_that_job: the warning stays with its job)."""
+    asked = _queries_of_one_window(jobs, alone, tmp_path, monkeypatch)
     assert asked.count("backwards_kernels") == 1 and asked.count("window_cut") == 3
 
 
@@ -336,14 +343,7 @@ def test_a_shared_windows_jobs_take_their_occurrence_rows_and_timeline_from_the_
     measure.OCCURRENCE_ROWS), and each job's timeline step comes from the window's sorted rows
     (timeline._step_from_sorted), not from queries of its own; the reports as alone. Without this the comparisons
     above pass as well when a job falls back to its own queries, so they would not show the cut path is right."""
-    _, files = jobs
-    files = [files[0], files[1], files[5]]                     # 1-3, 2-5, 5-8: one window
-    by_itself, folder = alone(files)
-    asked: list[str] = []
-    real = queries.run
-    monkeypatch.setattr(queries, "run", lambda con, name, /, **kw: asked.append(name) or real(con, name, **kw))
-    rows = run_batch(files, tmp_path / "together", workers=1, progress=io.StringIO())
-    _same_reports(rows, by_itself, tmp_path / "together", folder)
+    asked = _queries_of_one_window(jobs, alone, tmp_path, monkeypatch)
     assert asked.count("occurrence_cut") == 3 and asked.count("timeline") == 3
     assert {name: asked.count(name) for name in ("kernel_union", "occurrence_times", "device_times", "rank_times",
                                                  "rank_union", "timeline_islands", "timeline_busy")} == \
