@@ -3,9 +3,9 @@
 Registered in analysis/registry.py (the entry names its result.json key, `stream_times`, and the
 table the report draws of it); the interval arithmetic is window_unions.sql's `stream` grouping (the
 window's one union pass) and stream_times.sql over the window's `classified` table, whose `stream_id` is the
-export's streamId. On one stream kernels run one after another, so a union below the sum says the stream's kernels overlapped
-(several streams of one process captured as one, or clipped ranges): union is what the stream held the
-device busy, sum what its kernels lasted.
+export's streamId. On one stream kernels run one after another, so a union below the sum says the stream's
+kernels overlapped (several streams of one process captured as one, or clipped ranges): union is what the
+stream held the device busy, sum what its kernels lasted.
 """
 
 from __future__ import annotations
